@@ -1,0 +1,23 @@
+"""The Scrapy add-on: ``ADDONS = {"scrapy_simhash.Addon": 100}`` switches the filter on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .logformatter import LogFormatter
+from .pipeline import SimhashDedupPipeline
+
+#: Late in the pipeline chain, so that the other pipelines have filled and cleaned the item.
+PIPELINE_ORDER = 800
+
+
+class Addon:
+    """Enables :class:`~scrapy_simhash.SimhashDedupPipeline` (unless already in
+    ``ITEM_PIPELINES``) and the one-line drop log (unless ``LOG_FORMATTER`` was changed)."""
+
+    def update_settings(self, settings: Any) -> None:
+        settings.setdefault_in_component_priority_dict(
+            "ITEM_PIPELINES", SimhashDedupPipeline, PIPELINE_ORDER
+        )
+        if settings.getpriority("LOG_FORMATTER") == 0:  # still Scrapy's default
+            settings.set("LOG_FORMATTER", LogFormatter, "addon")

@@ -1,0 +1,96 @@
+"""Text in, verdict out: the step the pipeline, the middleware and the CLI share.
+
+:meth:`Deduplicator.analyse` does the CPU work (normalise, segment, fingerprint) and touches
+no index, so it can run in a thread or another process. :meth:`Deduplicator.check` does the
+atomic check-and-insert; callers run it without yielding to other work in between.
+
+Texts with fewer than ``min_terms`` distinct terms are too short for SimHash distances to
+mean much (a one-word change moves many bits of a fingerprint of five terms, and unrelated
+short texts share heavy terms by chance): they are matched exactly on their normalised text
+instead, never by distance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .fingerprint import Fingerprinter, hash_term, simhash
+from .index.base import Match, NearDuplicateIndex
+from .text import exact_form, normalize_text
+
+#: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
+#: ``empty``: no text at all, never a duplicate.
+TextKind = Literal["simhash", "short", "empty"]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What :meth:`Deduplicator.analyse` found in a text."""
+
+    kind: TextKind
+    #: The SimHash (``simhash``) or the 64-bit digest of the normalised text (``short``).
+    value: int
+    #: Number of distinct terms found (before the top-N cut).
+    terms: int
+    #: True when the text was longer than ``max_length`` and cut.
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of a check: *match* is the earlier page this one duplicates, if any."""
+
+    analysis: Analysis
+    match: Match | None
+
+    @property
+    def is_duplicate(self) -> bool:
+        return self.match is not None
+
+
+class Deduplicator:
+    """Fingerprints texts and checks them against *index*.
+
+    *min_terms*: texts with fewer distinct terms take the exact-match path.
+    *max_length*: texts are cut to this many characters before analysis, which bounds the
+    time one page can take.
+    """
+
+    def __init__(
+        self,
+        index: NearDuplicateIndex,
+        fingerprinter: Fingerprinter,
+        *,
+        min_terms: int = 20,
+        max_length: int = 2_000_000,
+    ) -> None:
+        self.index = index
+        self.fingerprinter = fingerprinter
+        self.min_terms = min_terms
+        self.max_length = max_length
+
+    def analyse(self, text: str) -> Analysis:
+        truncated = len(text) > self.max_length
+        if truncated:
+            text = text[: self.max_length]
+        text = normalize_text(text)
+        if not text:
+            return Analysis("empty", 0, 0, truncated)
+        extractor = self.fingerprinter.extractor
+        counts = extractor.term_counts(text)
+        if len(counts) < self.min_terms:
+            digest = hash_term(exact_form(text), self.fingerprinter.seed)
+            return Analysis("short", digest, len(counts), truncated)
+        terms = extractor.top_terms(counts)
+        return Analysis("simhash", simhash(terms, self.fingerprinter.seed), len(counts), truncated)
+
+    def check(self, analysis: Analysis, key: str) -> Verdict:
+        if analysis.kind == "simhash":
+            return Verdict(analysis, self.index.add_if_new(analysis.value, key))
+        if analysis.kind == "short":
+            return Verdict(analysis, self.index.add_exact_if_new(analysis.value, key))
+        return Verdict(analysis, None)
+
+    def check_text(self, text: str, key: str) -> Verdict:
+        return self.check(self.analyse(text), key)

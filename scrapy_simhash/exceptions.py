@@ -1,0 +1,57 @@
+"""Exceptions raised by scrapy-simhash.
+
+Every error the package raises on purpose derives from :class:`SimhashError`, so
+``except SimhashError`` catches them all::
+
+    SimhashError
+    ├── ConfigurationError        a parameter or setting has a value that cannot work
+    └── SimhashIndexError         anything about an index
+        ├── IndexNotFound         the index does not exist and creating it was not allowed
+        ├── IndexParameterMismatch  stored parameters differ from the requested ones
+        ├── NotAnIndex            the location holds something else (another app's database,
+        │                         a file that is not SQLite, foreign Redis keys)
+        ├── IndexCorrupt          the index is damaged (truncated, malformed)
+        ├── IndexUnavailable      the index cannot be reached or written right now
+        │                         (locked for too long, read-only, disk full, server down)
+        └── UnsupportedIndexURI   no backend for that URI scheme, or a malformed URI
+
+Messages name the file or server (never a password) and say what to do.
+"""
+
+from __future__ import annotations
+
+
+class SimhashError(Exception):
+    """Base class of every error raised by scrapy-simhash."""
+
+
+class ConfigurationError(SimhashError, ValueError):
+    """A parameter or setting has a value that cannot work."""
+
+
+class SimhashIndexError(SimhashError):
+    """Base class of index errors."""
+
+
+class IndexNotFound(SimhashIndexError):
+    """The index does not exist and creating it was not allowed."""
+
+
+class IndexParameterMismatch(SimhashIndexError):
+    """The index was built with other parameters than the ones requested."""
+
+
+class NotAnIndex(SimhashIndexError):
+    """The location holds something that is not a scrapy-simhash index."""
+
+
+class IndexCorrupt(SimhashIndexError):
+    """The index is damaged."""
+
+
+class IndexUnavailable(SimhashIndexError):
+    """The index cannot be reached or written right now."""
+
+
+class UnsupportedIndexURI(SimhashIndexError, ConfigurationError):
+    """No backend handles the URI, or the URI is malformed."""

@@ -1,0 +1,80 @@
+"""Near-duplicate indexes and :func:`open_index`, which picks a backend by URI scheme.
+
+=================================  ==============================================
+URI                                backend
+=================================  ==============================================
+``sqlite:///relative/path.db``     :class:`~scrapy_simhash.index.sqlite.SqliteIndex`
+``sqlite:////absolute/path.db``    (three slashes, then the path as given)
+``/path/to/file.db``, ``x.db``     a plain path also means SQLite
+``memory:``                        :class:`~scrapy_simhash.index.memory.MemoryIndex`
+=================================  ==============================================
+
+Backend options go in the query string, e.g.
+``sqlite:///crawl.db?synchronous=FULL&timeout=60``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from urllib.parse import urlsplit
+
+from ..exceptions import UnsupportedIndexURI
+from .base import IndexParameters, Match, NearDuplicateIndex
+from .uri import redact
+
+__all__ = ["INDEX_SCHEMES", "IndexParameters", "Match", "NearDuplicateIndex", "open_index"]
+
+#: Scheme -> "module:Class"; the class's ``from_uri(uri, **parameters)`` opens the index.
+#: Imported lazily, so that an optional backend's dependency is only needed when used.
+INDEX_SCHEMES: dict[str, str] = {
+    "sqlite": "scrapy_simhash.index.sqlite:SqliteIndex",
+    "memory": "scrapy_simhash.index.memory:MemoryIndex",
+}
+
+
+def open_index(
+    uri: str,
+    *,
+    max_distance: int | None = None,
+    blocks: int | None = None,
+    features: str | None = None,
+    create: bool = True,
+) -> NearDuplicateIndex:
+    """Open (or create) the index at *uri*.
+
+    ``None`` for a parameter means "what the index was built with" when it exists, and the
+    default when it is created (``max_distance=3``, ``blocks=max_distance + 2``, the default
+    fingerprinter's features). A parameter that differs from the stored one raises
+    :class:`~scrapy_simhash.exceptions.IndexParameterMismatch` showing both values.
+    """
+    return _backend_for(uri).from_uri(
+        uri,
+        max_distance=max_distance,
+        blocks=blocks,
+        features=features,
+        create=create,
+    )
+
+
+def _backend_for(uri: str) -> type:
+    if not isinstance(uri, str) or not uri:
+        raise UnsupportedIndexURI(f"An index URI must be a non-empty string, not {uri!r}")
+    scheme = urlsplit(uri).scheme.lower() if "://" in uri or uri.startswith("memory:") else ""
+    if len(scheme) == 1:  # a Windows drive letter, not a scheme
+        scheme = ""
+    scheme = scheme or "sqlite"
+    target = INDEX_SCHEMES.get(scheme)
+    if target is None:
+        raise UnsupportedIndexURI(
+            f"No index backend for the scheme {scheme!r} in {redact(uri)}; "
+            f"use one of: {', '.join(sorted(INDEX_SCHEMES))}"
+        )
+    module_name, _, name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise UnsupportedIndexURI(
+            f"The {scheme!r} index backend needs a package that is not installed ({e.name}); "
+            f"install it with: pip install 'scrapy-simhash[{scheme}]'"
+        ) from None
+    return getattr(module, name)

@@ -1,0 +1,155 @@
+"""What every index does, whatever stores it.
+
+An index holds the fingerprints of pages already kept and answers one question atomically:
+"is there a stored page within ``max_distance`` of this fingerprint? If not, store this one."
+Backends (memory, SQLite, Redis) implement :class:`NearDuplicateIndex`; one contract test
+suite runs against each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from ..blocks import BlockPlan, default_blocks
+from ..exceptions import IndexParameterMismatch
+from ..fingerprint import hamming_distance
+
+
+@dataclass(frozen=True)
+class Match:
+    """A stored page found near a probed fingerprint."""
+
+    key: str  #: the URL (or other key) the page was stored under
+    fingerprint: int  #: its fingerprint (for exact entries: the digest of its text)
+    distance: int  #: Hamming distance to the probed fingerprint (0 for exact entries)
+    added_at: float  #: when it was stored, seconds since the epoch
+
+
+@dataclass(frozen=True)
+class IndexParameters:
+    """What an index was built for; stored in the index and checked on every open."""
+
+    max_distance: int
+    blocks: int
+    features: str  #: the fingerprinter's signature: fingerprints of other features never mix
+
+    @property
+    def plan(self) -> BlockPlan:
+        return BlockPlan(max_distance=self.max_distance, blocks=self.blocks)
+
+
+@dataclass(frozen=True)
+class RequestedParameters:
+    """Parameters asked for when opening an index; ``None`` means "whatever is stored"
+    (or the default, for a new index)."""
+
+    max_distance: int | None = None
+    blocks: int | None = None
+    features: str | None = None
+
+    def for_new_index(self, default_features: str) -> IndexParameters:
+        k = 3 if self.max_distance is None else self.max_distance
+        blocks = default_blocks(k) if self.blocks is None else self.blocks
+        params = IndexParameters(k, blocks, self.features or default_features)
+        params.plan  # noqa: B018  (validates the combination before anything is written)
+        return params
+
+    def check(self, stored: IndexParameters, location: str) -> IndexParameters:
+        """Return *stored* if it satisfies this request, else raise with both values."""
+        wanted = {
+            "max_distance": self.max_distance,
+            "blocks": self.blocks,
+            "features": self.features,
+        }
+        differences = [
+            f"{name}: index has {getattr(stored, name)!r}, requested {value!r}"
+            for name, value in wanted.items()
+            if value is not None and value != getattr(stored, name)
+        ]
+        if differences:
+            raise IndexParameterMismatch(
+                f"The index at {location} was built with other parameters ("
+                + "; ".join(differences)
+                + "). Use the index's parameters, or point SIMHASH_INDEX_URI at a new index "
+                "(an index is never rebuilt on its own: it would lose every stored page)."
+            )
+        return stored
+
+
+@runtime_checkable
+class NearDuplicateIndex(Protocol):
+    """The interface of every index backend."""
+
+    #: The block plan (tables and keys) the index was built with.
+    plan: BlockPlan
+    #: The parameters stored in the index.
+    parameters: IndexParameters
+    #: Where the index lives, for messages (never contains a password).
+    location: str
+
+    def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        """Atomically: return the nearest stored page within ``max_distance`` of
+        *fingerprint*, or, if there is none, store *fingerprint* under *key* and return
+        ``None``."""
+        ...
+
+    def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        """Atomically: return the page stored with exactly this text *digest*, or store it
+        and return ``None``. Used for texts too short for SimHash distances to mean much."""
+        ...
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        """Return the stored pages within *max_distance* (default and at most the index's
+        own), nearest first."""
+        ...
+
+    def __len__(self) -> int:
+        """Number of stored pages (fingerprints and exact digests)."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> NearDuplicateIndex: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+class IndexBase:
+    """Shared behaviour of the backends: context management and distance checks."""
+
+    plan: BlockPlan
+    parameters: IndexParameters
+    location: str
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _query_distance(self, max_distance: int | None) -> int:
+        k = self.plan.max_distance
+        if max_distance is None:
+            return k
+        if not 0 <= max_distance <= k:
+            raise ValueError(
+                f"max_distance={max_distance} is beyond what the index at {self.location} "
+                f"guarantees to find (0 to {k}); build an index with a larger max_distance"
+            )
+        return max_distance
+
+
+def nearest(fingerprint: int, candidates, max_distance: int) -> list[tuple[int, object]]:
+    """Return ``(distance, candidate_id)`` for the ``(candidate_id, fingerprint)`` pairs
+    within *max_distance*, nearest first, each candidate once."""
+    seen: dict[object, int] = {}
+    for candidate_id, other in candidates:
+        if candidate_id not in seen:
+            distance = hamming_distance(fingerprint, other)
+            if distance <= max_distance:
+                seen[candidate_id] = distance
+    return sorted((d, c) for c, d in seen.items())

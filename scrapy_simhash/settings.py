@@ -1,0 +1,135 @@
+"""The ``SIMHASH_*`` settings: names, defaults, and one validated, frozen config object.
+
+No Scrapy import: :meth:`SimhashSettings.from_settings` takes anything with Scrapy's
+``Settings`` getters (``get``, ``getbool``, ``getint``, ``getlist``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from .blocks import BlockPlan, default_blocks
+from .exceptions import ConfigurationError
+from .fingerprint import Fingerprinter
+
+#: Every setting with its default; the README's settings table lists the same.
+DEFAULTS: dict[str, Any] = {
+    "SIMHASH_ENABLED": True,
+    "SIMHASH_INDEX_URI": None,
+    "SIMHASH_MAX_DISTANCE": 3,
+    "SIMHASH_BLOCKS": None,
+    "SIMHASH_TEXT_FIELDS": ["title", "content"],
+    "SIMHASH_KEY_FIELD": "url",
+    "SIMHASH_TOP_N": 128,
+    "SIMHASH_MIN_TERMS": 20,
+    "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
+    "SIMHASH_REMOVE_BOILERPLATE": True,
+    "SIMHASH_SEGMENTER": "auto",
+    "SIMHASH_SEED": 0,
+    "SIMHASH_DROP_LOG_LEVEL": "INFO",
+    "SIMHASH_ON_INDEX_ERROR": "keep",
+}
+
+ON_INDEX_ERROR_CHOICES = ("keep", "close")
+
+
+@dataclass(frozen=True)
+class SimhashSettings:
+    """Validated values of the ``SIMHASH_*`` settings."""
+
+    index_uri: str | None = None
+    max_distance: int = 3
+    blocks: int | None = None
+    text_fields: tuple[str, ...] = ("title", "content")
+    key_field: str = "url"
+    top_n: int = 128
+    min_terms: int = 20
+    max_text_length: int = 2_000_000
+    remove_boilerplate: bool = True
+    segmenter: str = "auto"
+    seed: int = 0
+    drop_log_level: int = logging.INFO
+    on_index_error: str = "keep"
+    fingerprinter: Fingerprinter = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_distance < 0:
+            raise ConfigurationError(
+                f"SIMHASH_MAX_DISTANCE={self.max_distance} must be 0 or more; 3 is usual"
+            )
+        blocks = default_blocks(self.max_distance) if self.blocks is None else self.blocks
+        try:
+            BlockPlan(max_distance=self.max_distance, blocks=blocks)
+        except ConfigurationError as e:
+            raise ConfigurationError(
+                f"SIMHASH_BLOCKS={blocks} with SIMHASH_MAX_DISTANCE={self.max_distance}: {e}"
+            ) from None
+        if not self.text_fields:
+            raise ConfigurationError(
+                "SIMHASH_TEXT_FIELDS is empty; list the item fields that hold the page text, "
+                'e.g. ["title", "content"]'
+            )
+        for name, value, least in (
+            ("SIMHASH_TOP_N", self.top_n, 1),
+            ("SIMHASH_MIN_TERMS", self.min_terms, 0),
+            ("SIMHASH_MAX_TEXT_LENGTH", self.max_text_length, 1),
+        ):
+            if value < least:
+                raise ConfigurationError(f"{name}={value} must be at least {least}")
+        if self.on_index_error not in ON_INDEX_ERROR_CHOICES:
+            raise ConfigurationError(
+                f"SIMHASH_ON_INDEX_ERROR={self.on_index_error!r} must be 'keep' (let items "
+                "through, counted) or 'close' (stop the spider)"
+            )
+        try:
+            fingerprinter = Fingerprinter(
+                top_n=self.top_n, seed=self.seed, segmenter=self.segmenter
+            )
+        except ValueError as e:
+            raise ConfigurationError(f"SIMHASH_TOP_N/SIMHASH_SEED/SIMHASH_SEGMENTER: {e}") from None
+        object.__setattr__(self, "fingerprinter", fingerprinter)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> SimhashSettings:
+        def get(name: str) -> Any:
+            return settings.get(name, DEFAULTS[name])
+
+        def getint(name: str) -> int:
+            try:
+                return settings.getint(name, DEFAULTS[name])
+            except (TypeError, ValueError):
+                raise ConfigurationError(f"{name}={get(name)!r} is not an integer") from None
+
+        blocks = get("SIMHASH_BLOCKS")
+        return cls(
+            index_uri=get("SIMHASH_INDEX_URI") or None,
+            max_distance=getint("SIMHASH_MAX_DISTANCE"),
+            blocks=None if blocks in (None, "") else getint("SIMHASH_BLOCKS"),
+            text_fields=tuple(
+                settings.getlist("SIMHASH_TEXT_FIELDS", DEFAULTS["SIMHASH_TEXT_FIELDS"])
+            ),
+            key_field=str(get("SIMHASH_KEY_FIELD")),
+            top_n=getint("SIMHASH_TOP_N"),
+            min_terms=getint("SIMHASH_MIN_TERMS"),
+            max_text_length=getint("SIMHASH_MAX_TEXT_LENGTH"),
+            remove_boilerplate=settings.getbool(
+                "SIMHASH_REMOVE_BOILERPLATE", DEFAULTS["SIMHASH_REMOVE_BOILERPLATE"]
+            ),
+            segmenter=str(get("SIMHASH_SEGMENTER")),
+            seed=getint("SIMHASH_SEED"),
+            drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),
+            on_index_error=str(get("SIMHASH_ON_INDEX_ERROR")).lower(),
+        )
+
+
+def _log_level(value: Any) -> int:
+    if isinstance(value, int):
+        return value
+    level = logging.getLevelName(str(value).upper())
+    if not isinstance(level, int):
+        raise ConfigurationError(
+            f"SIMHASH_DROP_LOG_LEVEL={value!r} is not a log level; use DEBUG, INFO or WARNING"
+        )
+    return level

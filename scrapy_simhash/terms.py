@@ -1,0 +1,306 @@
+"""Text -> weighted terms: the features a SimHash is built from.
+
+Chinese runs are segmented with jieba's dictionary (HMM off, so that the fast Rust port
+``rjieba`` gives exactly the same words); every other script is split into Unicode words.
+Latin words are lower-cased. Tokens that carry no content are not features: punctuation,
+whitespace, pure numbers, URLs, e-mail addresses, single characters and common function
+words. Without that filter every page shares its most frequent "terms" with every other
+page, and unrelated pages collide.
+
+Each remaining term is weighted by TF x IDF, with jieba's bundled IDF dictionary and the
+median IDF for words it lacks, and only the ``top_n`` heaviest terms are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import os
+import re
+import statistics
+import tempfile
+import threading
+from collections import Counter
+from pathlib import Path
+
+#: Han ideographs that jieba's dictionary covers; other scripts are split by _WORD.
+_HAN_RUN = re.compile(r"([\u4e00-\u9fd5]+)")
+# A word with at least one letter: pure numbers ("2024", "3.11") carry no content.
+_WORD = re.compile(r"\w*[^\W\d_]\w*")
+_URL_OR_EMAIL = re.compile(
+    r"(?:https?|ftp)://\S+|www\.[^\s/]+\S*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE
+)
+
+#: English function words, as common in every English page as "the" (jieba's own list
+#: holds 31 of them; these are the words of highest frequency in general English text).
+ENGLISH_STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "one",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+    ]
+)
+
+#: Bumped whenever a change here changes which terms or weights a text produces; it is part
+#: of the feature signature stored in every index, so old and new fingerprints never mix.
+TERMS_VERSION = 1
+
+
+@functools.cache
+def jieba_idf() -> tuple[dict[str, float], float]:
+    """Return jieba's bundled IDF dictionary and its median value (loaded once, read-only)."""
+    # Found without importing jieba.analyse, whose import parses this file a second time.
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("jieba is not installed; pip install jieba")
+    path = Path(spec.submodule_search_locations[0], "analyse", "idf.txt")
+    idf: dict[str, float] = {}
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            word, _, value = line.strip().partition(" ")
+            if value:
+                idf[word] = float(value)
+    return idf, statistics.median(idf.values())
+
+
+def private_cache_dir() -> str:
+    """A directory only this user can write, for jieba's dictionary cache.
+
+    jieba caches its parsed dictionary with ``marshal`` in the shared temp directory by
+    default, where another user could plant a file that it then loads.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "scrapy-simhash")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        if os.stat(path).st_uid == os.getuid() and os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="scrapy-simhash-")
+
+
+class Segmenter:
+    """Splits Chinese text into dictionary words, with jieba or (same words) rjieba.
+
+    *backend* is ``"auto"`` (rjieba when installed), ``"jieba"`` or ``"rjieba"``.
+    The dictionary loads on first use, not on construction.
+    """
+
+    def __init__(self, backend: str = "auto") -> None:
+        if backend not in ("auto", "jieba", "rjieba"):
+            raise ValueError(f"segmenter backend {backend!r} is not one of auto, jieba, rjieba")
+        if backend == "auto":
+            try:
+                import rjieba  # noqa: F401
+
+                backend = "rjieba"
+            except ImportError:
+                backend = "jieba"
+        self.backend = backend
+        self._cut = None
+        self._lock = threading.Lock()
+
+    def cut(self, text: str) -> list[str]:
+        if self._cut is None:
+            with self._lock:
+                if self._cut is None:
+                    self._cut = self._load()
+        return self._cut(text)
+
+    def _load(self):
+        if self.backend == "rjieba":
+            import rjieba
+
+            return functools.partial(rjieba.cut, hmm=False)
+        import jieba
+
+        # jieba logs "Building prefix dict..." to stderr at DEBUG; keep the crawl log clean.
+        logging.getLogger("jieba").setLevel(logging.WARNING)
+        tokenizer = jieba.Tokenizer()
+        tokenizer.tmp_dir = private_cache_dir()
+        tokenizer.initialize()
+        # HMM off: the HMM guesses unknown words, which rjieba does differently, and it is
+        # quadratic on long runs of one character.
+        return lambda text: list(tokenizer.cut(text, HMM=False))
+
+
+class TermExtractor:
+    """Extracts the *top_n* TF-IDF weighted terms of a text.
+
+    >>> TermExtractor(top_n=3).terms("the cat sat on the cat mat")[0][0]
+    'cat'
+    """
+
+    def __init__(self, *, top_n: int = 128, segmenter: str | Segmenter = "auto") -> None:
+        if top_n < 1:
+            raise ValueError(f"top_n={top_n} must be at least 1")
+        self.top_n = top_n
+        self.segmenter = segmenter if isinstance(segmenter, Segmenter) else Segmenter(segmenter)
+
+    def tokens(self, text: str) -> list[str]:
+        """Return the content-bearing tokens of *text*, in order, Latin words lower-cased."""
+        text = _URL_OR_EMAIL.sub(" ", text)
+        tokens: list[str] = []
+        for i, run in enumerate(_HAN_RUN.split(text)):
+            if i % 2:  # odd pieces are the Han runs captured by the split
+                tokens.extend(word for word in self.segmenter.cut(run) if len(word) > 1)
+            else:
+                tokens.extend(
+                    word
+                    for word in _WORD.findall(run.lower())
+                    if len(word) > 1 and word not in ENGLISH_STOP_WORDS
+                )
+        return tokens
+
+    def term_counts(self, text: str) -> Counter[str]:
+        """Return how often each content-bearing token occurs in *text*."""
+        return Counter(self.tokens(text))
+
+    def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
+        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first."""
+        if not counts:
+            return []
+        idf, median_idf = jieba_idf()
+        weighted = [(term, count * idf.get(term, median_idf)) for term, count in counts.items()]
+        # Ties broken by the term itself so that the cut at top_n is deterministic.
+        weighted.sort(key=lambda pair: (-pair[1], pair[0]))
+        return weighted[: self.top_n]
+
+    def terms(self, text: str) -> list[tuple[str, float]]:
+        """Return ``(term, weight)`` pairs, heaviest first, at most ``top_n`` of them."""
+        return self.top_terms(self.term_counts(text))

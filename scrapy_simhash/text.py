@@ -1,0 +1,197 @@
+"""Turn item fields into the plain text that gets fingerprinted.
+
+Two jobs, both free of Scrapy so that scripts and the CLI can call them:
+
+* :func:`visible_text` reduces an HTML document or fragment to what a reader sees in the
+  main content: scripts, styles and the site's navigation, header, footer and sidebars are
+  removed. Those parts are shared by every page of a site; fingerprinting them makes
+  distinct pages of one site look alike.
+* :func:`normalize_text` makes visually identical text byte-identical (NFKC folds
+  full-width and compatibility forms, zero-width characters are removed, whitespace is
+  collapsed), so that such variants of a page are still duplicates.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from html import unescape
+
+import lxml.etree
+import lxml.html
+
+#: Elements whose content a reader never sees as page text.
+INVISIBLE_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "object", "head")
+#: Elements that hold site chrome rather than the page's own content.
+BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "menu", "form", "button", "select")
+#: ARIA roles that mark the same chrome on pages that do not use HTML5 elements.
+BOILERPLATE_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search", "menu")
+
+# Block-level elements end a line, so that words of adjacent blocks are not glued together.
+_BLOCK_TAGS = frozenset(
+    [
+        "address",
+        "article",
+        "blockquote",
+        "br",
+        "dd",
+        "div",
+        "dl",
+        "dt",
+        "figcaption",
+        "figure",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "li",
+        "main",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "table",
+        "td",
+        "th",
+        "tr",
+        "ul",
+    ]
+)
+_HTML_HINT = re.compile(
+    r"<\s*(?:!doctype|html|body|div|p|br|span|a|article|main|h[1-6]|li|table)\b", re.IGNORECASE
+)
+# Zero-width and invisible formatting characters that leave the rendered text unchanged.
+_INVISIBLE_CHARS = re.compile("[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
+_BLANK_LINES = re.compile(r"\s*\n\s*")
+
+# libxml2 stops at 256 levels of nesting unless asked for "huge" trees, and then silently
+# drops the deeper text; real pages (and hostile ones) can be nested deeper than that.
+# Text is handed to lxml as UTF-8 bytes: lxml refuses a str that starts with an XML
+# encoding declaration (as XHTML pages do).
+_PARSER = lxml.html.HTMLParser(
+    encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True
+)
+_LIBXML2_MAX_DEPTH = 2048 - 8
+_INVISIBLE_BLOCKS = re.compile(
+    r"<(script|style|noscript|template)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
+)
+_TAG = re.compile(r"</?\s*([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
+
+
+def looks_like_html(value: str) -> bool:
+    """Return True if *value* seems to contain HTML markup rather than plain text."""
+    return _HTML_HINT.search(value[:10_000]) is not None
+
+
+def visible_text(html: str, *, remove_boilerplate: bool = True) -> str:
+    """Return the visible text of an HTML document or fragment, one block per line.
+
+    With *remove_boilerplate* (the default) navigation, headers, footers, sidebars, forms
+    and elements with the matching ARIA roles are removed too. Malformed HTML never raises:
+    lxml repairs what it can, and an input it cannot parse has its tags stripped
+    without a tree.
+    """
+    if not html or not html.strip():
+        return ""
+    try:
+        root = lxml.html.document_fromstring(html.encode("utf-8", errors="replace"), parser=_PARSER)
+    except (lxml.etree.ParserError, ValueError):
+        return _strip_tags(html)
+    tags = set(INVISIBLE_TAGS)
+    if remove_boilerplate:
+        tags.update(BOILERPLATE_TAGS)
+    doomed = [
+        element
+        for element in root.iter()
+        if isinstance(element.tag, str)
+        and (element.tag in tags or (remove_boilerplate and _has_boilerplate_role(element)))
+    ]
+    # Dropping while iterating would skip siblings, so collect first. An element inside an
+    # already dropped one is simply dropped along with it.
+    for element in doomed:
+        if element.getparent() is not None:
+            element.drop_tree()
+    text, depth = _collect_text(root)
+    if depth >= _LIBXML2_MAX_DEPTH:
+        # libxml2 silently discarded everything nested deeper than its limit; fall back to
+        # stripping tags without a tree, which keeps all the text (boilerplate included).
+        return _strip_tags(html)
+    return text
+
+
+def _has_boilerplate_role(element: lxml.html.HtmlElement) -> bool:
+    role = element.get("role")
+    return bool(role) and role.strip().lower() in BOILERPLATE_ROLES
+
+
+def _collect_text(root: lxml.html.HtmlElement) -> tuple[str, int]:
+    """Return the text under *root* and the deepest nesting level seen."""
+    # Iterative walk: recursion would hit Python's limit on deeply nested pages.
+    parts: list[str] = []
+    depth = max_depth = 0
+    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        max_depth = max(max_depth, depth)
+        if not isinstance(element.tag, str):
+            if event == "end" and element.tail:
+                parts.append(element.tail)
+            continue
+        if event == "start":
+            if element.tag in _BLOCK_TAGS:
+                parts.append("\n")
+            if element.text:
+                parts.append(element.text)
+        else:
+            if element.tag in _BLOCK_TAGS:
+                parts.append("\n")
+            if element.tail:
+                parts.append(element.tail)
+    return tidy_whitespace("".join(parts)), max_depth
+
+
+def _strip_tags(html: str) -> str:
+    html = _INVISIBLE_BLOCKS.sub(" ", html)
+    text = _TAG.sub(lambda m: "\n" if m.group(1).lower() in _BLOCK_TAGS else " ", html)
+    return tidy_whitespace(unescape(text))
+
+
+def tidy_whitespace(text: str) -> str:
+    """Collapse runs of spaces, keep single line breaks between blocks, strip the ends."""
+    text = _SPACES.sub(" ", text)
+    return _BLANK_LINES.sub("\n", text).strip()
+
+
+def normalize_text(text: str) -> str:
+    """Return *text* in the form that is fingerprinted: NFKC, no zero-width characters,
+    tidy whitespace. Case is kept here; the term extractor lower-cases Latin words."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE_CHARS.sub("", text)
+    return tidy_whitespace(text)
+
+
+def exact_form(text: str) -> str:
+    """Return the form under which two short texts count as exact duplicates:
+    normalised, case-folded, with whitespace collapsed to single spaces."""
+    return " ".join(normalize_text(text).casefold().split())
+
+
+def field_text(value: object, *, remove_boilerplate: bool = True) -> str:
+    """Return the text of one item field: HTML reduced to its visible text, bytes decoded
+    as UTF-8 (undecodable bytes replaced), lists joined line by line, ``None`` as ``""``."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, str):
+        if looks_like_html(value):
+            return visible_text(value, remove_boilerplate=remove_boilerplate)
+        return value
+    if isinstance(value, list | tuple):
+        return "\n".join(
+            field_text(v, remove_boilerplate=remove_boilerplate) for v in value if v is not None
+        )
+    return str(value)
