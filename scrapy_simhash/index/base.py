@@ -8,6 +8,7 @@ suite runs against each.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -24,6 +25,27 @@ class Match:
     fingerprint: int  #: its fingerprint (for exact entries: the digest of its text)
     distance: int  #: Hamming distance to the probed fingerprint (0 for exact entries)
     added_at: float  #: when it was stored, seconds since the epoch
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """A page as stored in an index (for listing, export and the CLI)."""
+
+    key: str
+    fingerprint: int  #: its SimHash, or for ``exact`` entries the digest of its text
+    added_at: float
+    exact: bool = False  #: stored by :meth:`NearDuplicateIndex.add_exact_if_new`
+
+
+@dataclass(frozen=True)
+class DropRecord:
+    """One entry of the audit log: a page that was dropped, and the kept page it matched."""
+
+    key: str
+    kept_key: str
+    distance: int
+    exact: bool
+    at: float
 
 
 @dataclass(frozen=True)
@@ -106,6 +128,39 @@ class NearDuplicateIndex(Protocol):
 
     def __len__(self) -> int:
         """Number of stored pages (fingerprints and exact digests)."""
+        ...
+
+    # -- maintenance and audit: used by the CLI, export/import and the audit log ---------
+
+    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+        """Append to the audit log that *key* was dropped as a duplicate of *match*."""
+        ...
+
+    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+        """The audit log, oldest first, optionally only entries at or after *since*."""
+        ...
+
+    def pages(self) -> Iterator[StoredPage]:
+        """Every stored page, in the order stored."""
+        ...
+
+    def find(self, key: str) -> list[StoredPage]:
+        """The stored pages with this *key* (usually one)."""
+        ...
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        """Store *pages* as they are, without checking for near-duplicates (restoring an
+        export); return how many were stored. Pages whose key and fingerprint are already
+        stored are skipped."""
+        ...
+
+    def forget(self, key: str) -> int:
+        """Remove the pages stored under *key* (so they can be crawled again); return how
+        many were removed."""
+        ...
+
+    def expire(self, older_than: float) -> int:
+        """Remove pages stored before the epoch time *older_than*; return how many."""
         ...
 
     def close(self) -> None: ...

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 
-from .base import IndexBase, IndexParameters, Match, RequestedParameters, nearest
+from .base import (
+    DropRecord,
+    IndexBase,
+    IndexParameters,
+    Match,
+    RequestedParameters,
+    StoredPage,
+    nearest,
+)
 from .uri import uri_options
 
 
@@ -34,6 +43,7 @@ class MemoryIndex(IndexBase):
             defaultdict(list) for _ in range(self.plan.table_count)
         ]
         self._exact: dict[int, tuple[str, float]] = {}
+        self._drops: list[DropRecord] = []
         self._next_id = 1
 
     @classmethod
@@ -58,11 +68,22 @@ class MemoryIndex(IndexBase):
         found = self._matches(fingerprint, self.plan.max_distance)
         if found:
             return found[0]
+        self._store(fingerprint, key, time.time())
+        return None
+
+    def _store(self, fingerprint: int, key: str, added_at: float) -> None:
         page_id, self._next_id = self._next_id, self._next_id + 1
-        self._pages[page_id] = (fingerprint, key, time.time())
+        self._pages[page_id] = (fingerprint, key, added_at)
         for table, block_key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
             table[block_key].append(page_id)
-        return None
+
+    def _remove(self, page_id: int) -> None:
+        fingerprint = self._pages.pop(page_id)[0]
+        for table, block_key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
+            ids = table[block_key]
+            ids.remove(page_id)
+            if not ids:
+                del table[block_key]
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
         if digest in self._exact:
@@ -73,6 +94,64 @@ class MemoryIndex(IndexBase):
 
     def __len__(self) -> int:
         return len(self._pages) + len(self._exact)
+
+    # -- maintenance and audit ---------------------------------------------------------
+
+    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+        self._drops.append(DropRecord(key, match.key, match.distance, exact, time.time()))
+
+    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+        for record in list(self._drops):
+            if since is None or record.at >= since:
+                yield record
+
+    def _all_pages(self) -> list[StoredPage]:
+        pages = [StoredPage(k, fp, t) for fp, k, t in self._pages.values()]
+        pages += [StoredPage(k, d, t, exact=True) for d, (k, t) in self._exact.items()]
+        pages.sort(key=lambda page: page.added_at)  # stable: ties keep the order stored
+        return pages
+
+    def pages(self) -> Iterator[StoredPage]:
+        yield from self._all_pages()
+
+    def find(self, key: str) -> list[StoredPage]:
+        return [page for page in self._all_pages() if page.key == key]
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        stored = {(k, fp) for fp, k, _ in self._pages.values()}
+        added = 0
+        for page in pages:
+            if page.exact:
+                if page.fingerprint in self._exact:
+                    continue
+                self._exact[page.fingerprint] = (page.key, page.added_at)
+            else:
+                if (page.key, page.fingerprint) in stored:
+                    continue
+                stored.add((page.key, page.fingerprint))
+                self._store(page.fingerprint, page.key, page.added_at)
+            added += 1
+        return added
+
+    def _delete(self, pages, exact) -> int:
+        page_ids, digests = list(pages), list(exact)
+        for page_id in page_ids:
+            self._remove(page_id)
+        for digest in digests:
+            del self._exact[digest]
+        return len(page_ids) + len(digests)
+
+    def forget(self, key: str) -> int:
+        return self._delete(
+            (i for i, (_, k, _) in self._pages.items() if k == key),
+            (d for d, (k, _) in self._exact.items() if k == key),
+        )
+
+    def expire(self, older_than: float) -> int:
+        return self._delete(
+            (i for i, (_, _, t) in self._pages.items() if t < older_than),
+            (d for d, (_, t) in self._exact.items() if t < older_than),
+        )
 
     def close(self) -> None:
         pass

@@ -7,6 +7,7 @@ Layout (created and migrated with sqlite-utils)::
     block_keys(tbl, bkey, page_id, fingerprint)     one row per page and table, WITHOUT ROWID,
                                                     primary key (tbl, bkey, page_id)
     exact_texts(digest PRIMARY KEY, key, added_at)  short texts, matched exactly
+    drops(id PRIMARY KEY, key, kept_key, distance, exact, at)   the audit log of drops
 
 Fingerprints and keys are stored as signed 64-bit integers (SQLite has no unsigned type).
 ``block_keys`` repeats the fingerprint so that a probe is answered from the primary key
@@ -24,7 +25,8 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
 import sqlite_utils
@@ -37,7 +39,15 @@ from ..exceptions import (
     NotAnIndex,
     UnsupportedIndexURI,
 )
-from .base import IndexBase, IndexParameters, Match, RequestedParameters, nearest
+from .base import (
+    DropRecord,
+    IndexBase,
+    IndexParameters,
+    Match,
+    RequestedParameters,
+    StoredPage,
+    nearest,
+)
 from .uri import uri_options
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
@@ -232,6 +242,20 @@ class SqliteIndex(IndexBase):
             pk="digest",
             not_null={"key", "added_at"},
         )
+        db["exact_texts"].create_index(["key"])
+        db["drops"].create(
+            {
+                "id": int,
+                "key": str,
+                "kept_key": str,
+                "distance": int,
+                "exact": int,
+                "at": float,
+            },
+            pk="id",
+            not_null={"key", "kept_key", "distance", "exact", "at"},
+        )
+        db["drops"].create_index(["at"])
         self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -347,6 +371,110 @@ class SqliteIndex(IndexBase):
             (pages,) = self._conn.execute("SELECT count(*) FROM pages").fetchone()
             (exact,) = self._conn.execute("SELECT count(*) FROM exact_texts").fetchone()
         return pages + exact
+
+    # -- maintenance and audit ---------------------------------------------------------
+
+    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+        with self._errors("record a drop"):
+            self._conn.execute(
+                "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
+                (key, match.key, match.distance, int(exact), time.time()),
+            )
+
+    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+        sql = "SELECT key, kept_key, distance, exact, at FROM drops"
+        args: tuple = ()
+        if since is not None:
+            sql, args = sql + " WHERE at >= ?", (since,)
+        with self._errors("read the drops"):
+            rows = self._conn.execute(sql + " ORDER BY at, id", args).fetchall()
+        for key, kept_key, distance, exact, at in rows:
+            yield DropRecord(key, kept_key, distance, bool(exact), at)
+
+    _PAGES_SQL = (
+        "SELECT key, fingerprint, added_at, 0, id FROM pages {where} UNION ALL "
+        "SELECT key, digest, added_at, 1, 0 FROM exact_texts {where} ORDER BY 3, 4, 5"
+    )
+
+    def _select_pages(self, where: str = "", args: tuple = ()) -> Iterator[StoredPage]:
+        with self._errors("read the pages"):
+            cursor = self._conn.execute(self._PAGES_SQL.format(where=where), args + args)
+        while True:
+            with self._errors("read the pages"):
+                rows = cursor.fetchmany(10_000)
+            if not rows:
+                return
+            for key, fp, added_at, exact, _ in rows:
+                yield StoredPage(key, from_signed64(fp), added_at, bool(exact))
+
+    def pages(self) -> Iterator[StoredPage]:
+        return self._select_pages()
+
+    def find(self, key: str) -> list[StoredPage]:
+        with self._errors("find"):
+            return list(self._select_pages("WHERE key = ?", (key,)))
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        added = 0
+        pages = iter(pages)
+        with self._errors("add pages"), self._transaction():
+            (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
+            while batch := list(islice(pages, 10_000)):
+                page_rows, key_rows, exact_rows = [], [], []
+                seen: set[tuple[str, int]] = set()
+                for page in batch:
+                    signed = to_signed64(page.fingerprint)
+                    if page.exact:
+                        exact_rows.append((signed, page.key, page.added_at))
+                        continue
+                    if (page.key, signed) in seen or self._conn.execute(
+                        "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
+                        (page.key, signed),
+                    ).fetchone():
+                        continue
+                    seen.add((page.key, signed))
+                    page_rows.append((next_id, signed, page.key, page.added_at))
+                    key_rows += [
+                        (table, to_signed64(block_key), next_id, signed)
+                        for table, block_key in enumerate(self.plan.keys(page.fingerprint))
+                    ]
+                    next_id += 1
+                before = self._conn.total_changes
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
+                    exact_rows,
+                )
+                added += self._conn.total_changes - before + len(page_rows)
+                self._conn.executemany(
+                    "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
+                    page_rows,
+                )
+                self._conn.executemany(
+                    "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
+                    key_rows,
+                )
+        return added
+
+    def _delete(self, where: str, args: tuple) -> int:
+        with self._errors("remove pages"), self._transaction():
+            doomed = self._conn.execute(f"SELECT id, fingerprint FROM pages {where}", args)
+            key_rows = [
+                (table, to_signed64(block_key), page_id)
+                for page_id, fp in doomed.fetchall()
+                for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
+            ]
+            self._conn.executemany(
+                "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?", key_rows
+            )
+            removed = self._conn.execute(f"DELETE FROM pages {where}", args).rowcount
+            removed += self._conn.execute(f"DELETE FROM exact_texts {where}", args).rowcount
+        return removed
+
+    def forget(self, key: str) -> int:
+        return self._delete("WHERE key = ?", (key,))
+
+    def expire(self, older_than: float) -> int:
+        return self._delete("WHERE added_at < ?", (older_than,))
 
     def close(self) -> None:
         """Checkpoint and truncate the write-ahead log, then close. Idempotent."""

@@ -1,0 +1,138 @@
+"""Export/import: a round trip between backends, and clear errors for bad files."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+
+from scrapy_simhash import open_index
+from scrapy_simhash.exceptions import IndexParameterMismatch
+from scrapy_simhash.index.base import StoredPage
+from scrapy_simhash.transfer import (
+    MAGIC,
+    ExportFormatError,
+    export_index,
+    import_index,
+    read_header,
+)
+
+
+def sample_pages(n: int = 500, seed: int = 3) -> list[StoredPage]:
+    rng = random.Random(seed)
+    pages = [
+        StoredPage(f"https://news.example/{i}", rng.getrandbits(64), 1.7e9 + rng.random() * 1e6)
+        for i in range(n)
+    ]
+    pages += [
+        StoredPage("https://news.example/top", (1 << 64) - 1, 1.7e9),
+        StoredPage("https://news.example/zero", 0, 1.7e9 + 5),
+        StoredPage("https://新闻.example/短", 12345, 1.7e9 + 7, exact=True),
+    ]
+    return pages
+
+
+def same_pages(a, b) -> bool:
+    """Equal pages, times to the microsecond (what an export keeps)."""
+    times_a = {(p.key, p.fingerprint, p.exact): p.added_at for p in a}
+    times_b = {(p.key, p.fingerprint, p.exact): p.added_at for p in b}
+    return times_a.keys() == times_b.keys() and all(
+        abs(times_a[k] - times_b[k]) < 1e-5 for k in times_a
+    )
+
+
+@pytest.fixture
+def memory_index():
+    with open_index("memory:") as index:
+        index.add_pages(sample_pages())
+        yield index
+
+
+def test_round_trip_memory_to_sqlite(memory_index, tmp_path):
+    path = tmp_path / "export.simhash"
+    assert export_index(memory_index, path) == len(memory_index)
+    header = read_header(path)
+    assert header.pages == len(memory_index)
+    assert header.parameters == memory_index.parameters
+    with open_index(f"sqlite:///{tmp_path / 'copy.db'}") as target:
+        assert import_index(target, path) == len(memory_index)
+        assert same_pages(target.pages(), memory_index.pages())
+        some = sample_pages()[7]
+        assert target.query(some.fingerprint ^ 0b101)[0].key == some.key
+        assert import_index(target, path) == 0, "pages already stored are skipped"
+
+
+def test_into_an_index_with_another_max_distance(memory_index, tmp_path):
+    buffer = io.BytesIO()
+    export_index(memory_index, buffer)
+    buffer.seek(0)
+    with open_index("memory:", max_distance=2, blocks=4) as target:
+        assert import_index(target, buffer) == len(memory_index)
+        some = sample_pages()[9]
+        assert target.query(some.fingerprint ^ 0b11)[0].key == some.key
+
+
+def test_empty_index(tmp_path):
+    path = tmp_path / "empty.simhash"
+    with open_index("memory:") as index:
+        assert export_index(index, path) == 0
+    with open_index("memory:") as index:
+        assert import_index(index, path) == 0
+
+
+def test_compact(memory_index):
+    buffer = io.BytesIO()
+    export_index(memory_index, buffer)
+    keys = sum(len(p.key) for p in memory_index.pages())
+    # Raw: 8 bytes of fingerprint + 8 of time per page, plus the keys.
+    assert len(buffer.getvalue()) < 0.6 * (16 * len(memory_index) + keys)
+
+
+def test_refuses_other_features(memory_index, tmp_path):
+    path = tmp_path / "export.simhash"
+    export_index(memory_index, path)
+    with (
+        open_index("memory:", features="simhash64/other") as target,
+        pytest.raises(IndexParameterMismatch) as excinfo,
+    ):
+        import_index(target, path)
+    message = str(excinfo.value)
+    assert "'simhash64/other'" in message
+    assert repr(memory_index.parameters.features) in message
+    assert len(target) == 0
+
+
+def test_not_an_export(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello")
+    with open_index("memory:") as index, pytest.raises(ExportFormatError, match="not a scrapy"):
+        import_index(index, path)
+
+
+def test_missing_file(tmp_path):
+    with open_index("memory:") as index, pytest.raises(ExportFormatError, match="Cannot open"):
+        import_index(index, tmp_path / "nope.simhash")
+
+
+@pytest.mark.parametrize("cut", [len(MAGIC) + 3, 30, -1, -40])
+def test_truncated_export(memory_index, tmp_path, cut):
+    data = io.BytesIO()
+    export_index(memory_index, data)
+    path = tmp_path / "cut.simhash"
+    path.write_bytes(data.getvalue()[:cut])
+    with open_index("memory:") as index:
+        with pytest.raises(ExportFormatError, match=r"truncated|damaged"):
+            import_index(index, path)
+        assert len(index) == 0, "nothing is imported from a damaged file"
+
+
+def test_corrupt_body(memory_index, tmp_path):
+    data = io.BytesIO()
+    export_index(memory_index, data)
+    raw = bytearray(data.getvalue())
+    raw[-100] ^= 0xFF
+    path = tmp_path / "bad.simhash"
+    path.write_bytes(bytes(raw))
+    with open_index("memory:") as index, pytest.raises(ExportFormatError, match="damaged"):
+        import_index(index, path)
