@@ -11,7 +11,7 @@ For k = 3::
 
     blocks = 4 -> C(4,1) =  4 tables, 16-bit keys  (least space, most candidates per probe)
     blocks = 5 -> C(5,2) = 10 tables, 25/26-bit keys
-    blocks = 6 -> C(6,3) = 20 tables, 31/32-bit keys (most space, fewest candidates)
+    blocks = 6 -> C(6,3) = 20 tables, 31-33-bit keys (most space, fewest candidates)
 
 A probe returns the stored fingerprints that share a key; each is then checked with an
 exact Hamming distance. Longer keys mean fewer random candidates per probe: about

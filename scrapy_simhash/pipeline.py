@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -39,7 +40,10 @@ class NearDuplicate(DropItem):
 
 def default_index_uri() -> str:
     """``sqlite:///`` + ``.scrapy/simhash.db`` in the project's data directory."""
-    return "sqlite:///" + data_path("simhash.db", createdir=True)
+    path = data_path("simhash.db")
+    # data_path(createdir=True) would make "simhash.db" itself a directory.
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return "sqlite:///" + path
 
 
 class SimhashDedupPipeline:
@@ -120,9 +124,12 @@ class SimhashDedupPipeline:
         if verdict.match is None:
             return item
         match = verdict.match
-        how = "exact text of" if analysis.kind == "short" else "near-duplicate of"
+        if analysis.kind == "short":
+            message = f"{key} has the same text as {match.key}"
+        else:
+            message = f"{key} is a near-duplicate of {match.key} (distance {match.distance})"
         raise NearDuplicate(
-            f"{key} is a {how} {match.key} (distance {match.distance})",
+            message,
             verdict,
             self.config.drop_log_level,
         )

@@ -1,0 +1,116 @@
+"""The fingerprint is pinned: a change of any value here is a decision, made together with
+a bump of TERMS_VERSION (stored in every index), never an accident."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scrapy_simhash import Fingerprinter, fingerprint, hamming_distance
+from scrapy_simhash.fingerprint import (
+    format_fingerprint,
+    hash_term,
+    parse_fingerprint,
+    simhash,
+)
+
+ENGLISH = (
+    "The city council approved a new tram line on Tuesday. The line will connect the harbour "
+    "district with the university campus, and the first trams are expected to run in the "
+    "spring of next year, according to the transport department."
+)
+CHINESE = (
+    "北京大学的研究人员周二发布了一项关于城市交通的新研究。研究显示，地铁线路的扩建显著减少了"
+    "市中心的交通拥堵，同时提高了公共交通的使用率。"
+)
+MIXED = (
+    "苹果公司发布了新款 iPhone 和 MacBook Pro，搭载 M4 芯片，性能提升明显。"
+    "Apple Intelligence 功能将在中国市场推出。"
+)
+
+PINNED = {
+    ENGLISH: "4904692f0856be64",
+    CHINESE: "c1415133b739ed9f",
+    MIXED: "63d72a61f2e82b46",
+}
+
+
+@pytest.mark.parametrize("text", list(PINNED), ids=["english", "chinese", "mixed"])
+def test_pinned_values(text):
+    assert format_fingerprint(fingerprint(text)) == PINNED[text]
+
+
+def test_same_in_a_fresh_process():
+    # No hash() anywhere: PYTHONHASHSEED differs between processes.
+    code = (
+        "import sys; from scrapy_simhash import fingerprint; "
+        "print('%016x' % fingerprint(sys.stdin.read()))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=MIXED, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == PINNED[MIXED]
+
+
+def test_hash_term_is_murmur3_x64_128_low_half():
+    assert hash_term("") == 0
+    assert hash_term("hello") == 0xCBD8A7B341BD9B02
+
+
+def test_range_and_empty():
+    assert fingerprint("") == 0
+    assert fingerprint("!!! ... 123 456") == 0, "punctuation and numbers are no features"
+    assert 0 <= fingerprint(ENGLISH) < 2**64
+
+
+def test_small_edit_is_near_and_other_text_is_far():
+    edited = ENGLISH.replace("Tuesday", "Wednesday")
+    assert hamming_distance(fingerprint(ENGLISH), fingerprint(edited)) <= 8
+    assert hamming_distance(fingerprint(ENGLISH), fingerprint(CHINESE)) > 10
+
+
+def test_weights_matter():
+    heavy_a = simhash([("alpha", 10.0), ("beta", 1.0)])
+    assert heavy_a == simhash([("alpha", 1.0)])
+    assert heavy_a != simhash([("alpha", 1.0), ("beta", 10.0)]) or hash_term("alpha") == hash_term(
+        "beta"
+    )
+
+
+def test_seed_changes_fingerprint_and_signature():
+    plain, seeded = Fingerprinter(), Fingerprinter(seed=12345)
+    assert plain.fingerprint(ENGLISH) != seeded.fingerprint(ENGLISH)
+    assert plain.signature != seeded.signature
+    assert "12345" not in seeded.signature, "a secret seed must not be written out"
+    with pytest.raises(ValueError, match="seed"):
+        Fingerprinter(seed=-1)
+
+
+def test_top_n_is_part_of_the_signature():
+    assert Fingerprinter(top_n=64).signature != Fingerprinter(top_n=128).signature
+
+
+def test_format_round_trip():
+    assert format_fingerprint(1) == "0000000000000001"
+    assert parse_fingerprint("0xffffffffffffffff") == 2**64 - 1
+    with pytest.raises(ValueError):
+        parse_fingerprint("1" + "0" * 16)
+
+
+u64 = st.integers(min_value=0, max_value=2**64 - 1)
+
+
+@given(u64, u64)
+def test_distance_is_symmetric_and_bounded(a, b):
+    assert hamming_distance(a, b) == hamming_distance(b, a)
+    assert 0 <= hamming_distance(a, b) <= 64
+    assert (hamming_distance(a, b) == 0) == (a == b)
+
+
+@given(u64, u64, u64)
+def test_distance_triangle_inequality(a, b, c):
+    assert hamming_distance(a, c) <= hamming_distance(a, b) + hamming_distance(b, c)

@@ -1,0 +1,199 @@
+"""The item pipeline, driven through a real Scrapy crawler object (no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_simhash import Addon, LogFormatter, NearDuplicate, SimhashDedupPipeline
+from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch
+
+ARTICLE = (
+    "The city council approved a new tram line on Tuesday after a long debate about costs. "
+    "The line will connect the harbour district with the university campus and the central "
+    "station, and the first trams are expected to run in the spring of next year, according "
+    "to the transport department. Residents of the eastern suburbs welcomed the decision, "
+    "while shop owners along the planned route worried about two years of construction work, "
+    "closed streets and fewer customers. The mayor promised compensation for affected shops."
+)
+OTHER = (
+    "A severe drought has left farmers in the southern provinces with half of their usual "
+    "wheat harvest. Reservoirs stand at their lowest level in thirty years, and irrigation "
+    "has been rationed since June. Agricultural economists expect bread prices to rise by "
+    "autumn, and several cooperatives have asked the government for emergency loans, seed "
+    "subsidies and a plan to modernise the ageing canals that lose much of the water."
+)
+
+
+def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
+    base = {
+        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+    }
+    crawler = get_crawler(settings_dict={**base, **settings})
+    crawler.stats.open_spider()
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    return pipeline
+
+
+def stats(pipeline) -> dict:
+    return {
+        k.removeprefix("simhash/"): v
+        for k, v in pipeline.stats.get_stats().items()
+        if k.startswith("simhash/")
+    }
+
+
+def test_disabled_raises_not_configured(tmp_path):
+    crawler = get_crawler(settings_dict={"SIMHASH_ENABLED": False})
+    with pytest.raises(NotConfigured, match="SIMHASH_ENABLED is False"):
+        SimhashDedupPipeline.from_crawler(crawler)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"SIMHASH_BLOCKS": 3}, "SIMHASH_BLOCKS=3 with SIMHASH_MAX_DISTANCE=3: .*use 4 or more"),
+        ({"SIMHASH_TEXT_FIELDS": []}, "SIMHASH_TEXT_FIELDS is empty"),
+        ({"SIMHASH_DROP_LOG_LEVEL": "LOUD"}, "not a log level"),
+        ({"SIMHASH_ON_INDEX_ERROR": "ignore"}, "must be 'keep'"),
+        ({"SIMHASH_MAX_DISTANCE": "three"}, "SIMHASH_MAX_DISTANCE='three' is not an integer"),
+    ],
+)
+def test_bad_settings_say_what_is_wrong(settings, message):
+    with pytest.raises(ConfigurationError, match=message):
+        SimhashDedupPipeline.from_crawler(get_crawler(settings_dict=settings))
+
+
+@deferred_f_from_coro_f
+async def test_keeps_first_and_drops_near_duplicate(tmp_path):
+    pipeline = make_pipeline(tmp_path)
+    first = {"url": "https://a.example/tram", "title": "New tram line", "content": ARTICLE}
+    assert await pipeline.process_item(first) is first
+    repost = {
+        "url": "https://b.example/repost?utm_source=x",
+        "title": "New tram line",
+        "content": f"<nav>Home News</nav><p>{ARTICLE}</p><footer>(c) B</footer>",
+    }
+    with pytest.raises(NearDuplicate) as excinfo:
+        await pipeline.process_item(repost)
+    message = str(excinfo.value)
+    assert message.startswith(
+        "https://b.example/repost?utm_source=x is a near-duplicate of https://a.example/tram"
+    )
+    assert excinfo.value.log_level == logging.INFO
+    other = {"url": "https://a.example/drought", "title": "Drought", "content": OTHER}
+    assert await pipeline.process_item(other) is other
+    pipeline.close_spider()
+    assert stats(pipeline) == {
+        "checked": 3,
+        "simhash": 3,
+        "kept": 2,
+        "dropped": 1,
+        "dropped/near": 1,
+        f"distance/{excinfo.value.verdict.match.distance}": 1,
+    }
+
+
+@deferred_f_from_coro_f
+async def test_second_run_remembers_first(tmp_path):
+    pipeline = make_pipeline(tmp_path)
+    item = {"url": "u1", "title": "t", "content": ARTICLE}
+    await pipeline.process_item(item)
+    pipeline.close_spider()
+    pipeline = make_pipeline(tmp_path)
+    with pytest.raises(NearDuplicate, match="u2 is a near-duplicate of u1 \\(distance 0\\)"):
+        await pipeline.process_item({**item, "url": "u2"})
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_short_and_empty_texts(tmp_path):
+    pipeline = make_pipeline(tmp_path)
+    await pipeline.process_item({"url": "s1", "title": "Blue cotton shirt, size M"})
+    # Short texts are never matched by distance, only exactly (after normalisation).
+    await pipeline.process_item({"url": "s2", "title": "Blue cotton shirt, size L"})
+    with pytest.raises(NearDuplicate, match=r"^s3 has the same text as s1$"):
+        await pipeline.process_item({"url": "s3", "title": "  BLUE cotton  shirt, size M"})
+    empty = {"url": "e1", "other": "no text fields"}
+    assert await pipeline.process_item(empty) is empty
+    assert await pipeline.process_item({"url": "e2", "title": None, "content": ""})
+    pipeline.close_spider()
+    s = stats(pipeline)
+    assert (s["short"], s["empty"], s["kept"], s["dropped/exact"]) == (3, 2, 4, 1)
+
+
+@deferred_f_from_coro_f
+async def test_concurrent_near_duplicates_keep_exactly_one(tmp_path):
+    """Items of one response run concurrently (CONCURRENT_ITEMS); only one may be kept."""
+    pipeline = make_pipeline(tmp_path)
+    items = [
+        {"url": f"u{i}", "title": "t", "content": ARTICLE + (" Updated on Friday." * (i % 2))}
+        for i in range(16)
+    ]
+
+    async def run(item):
+        try:
+            return await pipeline.process_item(item)
+        except NearDuplicate:
+            return None
+
+    results = await asyncio.gather(*(run(item) for item in items))
+    pipeline.close_spider()
+    assert sum(r is not None for r in results) == 1
+    assert stats(pipeline)["dropped"] == 15
+
+
+@deferred_f_from_coro_f
+async def test_index_with_other_parameters_is_refused(tmp_path):
+    make_pipeline(tmp_path).close_spider()
+    crawler = get_crawler(
+        settings_dict={
+            "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
+            "SIMHASH_TOP_N": 64,
+        }
+    )
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    with pytest.raises(IndexParameterMismatch, match="features: index has"):
+        pipeline.open_spider()
+
+
+def test_default_index_is_in_the_scrapy_data_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    crawler = get_crawler(settings_dict={})
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    assert pipeline.index_uri == "sqlite:///.scrapy/simhash.db"
+    pipeline.open_spider()
+    pipeline.close_spider()
+    assert (tmp_path / ".scrapy" / "simhash.db").is_file()
+
+
+def test_addon_enables_pipeline_and_log_formatter():
+    crawler = get_crawler(settings_dict={"ADDONS": {Addon: 100}})
+    crawler._apply_settings()
+    pipelines = crawler.settings.getwithbase("ITEM_PIPELINES")
+    assert any(
+        cls is SimhashDedupPipeline or cls == "scrapy_simhash.SimhashDedupPipeline"
+        for cls in pipelines
+    )
+    assert crawler.settings["LOG_FORMATTER"] is LogFormatter
+
+
+def test_log_formatter_omits_the_item_for_near_duplicates(tmp_path):
+    from scrapy import Spider
+
+    formatter = LogFormatter()
+    spider = Spider("s")
+    spider.crawler = get_crawler()
+    item = {"content": "x" * 1000}
+    drop = NearDuplicate("u2 is a near-duplicate of u1", None)
+    entry = formatter.dropped(item, drop, None, spider)
+    assert entry["msg"] % entry["args"] == "Dropped: u2 is a near-duplicate of u1"
+    assert entry["level"] == logging.INFO

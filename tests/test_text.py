@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from scrapy_simhash.text import (
+    exact_form,
+    field_text,
+    looks_like_html,
+    normalize_text,
+    visible_text,
+)
+
+PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>T</title>
+<style>p {color: red}</style><script>var tracking = 1;</script></head>
+<body><header>Site name</header><nav><a href="/">Home</a> <a href="/news">News</a></nav>
+<main><article><h1>Headline</h1><p>First <b>bold</b> paragraph.</p><p>Second one.</p>
+<noscript>Enable JS</noscript></article></main>
+<aside>Popular stories</aside><div role="navigation">More links</div>
+<footer>Copyright</footer></body></html>"""
+
+
+def test_visible_text_keeps_content_only():
+    assert visible_text(PAGE) == "Headline\nFirst bold paragraph.\nSecond one."
+
+
+def test_visible_text_can_keep_boilerplate():
+    text = visible_text(PAGE, remove_boilerplate=False)
+    for word in ("Home", "Popular stories", "Copyright", "Headline"):
+        assert word in text
+    assert "tracking" not in text and "color" not in text and "Enable JS" not in text
+
+
+def test_xhtml_with_encoding_declaration():
+    page = '<?xml version="1.0" encoding="UTF-8"?><html><body><p>你好，世界</p></body></html>'
+    assert visible_text(page) == "你好，世界"
+
+
+def test_deep_nesting_keeps_text():
+    # libxml2 drops text nested deeper than its limit without a word.
+    page = "<p>before</p>" + "<div>" * 5000 + "deep &amp; text" + "</div>" * 5000 + "<p>after</p>"
+    assert visible_text(page) == "before\ndeep & text\nafter"
+
+
+def test_normalize_folds_width_and_invisible_characters():
+    assert normalize_text("Ｈｅｌｌｏ\u200b wor\u200dld\u00a0 !\n\n\nok") == "Hello world !\nok"
+    assert exact_form("  Hello   WORLD ") == exact_form("hello world")
+
+
+def test_field_text_types():
+    assert field_text(None) == ""
+    assert field_text(b"caf\xc3\xa9 \xff") == "café \ufffd"
+    assert field_text(["a", None, "<p>b</p>"]) == "a\nb"
+    assert field_text(42) == "42"
+    assert field_text("plain < text > here") == "plain < text > here"
+
+
+def test_looks_like_html():
+    assert looks_like_html("<div>x</div>")
+    assert not looks_like_html("a < b and c > d")
