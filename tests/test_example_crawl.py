@@ -88,43 +88,32 @@ def test_planted_distances():
         assert distance > MAX_DISTANCE, f"distinct pages {a} and {b} are {distance} bits apart"
 
 
-def crawl(
+def start_crawl(
     tmp_path: Path, run: str, *, project: Path = PROJECT, default_index: bool = False
-) -> tuple[list[dict], dict[str, int]]:
-    """Run ``scrapy crawl news`` in *project*; return the exported items and the stats.
-
-    The index is ``index.db`` in *tmp_path*, or with *default_index* wherever the package
-    puts it when ``SIMHASH_INDEX_URI`` is not set.
-    """
-    output = tmp_path / f"{run}.jl"
-    log = tmp_path / f"{run}.log"
+) -> subprocess.Popen:
+    """Start ``scrapy crawl news`` in *project*, exporting to ``<run>.jl``, logging to
+    ``<run>.log``. The index is ``index.db`` in *tmp_path*, or with *default_index*
+    wherever the package puts it when ``SIMHASH_INDEX_URI`` is not set."""
     index = [] if default_index else ["-s", f"SIMHASH_INDEX_URI=sqlite:///{tmp_path / 'index.db'}"]
     env = dict(os.environ)
     # The package under test, whether or not it is installed in this environment.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scrapy",
-            "crawl",
-            "news",
-            "-O",
-            str(output),
-            *index,
-            "-s",
-            f"LOG_FILE={log}",
-        ],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(tmp_path / f"{run}.jl")]
+    command += [*index, "-s", f"LOG_FILE={tmp_path / f'{run}.log'}"]
+    return subprocess.Popen(
+        command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+
+
+def finish_crawl(process: subprocess.Popen, tmp_path: Path, run: str):
+    """Wait for a crawl; return its exported items and its final stats."""
+    _, stderr = process.communicate(timeout=300)
+    log = tmp_path / f"{run}.log"
     log_text = log.read_text(encoding="utf-8") if log.exists() else ""
-    assert result.returncode == 0, result.stderr + log_text
+    assert process.returncode == 0, stderr + log_text
     # Errors in pipelines and signal handlers are logged without failing the process.
     assert "Traceback" not in log_text, log_text
+    output = tmp_path / f"{run}.jl"
     items = []
     if output.exists():
         with output.open(encoding="utf-8") as lines:
@@ -133,6 +122,10 @@ def crawl(
     stats_text = log_text[log_text.rindex("Dumping Scrapy stats") :]
     stats = {key: int(value) for key, value in re.findall(r"'([\w/]+)': (\d+)\b", stats_text)}
     return items, stats
+
+
+def crawl(tmp_path: Path, run: str, **options) -> tuple[list[dict], dict[str, int]]:
+    return finish_crawl(start_crawl(tmp_path, run, **options), tmp_path, run)
 
 
 def file_name(url: str) -> str:
@@ -167,6 +160,17 @@ def test_crawl_with_the_default_index_location(tmp_path):
     assert sorted(file_name(item["url"]) for item in items) == sorted(ORIGINALS)
     assert stats.get("simhash/dropped") == len(DUPLICATES)
     assert (project / ".scrapy" / "simhash.db").is_file()
+
+
+def test_two_crawls_at_once_on_one_index_keep_each_page_once(tmp_path):
+    """Two processes, same pages, same index file, started together: every page is kept
+    by exactly one of them, and every planted duplicate by neither."""
+    processes = [start_crawl(tmp_path, run) for run in ("a", "b")]
+    results = [finish_crawl(p, tmp_path, run) for p, run in zip(processes, ("a", "b"), strict=True)]
+    kept = [file_name(item["url"]) for items, _ in results for item in items]
+    assert sorted(kept) == sorted(ORIGINALS)
+    dropped = sum(stats.get("simhash/dropped", 0) for _, stats in results)
+    assert dropped == 2 * len(MANIFEST) - len(ORIGINALS)
 
 
 @pytest.mark.parametrize("name", sorted(DUPLICATES))
