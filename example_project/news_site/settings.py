@@ -6,6 +6,8 @@ SPIDER_MODULES = ["news_site.spiders"]
 NEWSPIDER_MODULE = "news_site.spiders"
 
 ITEM_PIPELINES = {"scrapy_simhash.SimhashDedupPipeline": 300}
+# Log each dropped repost in one line, without the whole item and its HTML.
+LOG_FORMATTER = "scrapy_simhash.LogFormatter"
 
 # Pages whose 64-bit fingerprints differ in at most 3 bits count as duplicates.
 SIMHASH_MAX_DISTANCE = 3
