@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .fingerprint import Fingerprinter, hash_term, simhash
+from .fingerprint import Fingerprinter, hash_term
 from .index.base import Match, NearDuplicateIndex
 from .text import exact_form, normalize_text
 
@@ -83,7 +83,7 @@ class Deduplicator:
             digest = hash_term(exact_form(text), self.fingerprinter.seed)
             return Analysis("short", digest, len(counts), truncated)
         terms = extractor.top_terms(counts)
-        return Analysis("simhash", simhash(terms, self.fingerprinter.seed), len(counts), truncated)
+        return Analysis("simhash", self.fingerprinter.simhash(terms), len(counts), truncated)
 
     def check(self, analysis: Analysis, key: str) -> Verdict:
         if analysis.kind == "simhash":

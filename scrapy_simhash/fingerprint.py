@@ -23,6 +23,8 @@ from .terms import TERMS_VERSION, TermExtractor
 FINGERPRINT_BITS = 64
 _WEIGHT_SCALE = 1000
 _MASK64 = (1 << 64) - 1
+#: Term hashes a Fingerprinter keeps before it starts its cache afresh (~100 bytes each).
+_HASH_CACHE_SIZE = 500_000
 
 
 def hash_term(term: str, seed: int = 0) -> int:
@@ -30,23 +32,44 @@ def hash_term(term: str, seed: int = 0) -> int:
     return mmh3.hash64(term, seed, signed=False)[0]
 
 
-def simhash(weighted_terms: Iterable[tuple[str, float]], seed: int = 0) -> int:
-    """Return the 64-bit SimHash of ``(term, weight)`` pairs; 0 for no terms."""
+def simhash(
+    weighted_terms: Iterable[tuple[str, float]],
+    seed: int = 0,
+    *,
+    cache: dict[str, bytes] | None = None,
+) -> int:
+    """Return the 64-bit SimHash of ``(term, weight)`` pairs; 0 for no terms.
+
+    *cache*, if given, maps terms to their hashes (8 bytes, little-endian) and is filled as
+    terms are seen; it must only ever be used with one *seed*.
+    """
     pairs = list(weighted_terms)
     if not pairs:
         return 0
-    hashes = np.fromiter(
-        (hash_term(term, seed) for term, _ in pairs), dtype="<u8", count=len(pairs)
+    if cache is None:
+        rows = b"".join(_hash_bytes(term, seed) for term, _ in pairs)
+    else:
+        parts = []
+        for term, _ in pairs:
+            row = cache.get(term)
+            if row is None:
+                row = cache[term] = _hash_bytes(term, seed)
+            parts.append(row)
+        rows = b"".join(parts)
+    weights = np.array([round(weight * _WEIGHT_SCALE) for _, weight in pairs], dtype=np.int64)
+    # One row of 64 bits per term, least significant bit first.
+    bits = np.unpackbits(
+        np.frombuffer(rows, dtype=np.uint8).reshape(-1, 8), axis=1, bitorder="little"
     )
-    weights = np.fromiter(
-        (round(weight * _WEIGHT_SCALE) for _, weight in pairs), dtype=np.int64, count=len(pairs)
-    )
-    # One row of 64 bits per term, least significant bit first; +1 where set, -1 where not.
-    bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    signs = bits.astype(np.int64) * 2 - 1
-    totals = weights @ signs
-    packed = np.packbits(totals > 0, bitorder="little")
+    # The sum of +weight where a bit is set and -weight where not is positive exactly when
+    # the weights of the set bits are more than half of all the weight.
+    set_weight = weights @ bits
+    packed = np.packbits(2 * set_weight > weights.sum(), bitorder="little")
     return int.from_bytes(packed.tobytes(), "little")
+
+
+def _hash_bytes(term: str, seed: int) -> bytes:
+    return hash_term(term, seed).to_bytes(8, "little")
 
 
 def hamming_distance(a: int, b: int) -> int:
@@ -82,6 +105,8 @@ class Fingerprinter:
         self.extractor = TermExtractor(top_n=top_n, segmenter=segmenter)
         self.top_n = top_n
         self.seed = seed
+        # Term -> hash; a page's heavy terms recur on many pages of a site.
+        self._hashes: dict[str, bytes] = {}
 
     @property
     def signature(self) -> str:
@@ -95,8 +120,14 @@ class Fingerprinter:
     def terms(self, text: str) -> list[tuple[str, float]]:
         return self.extractor.terms(text)
 
+    def simhash(self, weighted_terms: Iterable[tuple[str, float]]) -> int:
+        """:func:`simhash` with this fingerprinter's seed and its cache of term hashes."""
+        if len(self._hashes) > _HASH_CACHE_SIZE:
+            self._hashes = {}
+        return simhash(weighted_terms, self.seed, cache=self._hashes)
+
     def fingerprint(self, text: str) -> int:
-        return simhash(self.extractor.terms(text), self.seed)
+        return self.simhash(self.extractor.terms(text))
 
 
 @functools.cache

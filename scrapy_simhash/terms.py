@@ -25,12 +25,14 @@ from collections import Counter
 from pathlib import Path
 
 #: Han ideographs that jieba's dictionary covers; other scripts are split by _WORD.
-_HAN_RUN = re.compile(r"([\u4e00-\u9fd5]+)")
-# A word with at least one letter: pure numbers ("2024", "3.11") carry no content.
-_WORD = re.compile(r"\w*[^\W\d_]\w*")
-_URL_OR_EMAIL = re.compile(
-    r"(?:https?|ftp)://\S+|www\.[^\s/]+\S*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE
-)
+_HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
+# A run of word characters outside those Han runs. Words with no letter at all, pure
+# numbers ("2024", "3.11"), carry no content and are dropped after matching.
+_WORD = re.compile(r"[^\W\u4e00-\u9fd5]+")
+# Han run or word, in order (for TermExtractor.tokens).
+_HAN_OR_WORD = re.compile(r"([\u4e00-\u9fd5]+)|[^\W\u4e00-\u9fd5]+")
+_URL = re.compile(r"(?:https?|ftp)://\S+|www\.[^\s/]+\S*", re.IGNORECASE)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 #: English function words, as common in every English page as "the" (jieba's own list
 #: holds 31 of them; these are the words of highest frequency in general English text).
@@ -273,30 +275,44 @@ class TermExtractor:
         self.segmenter = segmenter if isinstance(segmenter, Segmenter) else Segmenter(segmenter)
 
     def tokens(self, text: str) -> list[str]:
-        """Return the content-bearing tokens of *text*, in order, Latin words lower-cased."""
-        text = _URL_OR_EMAIL.sub(" ", text)
+        """Return the content-bearing tokens of *text*, in order, Latin words lower-cased.
+
+        The same tokens as :meth:`term_counts` counts (which is faster, in no order).
+        """
         tokens: list[str] = []
-        for i, run in enumerate(_HAN_RUN.split(text)):
-            if i % 2:  # odd pieces are the Han runs captured by the split
-                tokens.extend(word for word in self.segmenter.cut(run) if len(word) > 1)
-            else:
-                tokens.extend(
-                    word
-                    for word in _WORD.findall(run.lower())
-                    if len(word) > 1 and word not in ENGLISH_STOP_WORDS
-                )
+        for match in _HAN_OR_WORD.finditer(_strip_addresses(text.lower())):
+            if match.group(1):
+                tokens.extend(word for word in self.segmenter.cut(match.group(1)) if len(word) > 1)
+            elif _is_content_word(word := match.group()):
+                tokens.append(word)
         return tokens
 
     def term_counts(self, text: str) -> Counter[str]:
         """Return how often each content-bearing token occurs in *text*."""
-        return Counter(self.tokens(text))
+        text = _strip_addresses(text.lower())
+        counts = Counter([word for word in _WORD.findall(text) if _is_content_word(word)])
+        runs = _HAN_RUN.findall(text)
+        if runs:
+            # One call for all runs: the segmenter treats the line breaks as boundaries,
+            # exactly as if each run were cut on its own, at a fraction of the overhead.
+            counts.update([word for word in self.segmenter.cut("\n".join(runs)) if len(word) > 1])
+        return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
         """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first."""
         if not counts:
             return []
         idf, median_idf = jieba_idf()
-        weighted = [(term, count * idf.get(term, median_idf)) for term, count in counts.items()]
+        get = idf.get
+        terms = list(counts)
+        weights = [counts[term] * get(term, median_idf) for term in terms]
+        if len(terms) > self.top_n:
+            # Sorting plain floats is cheap; only the terms that can make the cut are
+            # sorted with the tie-break key.
+            cut = sorted(weights)[-self.top_n]
+            weighted = [pair for pair in zip(terms, weights, strict=True) if pair[1] >= cut]
+        else:
+            weighted = list(zip(terms, weights, strict=True))
         # Ties broken by the term itself so that the cut at top_n is deterministic.
         weighted.sort(key=lambda pair: (-pair[1], pair[0]))
         return weighted[: self.top_n]
@@ -304,3 +320,24 @@ class TermExtractor:
     def terms(self, text: str) -> list[tuple[str, float]]:
         """Return ``(term, weight)`` pairs, heaviest first, at most ``top_n`` of them."""
         return self.top_terms(self.term_counts(text))
+
+
+def _strip_addresses(text: str) -> str:
+    """Blank out URLs and e-mail addresses (cheap substring tests skip the regexes)."""
+    if "://" in text or "www." in text:
+        text = _URL.sub(" ", text)
+    if "@" in text:
+        # The e-mail pattern backtracks at every word; run it only on lines with an "@".
+        text = "\n".join(
+            _EMAIL.sub(" ", line) if "@" in line else line for line in text.split("\n")
+        )
+    return text
+
+
+def _is_content_word(word: str) -> bool:
+    """A word of two or more characters, not a stop word, with a letter (a word character
+    that is neither a decimal digit nor "_")."""
+    if len(word) < 2 or word in ENGLISH_STOP_WORDS:
+        return False
+    letters = word.replace("_", "")
+    return bool(letters) and not letters.isdecimal()

@@ -1,0 +1,89 @@
+"""Which tokens count as terms, and how they are weighted and cut."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from scrapy_simhash.terms import TermExtractor, jieba_idf
+from scrapy_simhash.text import normalize_text, visible_text
+
+
+@pytest.fixture(scope="module")
+def extractor() -> TermExtractor:
+    return TermExtractor(segmenter="jieba")
+
+
+def test_content_words_only(extractor):
+    text = (
+        "The 2024 release (v3.11) of THE tool, see https://example.com/x?y=1 or www.example.org "
+        "and mail admin@example.com: Déjà-vu _ __ 12_34 ٣٤ x a2 ab"
+    )
+    assert extractor.tokens(text) == [
+        "release",
+        "v3",
+        "tool",
+        "see",
+        "mail",
+        "déjà",
+        "vu",
+        "a2",
+        "ab",
+    ]
+
+
+def test_chinese_words_of_one_character_are_not_terms(extractor):
+    assert extractor.tokens("我的电脑，在北京。") == ["电脑", "北京"]
+
+
+def test_url_glued_to_han_is_removed_with_its_tail(extractor):
+    # A URL runs to the next whitespace, as in running text it usually does.
+    assert extractor.tokens("详见https://例子.com/页面 说明文档") == ["详见", "说明", "文档"]
+
+
+def test_email_only_on_its_own_line_is_touched(extractor):
+    text = "contact: someone@example.org\nsomeone wrote this line"
+    assert extractor.tokens(text) == ["contact", "someone", "wrote", "line"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "苹果公司发布了新款 iPhone 和 MacBook Pro，搭载 M4 芯片。Apple 在 2024 年 https://apple.com",
+        "哈哈哈哈 abc@def.gh 哈哈 the THE The",
+        "",
+    ],
+)
+def test_term_counts_count_exactly_the_tokens(extractor, text):
+    assert extractor.term_counts(text) == Counter(extractor.tokens(text))
+
+
+@pytest.mark.corpus
+def test_term_counts_count_exactly_the_tokens_on_real_pages(corpora, extractor):
+    pages = sorted((corpora / "debian-handbook").glob("*/sect.apt-get.html"))
+    assert len(pages) == 6
+    for page in pages:
+        text = normalize_text(visible_text(page.read_text(encoding="utf-8")))
+        assert extractor.term_counts(text) == Counter(extractor.tokens(text)), page
+
+
+def test_weights_are_tf_times_idf_with_the_median_for_unknown_words():
+    idf, median = jieba_idf()
+    extractor = TermExtractor(top_n=10, segmenter="jieba")
+    terms = dict(extractor.top_terms(Counter({"北京": 3, "zzqxv": 2})))
+    assert terms == {"北京": 3 * idf["北京"], "zzqxv": 2 * median}
+
+
+def test_top_n_cut_is_heaviest_first_with_ties_broken_by_the_term():
+    extractor = TermExtractor(top_n=3, segmenter="jieba")
+    counts = Counter({"zzb": 2, "zza": 2, "zzc": 2, "zzd": 1, "zze": 5})
+    assert [term for term, _ in extractor.top_terms(counts)] == ["zze", "zza", "zzb"]
+    # The same cut whatever the order the counts were built in.
+    shuffled = Counter(dict(reversed(list(counts.items()))))
+    assert extractor.top_terms(shuffled) == extractor.top_terms(counts)
+
+
+def test_top_n_must_be_positive():
+    with pytest.raises(ValueError, match="top_n=0 must be at least 1"):
+        TermExtractor(top_n=0)
