@@ -16,6 +16,7 @@ from .index import Match, NearDuplicateIndex, open_index
 if TYPE_CHECKING:
     from .addon import Addon
     from .logformatter import LogFormatter
+    from .middleware import SimhashDedupMiddleware
     from .pipeline import NearDuplicate, SimhashDedupPipeline
 
 __version__ = "0.1.0"
@@ -29,6 +30,7 @@ __all__ = [
     "Match",
     "NearDuplicate",
     "NearDuplicateIndex",
+    "SimhashDedupMiddleware",
     "SimhashDedupPipeline",
     "SimhashError",
     "Verdict",
@@ -43,6 +45,7 @@ _ADAPTERS = {
     "LogFormatter": "logformatter",
     "NearDuplicate": "pipeline",
     "SimhashDedupPipeline": "pipeline",
+    "SimhashDedupMiddleware": "middleware",
 }
 
 

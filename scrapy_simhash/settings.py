@@ -30,6 +30,9 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_SEED": 0,
     "SIMHASH_DROP_LOG_LEVEL": "INFO",
     "SIMHASH_ON_INDEX_ERROR": "keep",
+    "SIMHASH_FLAG_ONLY": False,
+    "SIMHASH_FLAG_FIELD": "simhash_duplicate_of",
+    "SIMHASH_MIDDLEWARE_CONTENT_TYPES": ["text/html", "application/xhtml+xml"],
 }
 
 ON_INDEX_ERROR_CHOICES = ("keep", "close")
@@ -52,6 +55,11 @@ class SimhashSettings:
     seed: int = 0
     drop_log_level: int = logging.INFO
     on_index_error: str = "keep"
+    #: Keep duplicates, marked in ``flag_field`` (items) instead of dropped.
+    flag_only: bool = False
+    flag_field: str = "simhash_duplicate_of"
+    #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
+    middleware_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
     fingerprinter: Fingerprinter = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -82,6 +90,11 @@ class SimhashSettings:
             raise ConfigurationError(
                 f"SIMHASH_ON_INDEX_ERROR={self.on_index_error!r} must be 'keep' (let items "
                 "through, counted) or 'close' (stop the spider)"
+            )
+        if not self.middleware_content_types:
+            raise ConfigurationError(
+                "SIMHASH_MIDDLEWARE_CONTENT_TYPES is empty; list the media types of the "
+                'responses to check, e.g. ["text/html"], or disable the middleware'
             )
         try:
             fingerprinter = Fingerprinter(
@@ -121,6 +134,14 @@ class SimhashSettings:
             seed=getint("SIMHASH_SEED"),
             drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),
             on_index_error=str(get("SIMHASH_ON_INDEX_ERROR")).lower(),
+            flag_only=settings.getbool("SIMHASH_FLAG_ONLY", DEFAULTS["SIMHASH_FLAG_ONLY"]),
+            flag_field=str(get("SIMHASH_FLAG_FIELD")),
+            middleware_content_types=tuple(
+                str(t).strip().lower()
+                for t in settings.getlist(
+                    "SIMHASH_MIDDLEWARE_CONTENT_TYPES", DEFAULTS["SIMHASH_MIDDLEWARE_CONTENT_TYPES"]
+                )
+            ),
         )
 
 

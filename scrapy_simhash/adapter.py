@@ -1,0 +1,165 @@
+"""What the item pipeline and the spider middleware share in a crawl.
+
+:class:`CrawlDeduplicator` wraps a :class:`~scrapy_simhash.dedup.Deduplicator` with the
+Scrapy side of a verdict: it opens the index when the spider opens, counts stats under one
+prefix, writes every drop to the index's audit log, marks duplicates in flag-only mode,
+and turns index failures into a counted pass-through or a closed spider
+(``SIMHASH_ON_INDEX_ERROR``). The pipeline and the middleware differ only in where the text
+comes from and what "drop" means (an item, or a response's whole output).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.project import data_path
+
+from .dedup import Deduplicator, Verdict
+from .exceptions import SimhashIndexError
+from .index import open_index
+from .settings import SimhashSettings
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from .dedup import Analysis
+
+logger = logging.getLogger(__name__)
+
+
+def default_index_uri() -> str:
+    """``sqlite:///`` + ``.scrapy/simhash.db`` in the project's data directory."""
+    path = data_path("simhash.db")
+    # data_path(createdir=True) would make "simhash.db" itself a directory.
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return "sqlite:///" + path
+
+
+class CrawlDeduplicator:
+    """One index and its verdicts for one crawl component (pipeline or middleware).
+
+    Stats are counted under *stats_prefix* (``simhash`` for the pipeline,
+    ``simhash/middleware`` for the middleware).
+    """
+
+    def __init__(
+        self,
+        config: SimhashSettings,
+        index_uri: str,
+        *,
+        stats: StatsCollector | None = None,
+        crawler: Crawler | None = None,
+        stats_prefix: str = "simhash",
+    ) -> None:
+        self.config = config
+        self.index_uri = index_uri
+        self.stats = stats
+        self.crawler = crawler
+        self.stats_prefix = stats_prefix
+        self.dedup: Deduplicator | None = None
+
+    def open(self) -> Deduplicator:
+        config = self.config
+        index = open_index(
+            self.index_uri,
+            max_distance=config.max_distance,
+            blocks=config.blocks,
+            features=config.fingerprinter.signature,
+        )
+        self.dedup = Deduplicator(
+            index,
+            config.fingerprinter,
+            min_terms=config.min_terms,
+            max_length=config.max_text_length,
+        )
+        logger.info(
+            "Simhash index %s: %d pages stored, max distance %d, %d tables%s",
+            index.location,
+            len(index),
+            index.plan.max_distance,
+            index.plan.table_count,
+            " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
+        )
+        return self.dedup
+
+    def close(self) -> None:
+        if self.dedup is not None:
+            self.dedup.index.close()
+            self.dedup = None
+
+    def decide(self, analysis: Analysis, key: str) -> Verdict | None:
+        """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the
+        audit log (unless flag-only). Return ``None`` when the index failed (handled as
+        ``SIMHASH_ON_INDEX_ERROR`` says: the caller lets the item or response through).
+
+        Synchronous on purpose: callers call it with no ``await`` in between the check and
+        the insert of other items."""
+        if self.dedup is None:
+            raise RuntimeError("CrawlDeduplicator.decide called before open")
+        try:
+            verdict = self.dedup.check(analysis, key)
+            if verdict.match is not None and not self.config.flag_only:
+                self.dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
+        except SimhashIndexError as e:
+            self.index_failed(key, e)
+            return None
+        self.count(verdict)
+        return verdict
+
+    def count(self, verdict: Verdict) -> None:
+        analysis = verdict.analysis
+        self.inc(analysis.kind)
+        if analysis.truncated:
+            self.inc("truncated")
+        if verdict.match is None:
+            self.inc("kept")
+            return
+        self.inc("flagged" if self.config.flag_only else "dropped")
+        kind = "exact" if analysis.kind == "short" else "near"
+        self.inc(f"{'flagged' if self.config.flag_only else 'dropped'}/{kind}")
+        if analysis.kind == "simhash":
+            self.inc(f"distance/{verdict.match.distance}")
+
+    @staticmethod
+    def describe(key: str, verdict: Verdict) -> str:
+        match = verdict.match
+        assert match is not None
+        if verdict.analysis.kind == "short":
+            return f"{key} has the same text as {match.key}"
+        return f"{key} is a near-duplicate of {match.key} (distance {match.distance})"
+
+    def mark(self, item: Any, verdict: Verdict) -> bool:
+        """Flag-only mode: set ``SIMHASH_FLAG_FIELD`` of *item* to the kept page's key.
+        Return False (and count ``flag_field_missing``) when the item has no such field."""
+        assert verdict.match is not None
+        try:
+            ItemAdapter(item)[self.config.flag_field] = verdict.match.key
+        except (KeyError, AttributeError, TypeError):
+            self.inc("flag_field_missing")
+            return False
+        return True
+
+    def index_failed(self, key: str, error: SimhashIndexError) -> None:
+        self.inc("errors/index")
+        crawler = self.crawler
+        if self.config.on_index_error == "close" and crawler and crawler.engine:
+            logger.error("Simhash index failed on %s: %s; closing the spider", key, error)
+            self._closing = deferred_from_coro(
+                crawler.engine.close_spider_async(reason="simhash_index_error")
+            )
+        else:
+            logger.error(
+                "Simhash index failed on %s: %s; let through unchecked "
+                "(SIMHASH_ON_INDEX_ERROR='keep')",
+                key,
+                error,
+            )
+
+    def inc(self, name: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"{self.stats_prefix}/{name}", count)

@@ -1,0 +1,185 @@
+"""The Scrapy spider middleware: a near-duplicate page yields neither its items nor its links.
+
+The pipeline compares items; this middleware compares responses, before the spider's output
+goes anywhere. Ignoring a near-duplicate's out-links (as Manku et al. recommend) saves crawl
+budget on mirrors, print versions and crawler traps.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
+from scrapy.utils.asyncio import run_in_thread
+from scrapy.utils.misc import load_object
+
+from .adapter import CrawlDeduplicator, default_index_uri
+from .dedup import Analysis, Verdict
+from .settings import SimhashSettings
+from .text import visible_text
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["META_OPT_OUT", "STATS_PREFIX", "SimhashDedupMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+STATS_PREFIX = "simhash/middleware"
+#: ``Request.meta`` key: true to let this request's response through unchecked.
+META_OPT_OUT = "dont_simhash"
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+class SimhashDedupMiddleware:
+    """Fingerprints each response's text (the visible text of HTML) and, when it is within
+    ``SIMHASH_MAX_DISTANCE`` of a page kept earlier, discards everything the spider yields
+    for it: items and requests.
+
+    * ``Request.meta["dont_simhash"] = True`` lets one response through unchecked.
+    * Only responses whose media type is in ``SIMHASH_MIDDLEWARE_CONTENT_TYPES`` are
+      checked (HTML by default; ``text/*`` style wildcards allowed).
+    * A page that matches a page stored under its own URL (a re-crawl of an unchanged page)
+      has its items dropped but its links followed, so a second run still reaches new pages.
+    * With ``SIMHASH_FLAG_ONLY``, nothing is discarded: the items of a duplicate get
+      ``SIMHASH_FLAG_FIELD`` set to the kept page's URL, and ``response.meta`` gets the same
+      key before the spider's output is consumed.
+
+    Stats are counted under ``simhash/middleware/``.
+    """
+
+    def __init__(
+        self,
+        config: SimhashSettings,
+        index_uri: str,
+        stats: StatsCollector | None = None,
+        crawler: Crawler | None = None,
+    ) -> None:
+        self.config = config
+        self.index_uri = index_uri
+        self.runner = CrawlDeduplicator(
+            config, index_uri, stats=stats, crawler=crawler, stats_prefix=STATS_PREFIX
+        )
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SimhashDedupMiddleware:
+        if not crawler.settings.getbool("SIMHASH_ENABLED", True):
+            raise NotConfigured("SIMHASH_ENABLED is False")
+        config = SimhashSettings.from_settings(crawler.settings)
+        middleware = cls(config, config.index_uri or default_index_uri(), crawler.stats, crawler)
+        crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        if _pipeline_enabled(crawler):
+            logger.warning(
+                "SimhashDedupMiddleware and SimhashDedupPipeline are both enabled on the index "
+                "%s: each item would be compared with the page it came from, and dropped when "
+                "their texts are alike. Enable one of them, or give them different indexes.",
+                middleware.index_uri,
+            )
+        return middleware
+
+    def spider_opened(self) -> None:
+        self.runner.open()
+
+    def spider_closed(self) -> None:
+        self.runner.close()
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        verdict = await self._check(response)
+        match = verdict.match if verdict is not None else None
+        if verdict is None or match is None:
+            async for output in result:
+                yield output
+            return
+        message = self.runner.describe(response.url, verdict)
+        if self.config.flag_only:
+            response.meta[self.config.flag_field] = match.key
+            logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
+            async for output in result:
+                if not isinstance(output, Request):
+                    self.runner.mark(output, verdict)
+                yield output
+            return
+        if match.key == response.url:
+            self.runner.inc("revisited")
+            logger.debug("Unchanged since stored: %s; its links are followed", response.url)
+            async for output in result:
+                if isinstance(output, Request):
+                    yield output
+            return
+        logger.log(self.config.drop_log_level, "Ignored its items and links: %s", message)
+
+    async def _check(self, response: Response) -> Verdict | None:
+        """The verdict on *response*, or ``None`` when it is not checked."""
+        if not isinstance(response, Response):
+            return None
+        if response.meta.get(META_OPT_OUT):
+            self.runner.inc("skipped/dont_simhash")
+            return None
+        media_type = response_media_type(response)
+        if not isinstance(response, TextResponse) or not self._counts(media_type):
+            self.runner.inc("skipped/content_type")
+            return None
+        if self.runner.dedup is None:
+            raise RuntimeError("SimhashDedupMiddleware used before the spider was opened")
+        self.runner.inc("checked")
+        try:
+            analysis = await run_in_thread(self._analyse, response, media_type)
+        except Exception:
+            logger.exception("Could not fingerprint %s; its output is kept", response.url)
+            self.runner.inc("errors/analysis")
+            return None
+        # No await from here on: the check and the insert happen while no other page runs.
+        return self.runner.decide(analysis, response.url)
+
+    def _counts(self, media_type: str) -> bool:
+        for pattern in self.config.middleware_content_types:
+            if pattern == media_type or (
+                pattern.endswith("/*") and media_type.startswith(pattern[:-1])
+            ):
+                return True
+        return False
+
+    def _analyse(self, response: TextResponse, media_type: str) -> Analysis:
+        assert self.runner.dedup is not None
+        text = response.text
+        if media_type in _HTML_TYPES:
+            text = visible_text(text, remove_boilerplate=self.config.remove_boilerplate)
+        return self.runner.dedup.analyse(text)
+
+
+def response_media_type(response: Response) -> str:
+    """The media type of *response*: its Content-Type header, else guessed from its class
+    (``file://`` responses have no headers) or its URL."""
+    header = response.headers.get(b"Content-Type")
+    if header:
+        return header.decode("latin-1").partition(";")[0].strip().lower()
+    if isinstance(response, HtmlResponse):
+        return "text/html"
+    if isinstance(response, XmlResponse):
+        return "text/xml"
+    guessed, _ = mimetypes.guess_type(response.url)
+    if guessed:
+        return guessed
+    return "text/plain" if isinstance(response, TextResponse) else "application/octet-stream"
+
+
+def _pipeline_enabled(crawler: Crawler) -> bool:
+    from .pipeline import SimhashDedupPipeline
+
+    for path in crawler.settings.getwithbase("ITEM_PIPELINES"):
+        try:
+            component = load_object(path) if isinstance(path, str) else path
+        except (ImportError, NameError, ValueError):
+            continue
+        if isinstance(component, type) and issubclass(component, SimhashDedupPipeline):
+            return True
+    return False
