@@ -1,0 +1,154 @@
+"""Fingerprinting throughput on real text, against the usual Python recipe, in one run.
+
+    python benchmarks/speed.py                  # Chinese Debian Handbook pages (../shared/corpora)
+    python benchmarks/speed.py --pages DIR      # your own .html/.txt files
+
+Every method gets the same documents: the visible text of each page (HTML reduced with
+``scrapy_simhash.text.visible_text``), already in memory, and runs on one core:
+
+* reference: ``jieba.analyse.extract_tags(text, topK=128, withWeight=True)`` (jieba's
+  TF-IDF keywords, HMM on, its default) fed to ``simhash.Simhash`` (the ``simhash`` package);
+* ours (jieba) / ours (rjieba): what the pipeline does with a text: ``normalize_text``,
+  term counts, TF-IDF top 128, SimHash, with pure jieba (HMM off) or the ``[fast]`` extra.
+
+It also times hash-and-combine alone (weighted terms -> 64 bits) per document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from scrapy_simhash.fingerprint import Fingerprinter, hash_term, simhash
+from scrapy_simhash.text import normalize_text, visible_text
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+
+def load_texts(pages: Path | None) -> list[str]:
+    if pages is None:
+        root = DEFAULT_CORPUS / "debian-handbook"
+        if not root.is_dir():
+            sys.exit(f"no corpus at {root}; pass --pages DIR with .html or .txt files")
+        files = sorted(root.glob("zh-*/*.html"))
+    else:
+        files = sorted(p for p in pages.rglob("*") if p.suffix in (".html", ".htm", ".txt"))
+    texts = []
+    for path in files:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        text = raw if path.suffix == ".txt" else visible_text(raw)
+        if text.strip():
+            texts.append(text)
+    if not texts:
+        sys.exit("no documents with text found")
+    return texts
+
+
+def ours(segmenter: str) -> Callable[[str], int]:
+    fingerprinter = Fingerprinter(segmenter=segmenter)
+    extractor = fingerprinter.extractor
+
+    def run(text: str) -> int:
+        counts = extractor.term_counts(normalize_text(text))
+        return fingerprinter.simhash(extractor.top_terms(counts))
+
+    return run
+
+
+def reference() -> Callable[[str], int]:
+    import jieba
+    import jieba.analyse
+    from simhash import Simhash
+
+    logging.getLogger("jieba").setLevel(logging.WARNING)
+    jieba.initialize()
+
+    def run(text: str) -> int:
+        return Simhash(jieba.analyse.extract_tags(text, topK=128, withWeight=True)).value
+
+    return run
+
+
+def time_per_pass(function: Callable[[str], object], texts: list[str], min_seconds: float) -> float:
+    """Seconds for one pass over *texts*: the best of as many passes as fit *min_seconds*
+    (at least two; the first call of each function warms it up beforehand)."""
+    function(texts[0])
+    best = float("inf")
+    spent = 0.0
+    passes = 0
+    while passes < 2 or spent < min_seconds:
+        start = time.perf_counter()
+        for text in texts:
+            function(text)
+        elapsed = time.perf_counter() - start
+        best = min(best, elapsed)
+        spent += elapsed
+        passes += 1
+    return best
+
+
+def python_loop_simhash(pairs: list[tuple[str, float]], seed: int = 0) -> int:
+    """The textbook loop over 64 bits per term, for scale."""
+    totals = [0.0] * 64
+    for term, weight in pairs:
+        h = hash_term(term, seed)
+        for bit in range(64):
+            totals[bit] += weight if h >> bit & 1 else -weight
+    return sum(1 << bit for bit in range(64) if totals[bit] > 0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=Path, help="directory of .html/.txt files")
+    parser.add_argument("--seconds", type=float, default=5.0, help="minimum time per method")
+    args = parser.parse_args(argv)
+
+    texts = load_texts(args.pages)
+    megabytes = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    print(
+        f"{len(texts)} documents, {megabytes:.2f} MB of text, "
+        f"{megabytes * 1e6 / len(texts) / 1000:.1f} KB each on average; one core\n"
+    )
+    methods: dict[str, Callable[[str], object]] = {
+        "reference (jieba extract_tags + simhash)": reference()
+    }
+    methods["ours, jieba (HMM off)"] = ours("jieba")
+    has_rjieba = importlib.util.find_spec("rjieba") is not None
+    if has_rjieba:
+        methods["ours, rjieba ([fast] extra)"] = ours("rjieba")
+    else:
+        print("rjieba is not installed (pip install 'scrapy-simhash[fast]'); skipping it\n")
+
+    rows = []
+    for name, function in methods.items():
+        seconds = time_per_pass(function, texts, args.seconds)
+        rows.append((name, len(texts) / seconds, megabytes / seconds, seconds / len(texts)))
+    base = rows[0][1]
+    print("| method | documents/s | MB/s | ms/document | vs reference |")
+    print("|---|---:|---:|---:|---:|")
+    for name, docs, mbs, per_doc in rows:
+        print(f"| {name} | {docs:,.0f} | {mbs:.2f} | {per_doc * 1e3:.2f} | {docs / base:.1f}x |")
+
+    # Hash-and-combine alone, on the weighted terms of the same documents.
+    fingerprinter = Fingerprinter(segmenter="rjieba" if has_rjieba else "jieba")
+    terms = [fingerprinter.terms(normalize_text(t)) for t in texts]
+    combine = {
+        "Python loop over 64 bits": lambda pairs: python_loop_simhash(pairs),
+        "numpy, hashing every term": lambda pairs: simhash(pairs),
+        "numpy + the fingerprinter's term-hash cache": fingerprinter.simhash,
+    }
+    print(f"\nhash-and-combine of the top {fingerprinter.top_n} terms, per document:")
+    print("| method | us/document |")
+    print("|---|---:|")
+    for name, function in combine.items():
+        seconds = time_per_pass(function, terms, min(args.seconds, 2.0))
+        print(f"| {name} | {seconds / len(terms) * 1e6:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
