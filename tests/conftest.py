@@ -23,3 +23,103 @@ def corpora() -> Path:
     if not CORPORA.is_dir():
         pytest.skip(f"needs the shared corpora at {CORPORA} (not part of a user's checkout)")
     return CORPORA
+
+
+# -- a real redis-server for the Redis index tests ---------------------------------------
+
+
+class RedisServer:
+    """A ``redis-server`` of the tests' own on 127.0.0.1, without persistence."""
+
+    def __init__(self, directory: Path, port: int | None = None) -> None:
+        self.directory = directory
+        self.port = port or _free_port()
+        self.process = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, *extra: str) -> RedisServer:
+        import subprocess
+        import time
+
+        import redis
+
+        log = self.directory / f"redis-{self.port}.log"
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.directory), "--logfile", str(log), *extra],
+            cwd=self.directory,
+        )  # fmt: skip
+        client = redis.Redis(port=self.port, socket_connect_timeout=1)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.AuthenticationError:
+                break  # started with --requirepass: it is up
+            except redis.ConnectionError as e:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    text = log.read_text() if log.exists() else ""
+                    raise RuntimeError(f"redis-server did not start on {self.port}: {text}") from e
+                time.sleep(0.05)
+        client.close()
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+        self.process = None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _require_redis_server() -> None:
+    import shutil
+
+    missing = []
+    if shutil.which("redis-server") is None:
+        missing.append("the redis-server program (apt-get install redis-server)")
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        missing.append("the redis package (pip install 'scrapy-simhash[redis]')")
+    if missing:
+        message = "Redis tests need " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message + "; CI must run them")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """One redis-server for the session; tests keep apart by using their own key prefix."""
+    _require_redis_server()
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def make_redis_server(tmp_path):
+    """Start private redis-servers (for tests that stop, restart or configure one)."""
+    _require_redis_server()
+    servers: list[RedisServer] = []
+
+    def make(*extra: str, port: int | None = None) -> RedisServer:
+        server = RedisServer(tmp_path, port).start(*extra)
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()

@@ -7,6 +7,7 @@ Backends are listed in ``BACKENDS``; each entry opens a fresh index at a locatio
 from __future__ import annotations
 
 import random
+import uuid
 
 import pytest
 
@@ -45,7 +46,21 @@ class SqliteBackend(Backend):
         return f"sqlite:///{self.tmp_path / 'index.db'}"
 
 
-BACKENDS = {b.name: b for b in (MemoryBackend, SqliteBackend)}
+class RedisBackend(Backend):
+    """A fresh key prefix per test on the session's redis-server (see conftest.py)."""
+
+    name = "redis"
+
+    def __init__(self, tmp_path, request):
+        super().__init__(tmp_path, request)
+        self.server = request.getfixturevalue("redis_server")
+        self.prefix = f"contract-{uuid.uuid4().hex[:12]}"
+
+    def uri(self) -> str:
+        return f"{self.server.url}?prefix={self.prefix}"
+
+
+BACKENDS = {b.name: b for b in (MemoryBackend, SqliteBackend, RedisBackend)}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

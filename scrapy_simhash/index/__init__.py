@@ -7,6 +7,8 @@ URI                                backend
 ``sqlite:////absolute/path.db``    (three slashes, then the path as given)
 ``/path/to/file.db``, ``x.db``     a plain path also means SQLite
 ``memory:``                        :class:`~scrapy_simhash.index.memory.MemoryIndex`
+``redis://host:6379/0?prefix=p``   :class:`~scrapy_simhash.index.redis.RedisIndex`
+``rediss://...`` (TLS)             (needs ``pip install 'scrapy-simhash[redis]'``)
 =================================  ==============================================
 
 Backend options go in the query string, e.g.
@@ -29,7 +31,12 @@ __all__ = ["INDEX_SCHEMES", "IndexParameters", "Match", "NearDuplicateIndex", "o
 INDEX_SCHEMES: dict[str, str] = {
     "sqlite": "scrapy_simhash.index.sqlite:SqliteIndex",
     "memory": "scrapy_simhash.index.memory:MemoryIndex",
+    "redis": "scrapy_simhash.index.redis:RedisIndex",
+    "rediss": "scrapy_simhash.index.redis:RedisIndex",
 }
+
+#: Scheme -> the package extra that installs its dependency, where the names differ.
+_EXTRAS = {"rediss": "redis"}
 
 
 def open_index(
@@ -75,6 +82,6 @@ def _backend_for(uri: str) -> type:
     except ImportError as e:
         raise UnsupportedIndexURI(
             f"The {scheme!r} index backend needs a package that is not installed ({e.name}); "
-            f"install it with: pip install 'scrapy-simhash[{scheme}]'"
+            f"install it with: pip install 'scrapy-simhash[{_EXTRAS.get(scheme, scheme)}]'"
         ) from None
     return getattr(module, name)

@@ -1,0 +1,819 @@
+"""One index shared by many crawler processes on many hosts, in a Redis server.
+
+Open it with ``redis://[user:password@]host:6379/0?prefix=myproject`` (``rediss://`` for
+TLS). Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``)::
+
+    {simhash}:meta              hash    format, version, max_distance, blocks, features,
+                                        bucket_bits, created_at: checked on every open
+    {simhash}:n                 hash    pages (the count), seq (the last sequence number)
+    {simhash}:t:<table>:<bucket> set    one per table and bucket: the fingerprints whose
+                                        table key starts with <bucket>, as integers
+    {simhash}:fp                hash    fingerprint (16 hex digits) -> [[seq, key, "added_at"]]
+    {simhash}:exact             hash    text digest (16 hex digits) -> [seq, key, "added_at"]
+    {simhash}:drops             stream  the audit log (key, kept, distance, exact, at)
+
+**Tables and buckets.** For each table of the block plan a fingerprint's bits are
+rearranged so that the table's key comes first (see :mod:`scrapy_simhash.blocks`). The
+first ``bucket_bits`` bits (default 16) name the set; the remaining ``64 - bucket_bits``
+bits (at most 52) are the member, so a member is an exact Lua number and the sets stay
+compact intsets (8 bytes a member) until they hold 512 members. A probe reads one set per
+table and keeps the members whose remaining key bits are equal; the other bits are
+compared in two 24-bit halves (Lua's ``bit`` library is 32-bit).
+
+**Atomicity.** ``add_if_new`` is one Lua script (sent with EVALSHA, loaded again after
+a NOSCRIPT reply when the server restarted or its scripts were flushed): it probes every
+table, checks the distances and inserts only when nothing is near, while no other client's
+command runs. Of two hosts seeing near-duplicate pages at the same moment, one keeps its
+page and the other gets it as the match.
+
+**Redis Cluster** (``?cluster=true``): the braces make ``prefix`` a hash tag, so every key
+of one index lives in one slot, and the script stays atomic across all clients. The price:
+one index lives on one shard (and its replicas); indexes with different prefixes spread
+over the cluster.
+
+**Expiry** (``?ttl=30d``): pages stored longer ago than the TTL are removed by a sweep
+that runs when the index is opened and then at most every ``ttl / 24`` (one process at a
+time): a page may outlive its TTL by up to that. Sweeping reads every stored page, so
+with millions of pages it takes seconds; it also trims the audit log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from ..exceptions import (
+    ConfigurationError,
+    IndexCorrupt,
+    IndexNotFound,
+    IndexParameterMismatch,
+    IndexUnavailable,
+    NotAnIndex,
+    UnsupportedIndexURI,
+)
+from .base import (
+    DropRecord,
+    IndexBase,
+    IndexParameters,
+    Match,
+    RequestedParameters,
+    StoredPage,
+    nearest,
+)
+from .uri import redact, uri_options
+
+logger = logging.getLogger(__name__)
+
+#: The value of ``format`` in ``{prefix}:meta``: marks our keys.
+FORMAT = "scrapy-simhash"
+#: Bumped with every change of the key layout above.
+LAYOUT_VERSION = 1
+DEFAULT_PREFIX = "simhash"
+DEFAULT_BUCKET_BITS = 16
+#: Members must be exact Lua numbers (doubles): at most 52 bits.
+MAX_MEMBER_BITS = 52
+_PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_BATCH = 1000
+
+# Probe every table; return {1, table, member, distance} for the nearest stored fingerprint
+# within max_distance, or insert the fingerprint and return {0, seq}.
+# KEYS: the n set keys, the fingerprint hash, the counters hash.
+# ARGV: max_distance, n, then (member, non-key bit count) per table, hex fingerprint,
+#       record tail ('"key","added_at"').
+_ADD_IF_NEW = """
+local k = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local best_d, best_t, best_m = k + 1, -1, nil
+for t = 1, n do
+  local p = tonumber(ARGV[1 + 2 * t])
+  local scale = 2 ^ tonumber(ARGV[2 + 2 * t])
+  local p_key = math.floor(p / scale)
+  local p_rest = p % scale
+  local p_hi = math.floor(p_rest / 16777216)
+  local p_lo = p_rest % 16777216
+  local members = redis.call('SMEMBERS', KEYS[t])
+  for i = 1, #members do
+    local m = tonumber(members[i])
+    if math.floor(m / scale) == p_key then
+      local r = m % scale
+      local d = 0
+      local x = bit.bxor(math.floor(r / 16777216), p_hi)
+      while x ~= 0 and d < best_d do x = bit.band(x, x - 1); d = d + 1 end
+      x = bit.bxor(r % 16777216, p_lo)
+      while x ~= 0 and d < best_d do x = bit.band(x, x - 1); d = d + 1 end
+      if d < best_d then best_d, best_t, best_m = d, t - 1, members[i] end
+    end
+  end
+end
+if best_m then return {1, best_t, best_m, best_d} end
+for t = 1, n do redis.call('SADD', KEYS[t], ARGV[1 + 2 * t]) end
+local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
+redis.call('HINCRBY', KEYS[n + 2], 'pages', 1)
+redis.call('HSET', KEYS[n + 1], ARGV[3 + 2 * n], '[[' .. seq .. ',' .. ARGV[4 + 2 * n] .. ']]')
+return {0, seq}
+"""
+
+# Store a fingerprint without checking distances (restoring an export); skip it when a
+# page with the same key is stored under the same fingerprint. Returns 1 if stored.
+# KEYS: the n set keys, the fingerprint hash, the counters hash.
+# ARGV: n, the n members, hex fingerprint, record tail, key.
+_STORE = """
+local n = tonumber(ARGV[1])
+local hex, tail, key = ARGV[n + 2], ARGV[n + 3], ARGV[n + 4]
+local existing = redis.call('HGET', KEYS[n + 1], hex)
+if existing then
+  for _, r in ipairs(cjson.decode(existing)) do
+    if r[2] == key then return 0 end
+  end
+end
+local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
+redis.call('HINCRBY', KEYS[n + 2], 'pages', 1)
+local record = '[' .. seq .. ',' .. tail .. ']'
+if existing then
+  redis.call('HSET', KEYS[n + 1], hex, string.sub(existing, 1, -2) .. ',' .. record .. ']')
+else
+  redis.call('HSET', KEYS[n + 1], hex, '[' .. record .. ']')
+  for t = 1, n do redis.call('SADD', KEYS[t], ARGV[1 + t]) end
+end
+return 1
+"""
+
+# Remove the records with the given sequence numbers stored under one fingerprint; remove
+# the fingerprint from the tables when none is left. Returns how many were removed.
+# KEYS: the n set keys, the fingerprint hash, the counters hash.
+# ARGV: n, the n members, hex fingerprint, then the sequence numbers.
+_REMOVE = """
+local n = tonumber(ARGV[1])
+local hex = ARGV[n + 2]
+local existing = redis.call('HGET', KEYS[n + 1], hex)
+if not existing then return 0 end
+local doomed = {}
+for i = n + 3, #ARGV do doomed[tonumber(ARGV[i])] = true end
+local keep, removed = {}, 0
+for _, r in ipairs(cjson.decode(existing)) do
+  if doomed[r[1]] then removed = removed + 1 else keep[#keep + 1] = r end
+end
+if removed == 0 then return 0 end
+if #keep == 0 then
+  redis.call('HDEL', KEYS[n + 1], hex)
+  for t = 1, n do redis.call('SREM', KEYS[t], ARGV[1 + t]) end
+else
+  redis.call('HSET', KEYS[n + 1], hex, cjson.encode(keep))
+end
+redis.call('HINCRBY', KEYS[n + 2], 'pages', -removed)
+return removed
+"""
+
+# Exact entries. KEYS: the exact hash, the counters hash. ARGV: hex digest, record tail.
+# Returns the stored record, or nil after storing this one.
+_ADD_EXACT_IF_NEW = """
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if existing then return existing end
+local seq = redis.call('HINCRBY', KEYS[2], 'seq', 1)
+redis.call('HINCRBY', KEYS[2], 'pages', 1)
+redis.call('HSET', KEYS[1], ARGV[1], '[' .. seq .. ',' .. ARGV[2] .. ']')
+return false
+"""
+
+# Remove an exact entry if it still has sequence number ARGV[2]. Returns 1 if removed.
+_REMOVE_EXACT = """
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if not existing or cjson.decode(existing)[1] ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HINCRBY', KEYS[2], 'pages', -1)
+return 1
+"""
+
+# Create the parameters unless another client just did; return them either way.
+_CREATE_META = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV))
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+
+def duration(value: str) -> float:
+    """Seconds in ``3600``, ``90s``, ``45m``, ``12h``, ``30d`` or ``2w``; must be positive."""
+    found = _DURATION_RE.match(value)
+    if not found or float(found[1]) <= 0:
+        raise ValueError(value)
+    return float(found[1]) * _UNITS[found[2]]
+
+
+def boolean(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(value)
+
+
+@dataclass(frozen=True)
+class _TableLayout:
+    """How one table's key and the remaining bits of a fingerprint map to a set and a member."""
+
+    key_blocks: tuple[tuple[int, int], ...]  #: (shift, width) of the key's blocks, first = top
+    rest_blocks: tuple[tuple[int, int], ...]  #: the other blocks, first = top
+    key_bits: int
+    rest_bits: int
+    bucket_bits: int
+
+    def split(self, fingerprint: int) -> tuple[int, int]:
+        """(bucket, member) of *fingerprint* in this table."""
+        key = rest = 0
+        for shift, width in self.key_blocks:
+            key = (key << width) | ((fingerprint >> shift) & ((1 << width) - 1))
+        for shift, width in self.rest_blocks:
+            rest = (rest << width) | ((fingerprint >> shift) & ((1 << width) - 1))
+        low_bits = self.key_bits - self.bucket_bits
+        bucket = key >> low_bits
+        member = ((key & ((1 << low_bits) - 1)) << self.rest_bits) | rest
+        return bucket, member
+
+    def join(self, bucket: int, member: int) -> int:
+        """The fingerprint stored as *member* of the set *bucket*."""
+        low_bits = self.key_bits - self.bucket_bits
+        key = (bucket << low_bits) | (member >> self.rest_bits)
+        rest = member & ((1 << self.rest_bits) - 1)
+        fingerprint = 0
+        for blocks, value in ((self.key_blocks, key), (self.rest_blocks, rest)):
+            for shift, width in reversed(blocks):
+                fingerprint |= (value & ((1 << width) - 1)) << shift
+                value >>= width
+        return fingerprint
+
+
+def _layouts(parameters: IndexParameters, bucket_bits: int) -> list[_TableLayout]:
+    plan = parameters.plan
+    layouts = []
+    for table in plan.tables:
+        key_blocks = tuple(plan.spans[i] for i in table)
+        rest_blocks = tuple(plan.spans[i] for i in range(plan.blocks) if i not in table)
+        key_bits = sum(width for _, width in key_blocks)
+        bits = min(bucket_bits, key_bits)
+        if plan.bits - bits > MAX_MEMBER_BITS:
+            raise ConfigurationError(
+                f"The Redis index needs table keys of at least {plan.bits - MAX_MEMBER_BITS} "
+                f"bits, but max_distance={plan.max_distance} with blocks={plan.blocks} makes "
+                f"{key_bits}-bit keys; use blocks={plan.max_distance + 2} or more"
+            )
+        layouts.append(_TableLayout(key_blocks, rest_blocks, key_bits, plan.bits - key_bits, bits))
+    return layouts
+
+
+def _hex(value: int) -> str:
+    return f"{value:016x}"
+
+
+def _tail(key: str, added_at: float) -> str:
+    """The end of a stored record: ``"key","added_at"`` (the time as a string keeps every
+    digit through Lua's cjson)."""
+    return json.dumps(key, ensure_ascii=False) + "," + json.dumps(repr(float(added_at)))
+
+
+def _records(value: str) -> list[tuple[int, str, float]]:
+    """The ``(seq, key, added_at)`` records of one stored fingerprint."""
+    return [(int(seq), key, float(at)) for seq, key, at in json.loads(value)]
+
+
+class RedisIndex(IndexBase):
+    """A near-duplicate index in a Redis server, shared by every process that opens it.
+
+    *client* is a ``redis.Redis`` (or ``redis.RedisCluster``) created with
+    ``decode_responses=True``; :meth:`from_uri` makes one from a URI. All keys start with
+    ``{prefix}:``. *location* names the server in messages (never with a password).
+    *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
+    (seconds) makes pages expire that long after they were stored.
+    """
+
+    def __init__(
+        self,
+        client,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        location: str | None = None,
+        max_distance: int | None = None,
+        blocks: int | None = None,
+        features: str | None = None,
+        create: bool = True,
+        bucket_bits: int | None = None,
+        ttl: float | None = None,
+        password: str | None = None,
+    ) -> None:
+        from ..fingerprint import Fingerprinter
+
+        if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+            raise ConfigurationError(
+                f"Redis key prefix {prefix!r} must be 1 to 100 letters, digits or '_.:/-' "
+                "(no braces: the prefix becomes the hash tag {prefix})"
+            )
+        if bucket_bits is not None and not 8 <= bucket_bits <= 32:
+            raise ConfigurationError(
+                f"bucket_bits={bucket_bits} must be between 8 and 32; "
+                f"{DEFAULT_BUCKET_BITS} suits up to about 30 million pages"
+            )
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl={ttl} must be a positive number of seconds")
+        self._client = client
+        self._password = password
+        self.prefix = prefix
+        self.location = location or f"redis ({client!r})?prefix={prefix}"
+        self.ttl = ttl
+        self._tag = "{" + prefix + "}"
+        self._meta_key = f"{self._tag}:meta"
+        self._counters_key = f"{self._tag}:n"
+        self._fp_key = f"{self._tag}:fp"
+        self._exact_key = f"{self._tag}:exact"
+        self._drops_key = f"{self._tag}:drops"
+        self._add_if_new = client.register_script(_ADD_IF_NEW)
+        self._store = client.register_script(_STORE)
+        self._remove = client.register_script(_REMOVE)
+        self._add_exact = client.register_script(_ADD_EXACT_IF_NEW)
+        self._remove_exact = client.register_script(_REMOVE_EXACT)
+        self._create_meta = client.register_script(_CREATE_META)
+        requested = RequestedParameters(max_distance, blocks, features)
+        try:
+            with self._errors("open"):
+                client.ping()
+                self.parameters, self.bucket_bits = self._load_or_create(
+                    requested, bucket_bits, create, Fingerprinter().signature
+                )
+            self.plan = self.parameters.plan
+            self._layouts = _layouts(self.parameters, self.bucket_bits)
+            self._check_persistence()
+            self._next_sweep = 0.0
+            self._sweep_if_due()
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def from_uri(cls, uri: str, **parameters) -> RedisIndex:
+        """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
+        ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
+        options = uri_options(
+            uri,
+            {
+                "prefix": str,
+                "ttl": duration,
+                "bucket_bits": int,
+                "cluster": boolean,
+                "timeout": float,
+                "ssl_cert_reqs": str,
+                "ssl_ca_certs": str,
+                "ssl_certfile": str,
+                "ssl_keyfile": str,
+            },
+        )
+        parts = urlsplit(uri)
+        try:
+            host, port = parts.hostname or "localhost", parts.port or 6379
+        except ValueError:
+            raise UnsupportedIndexURI(f"Bad port in index URI {redact(uri)}") from None
+        db_text = parts.path.strip("/") or "0"
+        if not db_text.isdigit():
+            raise UnsupportedIndexURI(
+                f"Redis database {db_text!r} in {redact(uri)} must be a number, "
+                "as in redis://localhost:6379/0"
+            )
+        db = int(db_text)
+        cluster = bool(options.pop("cluster", False))
+        if cluster and db != 0:
+            raise UnsupportedIndexURI(
+                f"Redis Cluster has only database 0, not {db} ({redact(uri)})"
+            )
+        timeout = float(options.pop("timeout", 10.0))
+        password = unquote(parts.password) if parts.password is not None else None
+        username = unquote(parts.username) if parts.username else None
+        prefix = str(options.pop("prefix", DEFAULT_PREFIX))
+        ttl = options.pop("ttl", None)
+        bucket_bits = options.pop("bucket_bits", None)
+        scheme = parts.scheme.lower()
+        kwargs = dict(
+            host=host,
+            port=port,
+            username=username,
+            password=password,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            decode_responses=True,
+            # Connection errors and timeouts are retried with a short backoff; a retried
+            # add_if_new recognises its own insert (see add_if_new).
+            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+        )
+        if scheme == "rediss":
+            kwargs["ssl"] = True
+            kwargs.update(options)
+        elif options:
+            raise UnsupportedIndexURI(
+                f"Options {', '.join(sorted(options))} in {redact(uri)} need TLS: use rediss://"
+            )
+        location = f"{scheme}://{host}:{port}/{db}?prefix={prefix}"
+        if cluster:
+            location += "&cluster=true"
+            client = redis.RedisCluster(**kwargs)
+        else:
+            client = redis.Redis(db=db, **kwargs)
+        return cls(
+            client,
+            prefix=prefix,
+            location=location,
+            bucket_bits=bucket_bits,
+            ttl=ttl,
+            password=password,
+            **parameters,
+        )
+
+    # -- opening -----------------------------------------------------------------------
+
+    def _load_or_create(self, requested, bucket_bits, create, default_features):
+        meta = self._client.hgetall(self._meta_key)
+        if not meta:
+            self._check_no_foreign_keys()
+            if not create:
+                raise IndexNotFound(f"No index at {self.location}")
+            parameters = requested.for_new_index(default_features)
+            bits = DEFAULT_BUCKET_BITS if bucket_bits is None else bucket_bits
+            _layouts(parameters, bits)  # validates before anything is written
+            fields = {
+                "format": FORMAT,
+                "version": str(LAYOUT_VERSION),
+                "max_distance": str(parameters.max_distance),
+                "blocks": str(parameters.blocks),
+                "features": parameters.features,
+                "bucket_bits": str(bits),
+                "created_at": repr(time.time()),
+            }
+            args = [x for item in fields.items() for x in item]
+            reply = self._create_meta(keys=[self._meta_key], args=args)
+            meta = dict(zip(reply[::2], reply[1::2], strict=True))
+        if meta.get("format") != FORMAT:
+            raise NotAnIndex(
+                f"{self.location} holds a key {self._meta_key} that is not scrapy-simhash's; "
+                "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI "
+                "(?prefix=...)."
+            )
+        version = int(meta.get("version", "0"))
+        if version > LAYOUT_VERSION:
+            raise IndexUnavailable(
+                f"The index at {self.location} has layout version {version}, newer than this "
+                f"scrapy-simhash knows ({LAYOUT_VERSION}); upgrade scrapy-simhash"
+            )
+        try:
+            stored = IndexParameters(
+                int(meta["max_distance"]), int(meta["blocks"]), meta["features"]
+            )
+            stored_bits = int(meta["bucket_bits"])
+        except (KeyError, ValueError):
+            raise IndexCorrupt(
+                f"The index at {self.location} has no valid parameters in {self._meta_key}; "
+                "restore it from a backup (scrapy-simhash export/import) or use another prefix"
+            ) from None
+        parameters = requested.check(stored, self.location)
+        if bucket_bits is not None and bucket_bits != stored_bits:
+            raise IndexParameterMismatch(
+                f"The index at {self.location} was built with other parameters (bucket_bits: "
+                f"index has {stored_bits}, requested {bucket_bits}). Use the index's "
+                "parameters, or choose a new prefix (an index is never rebuilt on its own: "
+                "it would lose every stored page)."
+            )
+        return parameters, stored_bits
+
+    def _check_no_foreign_keys(self) -> None:
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._tag) + ":*"
+        for name in self._client.scan_iter(match=pattern, count=1000):
+            raise NotAnIndex(
+                f"{self.location} has keys under {self._tag}: (such as {name!r}) but no "
+                f"scrapy-simhash parameters in {self._meta_key}; they were left untouched. "
+                "Choose another prefix in SIMHASH_INDEX_URI (?prefix=...)."
+            )
+
+    def _check_persistence(self) -> None:
+        try:
+            config = self._client.config_get("appendonly")
+        except redis.RedisError as e:
+            logger.debug(
+                "Could not read the appendonly setting of %s (%s); make sure the server "
+                "persists its data, or a restart loses the index",
+                self.location,
+                self._scrub(str(e)),
+            )
+            return
+        values = list(config.values()) if isinstance(config, dict) else []
+        if "no" in values:
+            logger.warning(
+                "Redis at %s has appendonly off: a restart of the server loses every page "
+                "stored since its last snapshot. Turn it on with: CONFIG SET appendonly yes "
+                "(and in redis.conf)",
+                self.location,
+            )
+
+    # -- errors ------------------------------------------------------------------------
+
+    def _scrub(self, message: str) -> str:
+        if self._password:
+            message = message.replace(self._password, "***")
+        return message
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Turn redis-py's errors into ours, naming the server (never the password)."""
+        try:
+            yield
+        except redis.AuthenticationError as e:
+            raise IndexUnavailable(
+                f"Redis at {self.location} refused the credentials ({doing}: "
+                f"{self._scrub(str(e))}); check the user and password in SIMHASH_INDEX_URI"
+            ) from None
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            raise IndexUnavailable(
+                f"Cannot reach Redis at {self.location} ({doing}: {self._scrub(str(e))}); "
+                "start the server or fix SIMHASH_INDEX_URI. The next operation reconnects."
+            ) from None
+        except redis.ResponseError as e:
+            message = self._scrub(str(e))
+            if message.startswith("WRONGTYPE"):
+                raise IndexCorrupt(
+                    f"A key of the index at {self.location} has the wrong type ({doing}: "
+                    f"{message}); another program wrote under the prefix. Restore the index "
+                    "from a backup or choose another prefix"
+                ) from None
+            if message.startswith("OOM"):
+                raise IndexUnavailable(
+                    f"Redis at {self.location} is out of memory ({doing}: {message}); raise "
+                    "its maxmemory, use a ttl, or use another server"
+                ) from None
+            raise IndexUnavailable(
+                f"Redis at {self.location} failed ({doing}: {message})"
+            ) from None
+        except redis.RedisError as e:
+            raise IndexUnavailable(
+                f"Redis at {self.location} failed ({doing}: {self._scrub(str(e))})"
+            ) from None
+
+    # -- keys and members --------------------------------------------------------------
+
+    def _table_keys(self, fingerprint: int) -> tuple[list[str], list[int]]:
+        keys, members = [], []
+        for table, layout in enumerate(self._layouts):
+            bucket, member = layout.split(fingerprint)
+            keys.append(f"{self._tag}:t:{table}:{bucket}")
+            members.append(member)
+        return keys, members
+
+    def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]:
+        keys, members = self._table_keys(fingerprint)
+        return [*keys, self._fp_key, self._counters_key], members
+
+    # -- the index ---------------------------------------------------------------------
+
+    def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        self._sweep_if_due()
+        keys, members = self._script_keys(fingerprint)
+        args: list[object] = [self.plan.max_distance, len(members)]
+        for member, layout in zip(members, self._layouts, strict=True):
+            args += (member, layout.rest_bits)
+        for _ in range(3):
+            added_at = time.time()
+            with self._errors("add"):
+                reply = self._add_if_new(
+                    keys=keys, args=[*args, _hex(fingerprint), _tail(key, added_at)]
+                )
+                if int(reply[0]) == 0:
+                    return None
+                table, member, distance = int(reply[1]), int(reply[2]), int(reply[3])
+                bucket = int(keys[table].rpartition(":")[2])
+                found = self._layouts[table].join(bucket, member)
+                value = self._client.hget(self._fp_key, _hex(found))
+            if value is None:
+                continue  # forgotten in the meantime: check again
+            _, stored_key, stored_at = min(_records(value))
+            if distance == 0 and stored_key == key and stored_at == float(repr(added_at)):
+                return None  # a retried call found its own insert
+            return Match(stored_key, found, distance, stored_at)
+        raise IndexUnavailable(
+            f"The index at {self.location} kept changing under add_if_new for {key}; "
+            "another process is forgetting pages as fast as they are found"
+        )
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        k = self._query_distance(max_distance)
+        table_keys, _ = self._table_keys(fingerprint)
+        with self._errors("query"):
+            pipe = self._client.pipeline(transaction=False)
+            for name in table_keys:
+                pipe.smembers(name)
+            replies = pipe.execute()
+            candidates = []
+            for table, (name, members) in enumerate(zip(table_keys, replies, strict=True)):
+                bucket = int(name.rpartition(":")[2])
+                for member in members:
+                    found = self._layouts[table].join(bucket, int(member))
+                    candidates.append((found, found))
+            found = nearest(fingerprint, candidates, k)
+            if not found:
+                return []
+            values = self._client.hmget(self._fp_key, [_hex(fp) for _, fp in found])
+        matches = []
+        for (distance, fp), value in zip(found, values, strict=True):
+            if value is not None:
+                for seq, stored_key, at in sorted(_records(value)):
+                    matches.append((distance, seq, Match(stored_key, fp, distance, at)))
+        return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
+
+    def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        self._sweep_if_due()
+        added_at = time.time()
+        with self._errors("add"):
+            value = self._add_exact(
+                keys=[self._exact_key, self._counters_key],
+                args=[_hex(digest), _tail(key, added_at)],
+            )
+        if value is None:
+            return None
+        _, stored_key, stored_at = json.loads(value)
+        if stored_key == key and float(stored_at) == float(repr(added_at)):
+            return None  # a retried call found its own insert
+        return Match(stored_key, digest, 0, float(stored_at))
+
+    def __len__(self) -> int:
+        with self._errors("count"):
+            return int(self._client.hget(self._counters_key, "pages") or 0)
+
+    # -- maintenance and audit ---------------------------------------------------------
+
+    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+        fields = {
+            "key": key,
+            "kept": match.key,
+            "distance": match.distance,
+            "exact": int(exact),
+            "at": repr(time.time()),
+        }
+        with self._errors("record a drop"):
+            self._client.xadd(self._drops_key, fields)
+
+    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+        start = "-"
+        while True:
+            with self._errors("read the drops"):
+                batch = self._client.xrange(self._drops_key, min=start, count=_BATCH)
+            for _, fields in batch:
+                record = DropRecord(
+                    fields["key"],
+                    fields["kept"],
+                    int(fields["distance"]),
+                    fields["exact"] == "1",
+                    float(fields["at"]),
+                )
+                if since is None or record.at >= since:
+                    yield record
+            if len(batch) < _BATCH:
+                return
+            start = "(" + batch[-1][0]
+
+    def _scan(self, name: str) -> Iterator[tuple[str, str]]:
+        with self._errors("list pages"):
+            yield from self._client.hscan_iter(name, count=_BATCH)
+
+    def _stored(self) -> Iterator[tuple[int, StoredPage]]:
+        """``(seq, page)`` for every stored page, in no particular order."""
+        for hex_fp, value in self._scan(self._fp_key):
+            for seq, key, at in _records(value):
+                yield seq, StoredPage(key, int(hex_fp, 16), at)
+        for hex_digest, value in self._scan(self._exact_key):
+            seq, key, at = json.loads(value)
+            yield int(seq), StoredPage(key, int(hex_digest, 16), float(at), exact=True)
+
+    def pages(self) -> Iterator[StoredPage]:
+        ordered = sorted(self._stored(), key=lambda item: (item[1].added_at, item[0]))
+        for _, page in ordered:
+            yield page
+
+    def find(self, key: str) -> list[StoredPage]:
+        found = [(page.added_at, seq, page) for seq, page in self._stored() if page.key == key]
+        return [page for _, _, page in sorted(found, key=lambda item: item[:2])]
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        added = 0
+        batch: list[StoredPage] = []
+        for page in pages:
+            batch.append(page)
+            if len(batch) >= _BATCH:
+                added += self._add_batch(batch)
+                batch = []
+        if batch:
+            added += self._add_batch(batch)
+        return added
+
+    def _add_batch(self, batch: list[StoredPage]) -> int:
+        with self._errors("add pages"):
+            pipe = self._client.pipeline(transaction=False)
+            for page in batch:
+                tail = _tail(page.key, page.added_at)
+                if page.exact:
+                    self._add_exact(
+                        keys=[self._exact_key, self._counters_key],
+                        args=[_hex(page.fingerprint), tail],
+                        client=pipe,
+                    )
+                else:
+                    keys, members = self._script_keys(page.fingerprint)
+                    args = [len(members), *members, _hex(page.fingerprint), tail, page.key]
+                    self._store(keys=keys, args=args, client=pipe)
+            replies = pipe.execute()
+        added = 0
+        for page, reply in zip(batch, replies, strict=True):
+            if page.exact:
+                added += reply is None
+            else:
+                added += int(reply)
+        return added
+
+    def _delete(self, doomed: Iterable[tuple[int, StoredPage]]) -> int:
+        """Remove the ``(seq, page)`` records; return how many were removed."""
+        by_fingerprint: dict[int, list[int]] = {}
+        exact: list[tuple[int, int]] = []
+        for seq, page in doomed:
+            if page.exact:
+                exact.append((page.fingerprint, seq))
+            else:
+                by_fingerprint.setdefault(page.fingerprint, []).append(seq)
+        calls = [(False, fp, seqs) for fp, seqs in by_fingerprint.items()]
+        calls += [(True, digest, [seq]) for digest, seq in exact]
+        removed = 0
+        for start in range(0, len(calls), _BATCH):
+            with self._errors("remove pages"):
+                pipe = self._client.pipeline(transaction=False)
+                for is_exact, value, seqs in calls[start : start + _BATCH]:
+                    if is_exact:
+                        self._remove_exact(
+                            keys=[self._exact_key, self._counters_key],
+                            args=[_hex(value), seqs[0]],
+                            client=pipe,
+                        )
+                    else:
+                        keys, members = self._script_keys(value)
+                        self._remove(
+                            keys=keys,
+                            args=[len(members), *members, _hex(value), *seqs],
+                            client=pipe,
+                        )
+                removed += sum(int(reply) for reply in pipe.execute())
+        return removed
+
+    def forget(self, key: str) -> int:
+        return self._delete([(seq, page) for seq, page in self._stored() if page.key == key])
+
+    def expire(self, older_than: float) -> int:
+        return self._delete(
+            [(seq, page) for seq, page in self._stored() if page.added_at < older_than]
+        )
+
+    # -- time to live ------------------------------------------------------------------
+
+    def _sweep_if_due(self) -> None:
+        """Expire pages older than the ttl, at most every ttl / 24 and in one process at a
+        time (a lock key with a lifetime)."""
+        if self.ttl is None or time.monotonic() < self._next_sweep:
+            return
+        interval = self.ttl / 24
+        self._next_sweep = time.monotonic() + interval
+        now = time.time()
+        with self._errors("expire"):
+            lock = f"{self._tag}:sweep"
+            if not self._client.set(lock, repr(now), nx=True, px=max(1, int(interval * 1000))):
+                return  # another process swept within the interval
+            removed = self.expire(now - self.ttl)
+            self._client.xtrim(self._drops_key, minid=int((now - self.ttl) * 1000))
+        if removed:
+            logger.info(
+                "Removed %d pages older than the ttl of %g s from %s",
+                removed,
+                self.ttl,
+                self.location,
+            )
+
+    def close(self) -> None:
+        """Close the connections. Idempotent."""
+        client, self._client = getattr(self, "_client", None), None
+        if client is not None:
+            with contextlib.suppress(redis.RedisError):
+                client.close()
+
+    def __repr__(self) -> str:
+        return f"RedisIndex({self.location!r}, {self.parameters})"

@@ -1,0 +1,420 @@
+"""What only the Redis index does: URIs, passwords, scripts, outages, many processes, TTL.
+
+The contract every backend meets runs against Redis in test_index_contract.py. These tests
+talk to real ``redis-server`` processes started by the fixtures in conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from itertools import combinations
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_simhash import open_index
+from scrapy_simhash.exceptions import (
+    ConfigurationError,
+    IndexNotFound,
+    IndexParameterMismatch,
+    IndexUnavailable,
+    NotAnIndex,
+    UnsupportedIndexURI,
+)
+from scrapy_simhash.fingerprint import hamming_distance
+from scrapy_simhash.index.base import StoredPage
+
+try:
+    import redis
+except ImportError:
+    if os.environ.get("CI"):
+        raise
+    pytest.skip(
+        "needs the redis package: pip install 'scrapy-simhash[redis]'", allow_module_level=True
+    )
+
+from scrapy_simhash.index.redis import duration
+
+ROOT = Path(__file__).resolve().parents[1]
+FP = 0xF0E1_D2C3_B4A5_9687
+PASSWORD = "s3cr3t-Pa55"
+
+
+def flip(fp: int, *bits: int) -> int:
+    for bit in bits:
+        fp ^= 1 << bit
+    return fp
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def uri(redis_server, prefix) -> str:
+    return f"{redis_server.url}?prefix={prefix}"
+
+
+@pytest.fixture
+def client(redis_server):
+    client = redis.Redis(port=redis_server.port, decode_responses=True)
+    yield client
+    client.close()
+
+
+# -- URIs, prefixes, parameters ----------------------------------------------------------
+
+
+def test_key_layout_under_the_prefix(uri, prefix, client):
+    with open_index(uri) as index:
+        assert index.location == f"{uri}"
+        index.add_if_new(FP, "https://a.example/")
+        index.add_exact_if_new(5, "https://b.example/")
+    names = set(client.scan_iter(match="{" + prefix + "}:*"))
+    tables = {name for name in names if ":t:" in name}
+    assert names - tables == {f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact")}
+    assert len(tables) == 10, "one set per table"
+    for name in tables:
+        assert client.object("encoding", name) == "intset"
+    meta = client.hgetall(f"{{{prefix}}}:meta")
+    assert meta["format"] == "scrapy-simhash"
+    assert (meta["max_distance"], meta["blocks"], meta["bucket_bits"]) == ("3", "5", "16")
+    stored = json.loads(client.hget(f"{{{prefix}}}:fp", f"{FP:016x}"))
+    assert stored[0][1] == "https://a.example/"
+
+
+def test_default_prefix_is_simhash(redis_server):
+    with open_index(redis_server.url.replace("/0", "/15")) as index:
+        assert index.prefix == "simhash"
+        assert index.location == f"redis://127.0.0.1:{redis_server.port}/15?prefix=simhash"
+
+
+def test_bad_uris(redis_server):
+    base = redis_server.url
+    with pytest.raises(UnsupportedIndexURI, match="Unknown option 'prefx'"):
+        open_index(f"{base}?prefx=a")
+    with pytest.raises(UnsupportedIndexURI, match=r"ttl='soon' .* is not a valid duration"):
+        open_index(f"{base}?ttl=soon")
+    with pytest.raises(UnsupportedIndexURI, match="database 'x'"):
+        open_index(f"redis://127.0.0.1:{redis_server.port}/x")
+    with pytest.raises(UnsupportedIndexURI, match="need TLS: use rediss://"):
+        open_index(f"{base}?ssl_cert_reqs=none")
+    with pytest.raises(ConfigurationError, match="no braces"):
+        open_index(base + "?prefix=%7Bp%7D")
+    with pytest.raises(ConfigurationError, match="use blocks=7 or more"):
+        open_index(f"{base}?prefix=short-keys", max_distance=5, blocks=6)
+
+
+def test_durations():
+    assert duration("3600") == 3600
+    assert duration("90s") == 90
+    assert duration("45m") == 45 * 60
+    assert duration("12h") == 12 * 3600
+    assert duration("30d") == 30 * 86400
+    assert duration("1.5w") == 1.5 * 7 * 86400
+    for bad in ("", "0", "-1d", "3y", "d"):
+        with pytest.raises(ValueError):
+            duration(bad)
+
+
+def test_create_false_and_bucket_bits_are_checked(uri):
+    with pytest.raises(IndexNotFound, match="No index at redis://"):
+        open_index(uri, create=False)
+    with open_index(uri + "&bucket_bits=12") as index:
+        assert index.bucket_bits == 12
+        index.add_if_new(FP, "a")
+    with open_index(uri, create=False) as index:
+        assert index.bucket_bits == 12
+        assert index.add_if_new(flip(FP, 1, 40, 63), "b").key == "a"
+    with pytest.raises(IndexParameterMismatch, match="bucket_bits: index has 12, requested 16"):
+        open_index(uri + "&bucket_bits=16")
+
+
+def test_foreign_keys_under_the_prefix_are_not_an_index(uri, prefix, client):
+    client.set(f"{{{prefix}}}:something", "theirs")
+    with pytest.raises(NotAnIndex, match="no scrapy-simhash parameters"):
+        open_index(uri)
+    assert client.get(f"{{{prefix}}}:something") == "theirs", "left untouched"
+    assert client.exists(f"{{{prefix}}}:meta") == 0
+
+    other = prefix + "-other"
+    client.hset(f"{{{other}}}:meta", mapping={"format": "another-tool"})
+    with pytest.raises(NotAnIndex, match="not scrapy-simhash's"):
+        open_index(uri.replace(prefix, other))
+    assert client.hgetall(f"{{{other}}}:meta") == {"format": "another-tool"}
+
+
+def test_keys_of_other_prefixes_do_not_matter(uri, prefix, client):
+    client.set(f"{prefix}:plain", "x")  # no braces: another application's key
+    with open_index(uri) as index:
+        assert len(index) == 0
+
+
+def test_warns_when_appendonly_is_off(uri, caplog):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.index.redis"):
+        open_index(uri).close()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Redis at {uri} has appendonly off: a restart of the server loses every page "
+        "stored since its last snapshot. Turn it on with: CONFIG SET appendonly yes "
+        "(and in redis.conf)"
+    ]
+
+
+def test_no_warning_with_appendonly_and_debug_when_config_is_refused(make_redis_server, caplog):
+    server = make_redis_server("--appendonly", "yes", "--rename-command", "CONFIG", "")
+    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.index.redis"):
+        open_index(server.url).close()
+    (record,) = caplog.records
+    assert record.levelno == logging.DEBUG
+    assert record.getMessage().startswith(f"Could not read the appendonly setting of {server.url}")
+
+
+# -- passwords ---------------------------------------------------------------------------
+
+
+def test_password_never_shows(make_redis_server, caplog):
+    server = make_redis_server("--requirepass", PASSWORD)
+    good = f"redis://:{PASSWORD}@127.0.0.1:{server.port}/0?prefix=p"
+    with caplog.at_level(logging.DEBUG):
+        with open_index(good) as index:
+            index.add_if_new(FP, "a")
+            assert PASSWORD not in index.location
+            assert PASSWORD not in repr(index)
+            assert index.location == f"redis://127.0.0.1:{server.port}/0?prefix=p"
+        with pytest.raises(IndexUnavailable) as excinfo:
+            open_index(good.replace(PASSWORD, PASSWORD + "x"))
+        message = str(excinfo.value)
+        assert f"127.0.0.1:{server.port}" in message
+        assert "refused the credentials" in message
+        assert PASSWORD not in message
+        with pytest.raises(UnsupportedIndexURI) as excinfo:
+            open_index(good + "&nope=1")
+        assert PASSWORD not in str(excinfo.value)
+        assert ":***@" in str(excinfo.value)
+    assert caplog.records, "the appendonly warning at least"
+    assert all(PASSWORD not in r.getMessage() for r in caplog.records)
+
+
+def test_user_and_password_with_acl(make_redis_server):
+    server = make_redis_server()
+    admin = redis.Redis(port=server.port)
+    admin.acl_setuser(
+        "crawler", enabled=True, passwords=[f"+{PASSWORD}"], keys=["{crawl}:*"], commands=["+@all"]
+    )
+    admin.close()
+    uri = f"redis://crawler:{PASSWORD}@127.0.0.1:{server.port}/0?prefix=crawl"
+    with open_index(uri) as index:
+        assert index.add_if_new(FP, "a") is None
+        assert index.add_if_new(flip(FP, 2), "b").key == "a"
+
+
+# -- scripts, outages, restarts ----------------------------------------------------------
+
+
+def test_script_flush_is_survived(uri, client):
+    with open_index(uri) as index:
+        assert index.add_if_new(FP, "a") is None
+        client.script_flush()
+        assert index.add_if_new(flip(FP, 7), "b").key == "a"
+        client.script_flush()
+        assert index.add_exact_if_new(1, "c") is None
+        client.script_flush()
+        index.forget("c")
+        assert len(index) == 1
+
+
+def test_server_down_at_open_names_host_and_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(IndexUnavailable) as excinfo:
+        open_index(f"redis://:{PASSWORD}@127.0.0.1:{port}/0?timeout=2")
+    message = str(excinfo.value)
+    assert message.startswith(f"Cannot reach Redis at redis://127.0.0.1:{port}/0?prefix=simhash")
+    assert "start the server or fix SIMHASH_INDEX_URI" in message
+    assert PASSWORD not in message
+
+
+def test_server_restart_mid_crawl_then_reconnect(make_redis_server):
+    server = make_redis_server("--appendonly", "yes")
+    with open_index(f"{server.url}?prefix=restart") as index:
+        assert index.add_if_new(FP, "a") is None
+        server.stop()
+        for call in (
+            lambda: index.add_if_new(flip(FP, 1), "b"),
+            lambda: index.add_exact_if_new(3, "c"),
+            lambda: index.query(FP),
+            lambda: len(index),
+            lambda: list(index.pages()),
+        ):
+            with pytest.raises(IndexUnavailable, match=f"Cannot reach Redis at .*:{server.port}"):
+                call()
+        server.start("--appendonly", "yes")
+        assert index.add_if_new(flip(FP, 1), "b").key == "a", "reconnected, data kept"
+        assert len(index) == 1
+
+
+ARTICLE = (
+    "The city council approved a new tram line on Tuesday after a long debate about costs. "
+    "The line will connect the harbour district with the university campus and the central "
+    "station, and the first trams are expected to run in the spring of next year, according "
+    "to the transport department. Residents of the eastern suburbs welcomed the decision."
+)
+
+
+@deferred_f_from_coro_f
+async def test_pipeline_keeps_items_while_redis_is_down_then_dedups_again(make_redis_server):
+    """SIMHASH_ON_INDEX_ERROR='keep': an outage lets items through, counted; after the
+    restart the same pipeline checks items again."""
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_simhash import NearDuplicate, SimhashDedupPipeline
+
+    server = make_redis_server("--appendonly", "yes")
+    crawler = get_crawler(
+        settings_dict={
+            "SIMHASH_INDEX_URI": f"{server.url}?prefix=pipe&timeout=2",
+            "TELNETCONSOLE_ENABLED": False,
+            "REMOTE_CONTROL_ENABLED": False,
+        }
+    )
+    crawler.stats.open_spider()
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        first = {"url": "https://a.example/1", "title": "Tram", "content": ARTICLE}
+        assert await pipeline.process_item(first) is first
+        server.stop()
+        second = {"url": "https://b.example/1", "title": "Tram", "content": ARTICLE}
+        assert await pipeline.process_item(second) is second, "kept unchecked"
+        assert crawler.stats.get_value("simhash/errors/index") == 1
+        server.start("--appendonly", "yes")
+        with pytest.raises(NearDuplicate):
+            await pipeline.process_item(dict(second))
+    finally:
+        pipeline.close_spider()
+
+
+# -- many processes ----------------------------------------------------------------------
+
+
+def _hammer(uri: str, worker: int, clusters: list[list[int]], start, results) -> None:
+    order = [fp for cluster in clusters for fp in cluster]
+    random.Random(worker).shuffle(order)
+    kept = []
+    with open_index(uri) as index:
+        start.wait()
+        for fp in order:
+            if index.add_if_new(fp, f"w{worker}-{fp:016x}") is None:
+                kept.append(fp)
+    results.put((worker, kept))
+
+
+def test_processes_adding_near_duplicates_at_once_keep_one_of_each(uri):
+    rng = random.Random(5)
+    bases = [rng.getrandbits(64) for _ in range(150)]
+    assert min(hamming_distance(a, b) for a, b in combinations(bases, 2)) > 6
+    # Every member of a cluster is within 3 bits of every other: exactly one may be kept.
+    clusters = []
+    for base in bases:
+        bits = rng.sample(range(64), 3)
+        clusters.append([flip(base, *bits[:n]) for n in range(4)] + [flip(base, *bits[1:])])
+    with open_index(uri):
+        pass  # created once, so the workers only open it
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Event(), context.Queue()
+    workers = [
+        context.Process(target=_hammer, args=(uri, i, clusters, start, results)) for i in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    time.sleep(0.5)
+    start.set()
+    kept = [fp for _ in workers for fp in results.get(timeout=120)[1]]
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+    assert len(kept) == len(clusters), "each cluster kept exactly once across processes"
+    for cluster in clusters:
+        assert sum(fp in cluster for fp in kept) == 1
+    with open_index(uri) as index:
+        assert len(index) == len(clusters)
+        assert sorted(p.fingerprint for p in index.pages()) == sorted(kept)
+
+
+# -- expiry ------------------------------------------------------------------------------
+
+
+def test_ttl_sweeps_old_pages_at_open(uri, client, prefix):
+    now = time.time()
+    with open_index(uri) as index:
+        index.add_pages(
+            [
+                StoredPage("old", FP, now - 2 * 86400),
+                StoredPage("old-short", 9, now - 3 * 86400, exact=True),
+                StoredPage("recent", flip(FP, *range(8)), now - 3600),
+            ]
+        )
+        index.record_drop("x", index.add_if_new(flip(FP, 0), "x"))
+    with open_index(uri + "&ttl=1d") as index:
+        assert index.ttl == 86400
+        assert [p.key for p in index.pages()] == ["recent"]
+        assert index.add_if_new(flip(FP, 0), "new") is None, "the old page expired"
+        assert len(index) == 2
+    assert client.exists(f"{{{prefix}}}:sweep") == 1, "no other process sweeps again soon"
+    with open_index(uri) as index:
+        assert [d.key for d in index.drops()] == ["x"], "drops younger than the ttl stay"
+
+
+def test_ttl_sweep_runs_again_after_its_interval(uri, client, prefix):
+    with open_index(uri + "&ttl=2.4") as index:  # sweeps at most every 0.1 s
+        assert index.add_if_new(FP, "a") is None
+        time.sleep(2.6)
+        assert index.add_if_new(flip(FP, 1), "b") is None, "a expired before b was checked"
+        assert [p.key for p in index.pages()] == ["b"]
+
+
+# -- two crawls at once ------------------------------------------------------------------
+
+
+def _crawl(output: Path, log: Path, index_uri: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(output),
+         "-s", f"SIMHASH_INDEX_URI={index_uri}", "-s", f"LOG_FILE={log}"],
+        cwd=ROOT / "example_project",
+        env=env,
+    )  # fmt: skip
+
+
+def test_two_crawls_sharing_one_index_keep_each_page_once(uri, tmp_path):
+    manifest = json.loads((ROOT / "example_project/site/manifest.json").read_text("utf-8"))
+    originals = sorted(n for n, page in manifest["pages"].items() if page["duplicate_of"] is None)
+    crawls = [
+        _crawl(tmp_path / f"{run}.jl", tmp_path / f"{run}.log", uri) for run in ("one", "two")
+    ]
+    for crawl in crawls:
+        assert crawl.wait(timeout=300) == 0
+    kept = []
+    for run in ("one", "two"):
+        log = (tmp_path / f"{run}.log").read_text("utf-8")
+        assert "Traceback" not in log, log
+        assert "simhash/errors" not in log, log
+        for line in (tmp_path / f"{run}.jl").read_text("utf-8").splitlines():
+            kept.append(Path(unquote(urlparse(json.loads(line)["url"]).path)).name)
+    assert sorted(kept) == originals, "every original kept once, by one of the crawls"
+    with open_index(uri) as index:
+        assert len(index) == len(originals)
