@@ -505,6 +505,14 @@ class SqliteIndex(IndexBase):
     def expire(self, older_than: float) -> int:
         return self._delete("WHERE added_at < ?", (older_than,))
 
+    def vacuum(self) -> None:
+        """Rebuild the file without the space of removed pages (``VACUUM``) and truncate
+        the write-ahead log. Needs as much free disk as the index takes; other processes
+        wait meanwhile."""
+        with self._errors("vacuum"):
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         """Checkpoint and truncate the write-ahead log, then close. Idempotent."""
         conn, self._conn = getattr(self, "_conn", None), None

@@ -1,0 +1,136 @@
+"""Offline deduplication of exported feeds (JSON lines, JSON, CSV as Scrapy writes them).
+
+:func:`read_feed` and :func:`write_feed` handle the formats; :func:`dedup_items` runs each
+item through a :class:`~scrapy_simhash.dedup.Deduplicator`, exactly as the pipeline does in
+a crawl (same text fields, same verdicts), and yields the verdicts.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .dedup import Deduplicator, Verdict
+from .exceptions import SimhashError
+from .text import field_text
+
+__all__ = ["FEED_FORMATS", "FeedError", "dedup_items", "feed_format", "read_feed", "write_feed"]
+
+#: File suffix -> format.
+FEED_FORMATS = {
+    ".jl": "jsonl",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+}
+
+
+class FeedError(SimhashError, ValueError):
+    """A feed file cannot be read or written."""
+
+
+def feed_format(path: str | os.PathLike[str]) -> str:
+    suffix = Path(path).suffix.lower()
+    try:
+        return FEED_FORMATS[suffix]
+    except KeyError:
+        raise FeedError(
+            f"{os.fspath(path)}: unknown feed format {suffix or '(no suffix)'!r}; use one of "
+            f"{', '.join(sorted(FEED_FORMATS))}"
+        ) from None
+
+
+def read_feed(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read every item of a feed. Raises :class:`FeedError` naming the line of a bad one."""
+    fmt = feed_format(path)
+    name = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8", newline="" if fmt == "csv" else None) as f:
+            if fmt == "csv":
+                return [dict(row) for row in csv.DictReader(f)]
+            if fmt == "json":
+                try:
+                    items = json.load(f)
+                except json.JSONDecodeError as e:
+                    raise FeedError(
+                        f"{name} is not valid JSON (line {e.lineno}: {e.msg})"
+                    ) from None
+                if not isinstance(items, list):
+                    raise FeedError(
+                        f"{name} holds a JSON {type(items).__name__}, not a list of items"
+                    )
+                return items
+            items = []
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    items.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise FeedError(f"{name} line {number} is not valid JSON ({e.msg})") from None
+            return items
+    except OSError as e:
+        raise FeedError(f"Cannot read {name}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise FeedError(f"{name} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def write_feed(path: str | os.PathLike[str], items: Iterable[dict[str, Any]]) -> int:
+    """Write *items* in the format of *path*'s suffix; return how many."""
+    fmt = feed_format(path)
+    items = list(items)
+    try:
+        with open(path, "w", encoding="utf-8", newline="" if fmt == "csv" else None) as f:
+            if fmt == "csv":
+                fields: dict[str, None] = {}
+                for item in items:
+                    fields.update(dict.fromkeys(item))
+                writer = csv.DictWriter(f, fieldnames=list(fields))
+                writer.writeheader()
+                writer.writerows(items)
+            elif fmt == "json":
+                json.dump(items, f, ensure_ascii=False, indent=0)
+                f.write("\n")
+            else:
+                for item in items:
+                    f.write(json.dumps(item, ensure_ascii=False) + "\n")
+    except OSError as e:
+        raise FeedError(f"Cannot write {os.fspath(path)}: {e.strerror}") from None
+    return len(items)
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    number: int  #: 1-based position of the item in the feed
+    key: str
+    item: Any
+    verdict: Verdict
+
+
+def dedup_items(
+    items: Iterable[Any],
+    dedup: Deduplicator,
+    *,
+    text_fields: Iterable[str],
+    key_field: str,
+    remove_boilerplate: bool = True,
+) -> Iterator[ItemVerdict]:
+    """Check each item's text (the *text_fields*) against the index, in order; the first
+    of a group of near-duplicates is kept (stored), the others match it."""
+    text_fields = tuple(text_fields)
+    for number, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            raise FeedError(f"item {number} is a {type(item).__name__}, not an object")
+        text = "\n".join(
+            field_text(item.get(name), remove_boilerplate=remove_boilerplate)
+            for name in text_fields
+        )
+        key = item.get(key_field)
+        key = str(key) if key not in (None, "") else f"(item {number})"
+        yield ItemVerdict(number, key, item, dedup.check_text(text, key))
