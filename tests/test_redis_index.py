@@ -252,16 +252,21 @@ def test_server_restart_mid_crawl_then_reconnect(make_redis_server):
     with open_index(f"{server.url}?prefix=restart") as index:
         assert index.add_if_new(FP, "a") is None
         server.stop()
-        for call in (
+        calls = [
             lambda: index.add_if_new(flip(FP, 1), "b"),
             lambda: index.add_exact_if_new(3, "c"),
             lambda: index.query(FP),
             lambda: len(index),
             lambda: list(index.pages()),
-        ):
+        ]
+        for call in calls:
+            started = time.monotonic()
             with pytest.raises(IndexUnavailable, match=f"Cannot reach Redis at .*:{server.port}"):
                 call()
+            if call is not calls[0]:
+                assert time.monotonic() - started < 0.1, "no waiting again while it is down"
         server.start("--appendonly", "yes")
+        time.sleep(index.reconnect_pause)
         assert index.add_if_new(flip(FP, 1), "b").key == "a", "reconnected, data kept"
         assert len(index) == 1
 
@@ -301,6 +306,7 @@ async def test_pipeline_keeps_items_while_redis_is_down_then_dedups_again(make_r
         assert await pipeline.process_item(second) is second, "kept unchecked"
         assert crawler.stats.get_value("simhash/errors/index") == 1
         server.start("--appendonly", "yes")
+        time.sleep(pipeline.dedup.index.reconnect_pause)
         with pytest.raises(NearDuplicate):
             await pipeline.process_item(dict(second))
     finally:
@@ -418,3 +424,102 @@ def test_two_crawls_sharing_one_index_keep_each_page_once(uri, tmp_path):
     assert sorted(kept) == originals, "every original kept once, by one of the crawls"
     with open_index(uri) as index:
         assert len(index) == len(originals)
+
+
+# -- Redis Cluster -----------------------------------------------------------------------
+
+
+def _cluster_ports(count: int) -> list[int]:
+    """Ports whose cluster bus port (port + 10000) is free too."""
+    rng = random.Random()
+    ports: list[int] = []
+    while len(ports) < count:
+        port = rng.randint(20000, 45000)
+        try:
+            for candidate in (port, port + 10000):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", candidate))
+        except OSError:
+            continue
+        ports.append(port)
+    return ports
+
+
+@pytest.fixture
+def redis_cluster(make_redis_server):
+    """A three-node Redis Cluster (no replicas) on 127.0.0.1."""
+    import shutil
+
+    if shutil.which("redis-cli") is None:
+        pytest.fail("redis-cli is missing (it comes with redis-server)")
+    ports = _cluster_ports(3)
+    for port in ports:
+        make_redis_server(
+            "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf", port=port
+        )
+    subprocess.run(
+        ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports],
+         "--cluster-replicas", "0", "--cluster-yes"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    for port in ports:
+        client = redis.Redis(port=port, decode_responses=True)
+        while client.cluster("info")["cluster_state"] != "ok":
+            assert time.monotonic() < deadline, "the cluster did not become ready"
+            time.sleep(0.1)
+        client.close()
+    return ports
+
+
+def test_redis_cluster_keeps_one_index_in_one_slot(redis_cluster):
+    uri = f"redis://127.0.0.1:{redis_cluster[0]}/0?prefix=crawl&cluster=true"
+    with open_index(uri) as index:
+        assert index.location == uri
+        assert index.add_if_new(FP, "a") is None
+        assert index.add_if_new(flip(FP, 1, 33), "b").key == "a"
+        assert index.add_exact_if_new(4, "c") is None
+        assert index.add_exact_if_new(4, "d").key == "c"
+        index.record_drop("b", index.query(flip(FP, 1, 33))[0])
+        assert index.add_pages([StoredPage("e", flip(FP, *range(10)), 5.0)]) == 1
+        assert [p.key for p in index.pages()] == ["e", "a", "c"]
+        assert index.expire(10.0) == 1
+        assert index.forget("c") == 1
+        assert [d.key for d in index.drops()] == ["b"]
+        assert len(index) == 1
+    cluster = redis.RedisCluster(host="127.0.0.1", port=redis_cluster[0], decode_responses=True)
+    try:
+        names = list(cluster.scan_iter(match="{crawl}:*"))
+        assert len(names) > 10
+        assert {cluster.keyslot(name) for name in names} == {cluster.keyslot("{crawl}")}
+    finally:
+        cluster.close()
+    with pytest.raises(UnsupportedIndexURI, match="only database 0"):
+        open_index(uri.replace("/0?", "/1?"))
+
+
+def test_redis_cluster_processes_racing(redis_cluster):
+    uri = f"redis://127.0.0.1:{redis_cluster[1]}/0?cluster=true&prefix=race"
+    rng = random.Random(9)
+    clusters = []
+    for _ in range(60):
+        base, bits = rng.getrandbits(64), rng.sample(range(64), 3)
+        clusters.append([flip(base, *bits[:n]) for n in range(4)])
+    with open_index(uri):
+        pass
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Event(), context.Queue()
+    workers = [
+        context.Process(target=_hammer, args=(uri, i, clusters, start, results)) for i in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    start.set()
+    kept = [fp for _ in workers for fp in results.get(timeout=120)[1]]
+    for worker in workers:
+        worker.join(timeout=60)
+    assert min(hamming_distance(a[0], b[0]) for a, b in combinations(clusters, 2)) > 6
+    for worker in workers:
+        assert worker.exitcode == 0
+    for cluster in clusters:
+        assert sum(fp in cluster for fp in kept) == 1, "each cluster kept exactly once"

@@ -86,6 +86,9 @@ _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _BATCH = 1000
+#: Once the server could not be reached, calls fail at once for this many seconds instead
+#: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
+RECONNECT_PAUSE = 1.0
 
 # Probe every table; return {1, table, member, distance} for the nearest stored fingerprint
 # within max_distance, or insert the fingerprint and return {0, seq}.
@@ -297,7 +300,8 @@ class RedisIndex(IndexBase):
     ``decode_responses=True``; :meth:`from_uri` makes one from a URI. All keys start with
     ``{prefix}:``. *location* names the server in messages (never with a password).
     *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
-    (seconds) makes pages expire that long after they were stored.
+    (seconds) makes pages expire that long after they were stored. After a failure to reach
+    the server, calls fail at once for *reconnect_pause* seconds, then try again.
     """
 
     def __init__(
@@ -313,8 +317,12 @@ class RedisIndex(IndexBase):
         bucket_bits: int | None = None,
         ttl: float | None = None,
         password: str | None = None,
+        reconnect_pause: float = RECONNECT_PAUSE,
     ) -> None:
         from ..fingerprint import Fingerprinter
+
+        self._unreachable: tuple[float, str] | None = None
+        self.reconnect_pause = reconnect_pause
 
         if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
             raise ConfigurationError(
@@ -396,7 +404,7 @@ class RedisIndex(IndexBase):
             raise UnsupportedIndexURI(
                 f"Redis Cluster has only database 0, not {db} ({redact(uri)})"
             )
-        timeout = float(options.pop("timeout", 10.0))
+        timeout = float(options.pop("timeout", 5.0))
         password = unquote(parts.password) if parts.password is not None else None
         username = unquote(parts.username) if parts.username else None
         prefix = str(options.pop("prefix", DEFAULT_PREFIX))
@@ -532,6 +540,12 @@ class RedisIndex(IndexBase):
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
         """Turn redis-py's errors into ours, naming the server (never the password)."""
+        if self._unreachable is not None:
+            until, message = self._unreachable
+            if time.monotonic() < until:
+                raise IndexUnavailable(
+                    f"{message} (next attempt in {until - time.monotonic():.1f} s)"
+                )
         try:
             yield
         except redis.AuthenticationError as e:
@@ -540,10 +554,13 @@ class RedisIndex(IndexBase):
                 f"{self._scrub(str(e))}); check the user and password in SIMHASH_INDEX_URI"
             ) from None
         except (redis.ConnectionError, redis.TimeoutError) as e:
-            raise IndexUnavailable(
+            message = (
                 f"Cannot reach Redis at {self.location} ({doing}: {self._scrub(str(e))}); "
-                "start the server or fix SIMHASH_INDEX_URI. The next operation reconnects."
-            ) from None
+                "start the server or fix SIMHASH_INDEX_URI. The index reconnects when it is back"
+            )
+            # Fail at once for a moment rather than wait for timeouts on every item.
+            self._unreachable = (time.monotonic() + self.reconnect_pause, message)
+            raise IndexUnavailable(message) from None
         except redis.ResponseError as e:
             message = self._scrub(str(e))
             if message.startswith("WRONGTYPE"):
@@ -578,6 +595,15 @@ class RedisIndex(IndexBase):
     def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]:
         keys, members = self._table_keys(fingerprint)
         return [*keys, self._fp_key, self._counters_key], members
+
+    def _pipeline(self):
+        """A pipeline (not a transaction) to the node holding this index's slot: Redis
+        Cluster's own pipelines refuse scripts, and all of our keys are on one node."""
+        client = self._client
+        if isinstance(client, redis.RedisCluster):
+            node = client.get_node_from_key(self._meta_key)
+            client = client.get_redis_connection(node)
+        return client.pipeline(transaction=False)
 
     # -- the index ---------------------------------------------------------------------
 
@@ -614,7 +640,7 @@ class RedisIndex(IndexBase):
         k = self._query_distance(max_distance)
         table_keys, _ = self._table_keys(fingerprint)
         with self._errors("query"):
-            pipe = self._client.pipeline(transaction=False)
+            pipe = self._pipeline()
             for name in table_keys:
                 pipe.smembers(name)
             replies = pipe.execute()
@@ -722,7 +748,7 @@ class RedisIndex(IndexBase):
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
         with self._errors("add pages"):
-            pipe = self._client.pipeline(transaction=False)
+            pipe = self._pipeline()
             for page in batch:
                 tail = _tail(page.key, page.added_at)
                 if page.exact:
@@ -758,7 +784,7 @@ class RedisIndex(IndexBase):
         removed = 0
         for start in range(0, len(calls), _BATCH):
             with self._errors("remove pages"):
-                pipe = self._client.pipeline(transaction=False)
+                pipe = self._pipeline()
                 for is_exact, value, seqs in calls[start : start + _BATCH]:
                     if is_exact:
                         self._remove_exact(
