@@ -29,7 +29,9 @@ _HASH_CACHE_SIZE = 500_000
 
 def hash_term(term: str, seed: int = 0) -> int:
     """Return the unsigned 64-bit MurmurHash3 of *term* (UTF-8) under *seed*."""
-    return mmh3.hash64(term, seed, signed=False)[0]
+    # Encoded here: mmh3 5.x crashes the interpreter (segfault) on a str holding a lone
+    # surrogate, as JSON-decoded fields can ("\ud800"); valid text hashes the same.
+    return mmh3.hash64(term.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
 
 
 def simhash(
