@@ -103,11 +103,16 @@ class CrawlDeduplicator:
             raise RuntimeError("CrawlDeduplicator.decide called before open")
         try:
             verdict = self.dedup.check(analysis, key)
-            if verdict.match is not None and not self.config.flag_only:
-                self.dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
         except SimhashIndexError as e:
             self.index_failed(key, e)
             return None
+        if verdict.match is not None and not self.config.flag_only:
+            try:
+                self.dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
+            except SimhashIndexError as e:
+                # The verdict stands; only its audit entry is missing.
+                self.inc("errors/audit_log")
+                logger.error("Could not write the drop of %s to the audit log: %s", key, e)
         self.count(verdict)
         return verdict
 

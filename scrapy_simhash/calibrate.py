@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import html
 import random
+from array import array
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,25 +64,36 @@ class Calibration:
 
 
 class FingerprintTable:
-    """The fingerprints of stored pages in one numpy array, for brute-force distances."""
+    """The fingerprints of stored pages (exact-text entries left out) in one numpy array,
+    for brute-force distances; 8 bytes per page plus its key."""
 
-    def __init__(self, pages: list[StoredPage]) -> None:
-        self.pages = [p for p in pages if not p.exact]
-        self.fingerprints = np.array([p.fingerprint for p in self.pages], dtype=np.uint64)
+    def __init__(self, pages: Iterable[StoredPage]) -> None:
+        fingerprints = array("Q")
+        self.keys: list[str] = []
+        for page in pages:
+            if not page.exact:
+                fingerprints.append(page.fingerprint)
+                self.keys.append(page.key)
+        self.fingerprints = np.frombuffer(fingerprints, dtype=np.uint64)
 
     def __len__(self) -> int:
-        return len(self.pages)
+        return len(self.keys)
 
     def distances(self, fingerprint: int) -> np.ndarray:
         return np.bitwise_count(self.fingerprints ^ np.uint64(fingerprint)).astype(np.int16)
 
     def nearest(self, fingerprint: int, limit: int, max_distance: int = 64) -> list[tuple]:
-        """``(distance, page)`` of the *limit* nearest pages within *max_distance*."""
+        """``(distance, key, fingerprint)`` of the *limit* nearest pages within
+        *max_distance*, nearest first."""
         if not len(self):
             return []
         distances = self.distances(fingerprint)
         order = np.argsort(distances, kind="stable")[:limit]
-        return [(int(distances[i]), self.pages[i]) for i in order if distances[i] <= max_distance]
+        return [
+            (int(distances[i]), self.keys[i], int(self.fingerprints[i]))
+            for i in order
+            if distances[i] <= max_distance
+        ]
 
 
 def calibrate(
@@ -89,7 +102,7 @@ def calibrate(
     """Nearest-neighbour distances of up to *sample* stored pages (chosen at random with
     *seed*), the distances of every drop in the audit log, and up to *pairs* examples at
     each distance."""
-    table = FingerprintTable(list(index.pages()))
+    table = FingerprintTable(index.pages())
     result = Calibration(index.plan.max_distance, len(table), min(sample, len(table)))
     examples: defaultdict[int, list[Pair]] = defaultdict(list)
     for drop in index.drops():
@@ -100,13 +113,13 @@ def calibrate(
     if len(table) > 1:
         chosen = random.Random(seed).sample(range(len(table)), result.sampled)
         for i in chosen:
-            distances = table.distances(table.pages[i].fingerprint)
+            distances = table.distances(int(table.fingerprints[i]))
             distances[i] = 99
             j = int(np.argmin(distances))
             d = int(distances[j])
             result.nearest[d] += 1
             if sum(not p.dropped for p in examples[d]) < pairs:
-                examples[d].append(Pair(table.pages[i].key, table.pages[j].key, d, False))
+                examples[d].append(Pair(table.keys[i], table.keys[j], d, False))
     else:
         result.sampled = 0
     result.examples = dict(sorted(examples.items()))

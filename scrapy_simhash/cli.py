@@ -240,21 +240,28 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
       scrapy-simhash stats --index sqlite:///crawl.db --json
     """
     with env.open(index_uri) as index:
-        pages = list(index.pages())
+        count = exact = 0
+        oldest = newest = None
+        for page in index.pages():  # streamed: an index may hold millions
+            count += 1
+            exact += page.exact
+            if oldest is None or page.added_at < oldest:
+                oldest = page.added_at
+            if newest is None or page.added_at > newest:
+                newest = page.added_at
         drops = list(index.drops())
         plan, params = index.plan, index.parameters
         path = getattr(index, "path", None)
         size = os.path.getsize(path) if path and os.path.exists(path) else None
-        exact = sum(p.exact for p in pages)
         near_drops = Counter(d.distance for d in drops if not d.exact)
         data = {
             "index": index.location,
             "bytes": size,
-            "pages": len(pages),
-            "fingerprints": len(pages) - exact,
+            "pages": count,
+            "fingerprints": count - exact,
             "exact_texts": exact,
-            "oldest": min((p.added_at for p in pages), default=None),
-            "newest": max((p.added_at for p in pages), default=None),
+            "oldest": oldest,
+            "newest": newest,
             "max_distance": params.max_distance,
             "blocks": params.blocks,
             "tables": plan.table_count,
@@ -342,16 +349,16 @@ def check(
         matches: list[dict] = []
         nearest: list[dict] = []
         if kind == "simhash":
-            table = FingerprintTable(list(index.pages()))
-            for distance, page in table.nearest(fingerprint, limit + len(stored_fp)):
-                if page.key == source and page.fingerprint == fingerprint:
+            table = FingerprintTable(index.pages())
+            for distance, key, other in table.nearest(fingerprint, limit + len(stored_fp)):
+                if key == source and other == fingerprint:
                     continue  # the stored page itself
-                found = {"key": page.key, "distance": distance, "added_at": page.added_at}
+                found = {"key": key, "distance": distance}
                 (matches if distance <= k else nearest).append(found)
             matches, nearest = matches[:limit], nearest[: max(0, min(3, limit - len(matches)))]
         elif kind == "short":
             matches = [
-                {"key": p.key, "distance": 0, "added_at": p.added_at}
+                {"key": p.key, "distance": 0}
                 for p in index.pages()
                 if p.exact and p.fingerprint == fingerprint
             ][:limit]

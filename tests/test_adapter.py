@@ -72,3 +72,19 @@ async def test_flag_only_keeps_and_marks_items(tmp_path, caplog):
     assert "simhash/dropped" not in stats
     assert list(pipeline.dedup.index.drops()) == [], "nothing was dropped"
     assert len(pipeline.dedup.index) == 1, "the duplicate is not stored"
+
+
+@deferred_f_from_coro_f
+async def test_a_failing_audit_log_does_not_change_the_verdict(tmp_path, caplog):
+    import sqlite3
+
+    open_index(f"sqlite:///{tmp_path / 'index.db'}").close()
+    with sqlite3.connect(tmp_path / "index.db") as conn:
+        conn.execute("DROP TABLE drops")  # an index whose audit log cannot be written
+    pipeline = make_pipeline(tmp_path)
+    await pipeline.process_item(item(1))
+    with caplog.at_level(logging.ERROR), pytest.raises(NearDuplicate):
+        await pipeline.process_item(item(2))
+    assert pipeline.stats.get_value("simhash/errors/audit_log") == 1
+    assert pipeline.stats.get_value("simhash/dropped") == 1
+    assert "Could not write the drop of https://a.example/2 to the audit log" in caplog.text
