@@ -12,6 +12,8 @@ from .dedup import Analysis, Deduplicator, Verdict
 from .exceptions import SimhashError
 from .fingerprint import Fingerprinter, fingerprint, hamming_distance
 from .index import Match, NearDuplicateIndex, open_index
+from .index.base import DropRecord, StoredPage
+from .transfer import export_index, import_index
 
 if TYPE_CHECKING:
     from .addon import Addon
@@ -25,6 +27,7 @@ __all__ = [
     "Addon",
     "Analysis",
     "Deduplicator",
+    "DropRecord",
     "Fingerprinter",
     "LogFormatter",
     "Match",
@@ -33,9 +36,12 @@ __all__ = [
     "SimhashDedupMiddleware",
     "SimhashDedupPipeline",
     "SimhashError",
+    "StoredPage",
     "Verdict",
+    "export_index",
     "fingerprint",
     "hamming_distance",
+    "import_index",
     "open_index",
 ]
 
