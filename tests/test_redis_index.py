@@ -129,6 +129,32 @@ def test_durations():
             duration(bad)
 
 
+@pytest.mark.parametrize(
+    ("max_distance", "blocks", "bucket_bits"),
+    [(3, 5, 16), (3, 4, 16), (3, 6, 12), (2, 4, 20), (4, 6, 16), (1, 3, 32), (0, 1, 16)],
+)
+def test_script_rebuilds_the_stored_fingerprint_for_every_layout(
+    uri, max_distance, blocks, bucket_bits
+):
+    """The Lua script puts the bits outside the key back where they came from (blocks
+    across bit 32 included) and finds the same matches as brute force."""
+    rng = random.Random(blocks * 100 + max_distance)
+    with open_index(f"{uri}&bucket_bits={bucket_bits}", max_distance=max_distance,
+                    blocks=blocks) as index:  # fmt: skip
+        stored = []
+        for i in range(200):
+            fp = rng.getrandbits(64)
+            if index.add_if_new(fp, str(i)) is None:
+                stored.append(fp)
+        for fp in rng.sample(stored, 50):
+            probe = flip(fp, *rng.sample(range(64), rng.randint(0, max_distance)))
+            best = min(hamming_distance(probe, other) for other in stored)
+            match = index.add_if_new(probe, "probe")
+            assert match is not None
+            assert match.distance == best == hamming_distance(probe, match.fingerprint)
+            assert match.key == str(stored.index(match.fingerprint))  # key of that very page
+
+
 def test_create_false_and_bucket_bits_are_checked(uri):
     with pytest.raises(IndexNotFound, match="No index at redis://"):
         open_index(uri, create=False)

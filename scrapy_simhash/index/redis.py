@@ -90,18 +90,22 @@ _BATCH = 1000
 #: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
 RECONNECT_PAUSE = 1.0
 
-# Probe every table; return {1, table, member, distance} for the nearest stored fingerprint
-# within max_distance, or insert the fingerprint and return {0, seq}.
+# Probe every table; return {1, hex fingerprint, its record, distance} for the nearest
+# stored fingerprint within max_distance, or insert the fingerprint and return {0, seq}.
+# LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
+# outside the key) and where each block of the rest goes: {position in rest, width, shift
+# in the fingerprint}.
 # KEYS: the n set keys, the fingerprint hash, the counters hash.
-# ARGV: max_distance, n, then (member, non-key bit count) per table, hex fingerprint,
-#       record tail ('"key","added_at"').
+# ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
+#       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"').
 _ADD_IF_NEW = """
+local LAYOUTS = --LAYOUTS--
 local k = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-local best_d, best_t, best_m = k + 1, -1, nil
+local n = #LAYOUTS
+local best_d, best_t, best_r = k + 1, nil, nil
 for t = 1, n do
-  local p = tonumber(ARGV[1 + 2 * t])
-  local scale = 2 ^ tonumber(ARGV[2 + 2 * t])
+  local p = tonumber(ARGV[3 * t - 1])
+  local scale = 2 ^ LAYOUTS[t][1]
   local p_key = math.floor(p / scale)
   local p_rest = p % scale
   local p_hi = math.floor(p_rest / 16777216)
@@ -116,15 +120,32 @@ for t = 1, n do
       while x ~= 0 and d < best_d do x = bit.band(x, x - 1); d = d + 1 end
       x = bit.bxor(r % 16777216, p_lo)
       while x ~= 0 and d < best_d do x = bit.band(x, x - 1); d = d + 1 end
-      if d < best_d then best_d, best_t, best_m = d, t - 1, members[i] end
+      if d < best_d then best_d, best_t, best_r = d, t, r end
     end
   end
 end
-if best_m then return {1, best_t, best_m, best_d} end
-for t = 1, n do redis.call('SADD', KEYS[t], ARGV[1 + 2 * t]) end
+if best_t then
+  local hi, lo = tonumber(ARGV[3 * best_t]), tonumber(ARGV[3 * best_t + 1])
+  local layout = LAYOUTS[best_t]
+  for j = 2, #layout do
+    local pos, w, s = layout[j][1], layout[j][2], layout[j][3]
+    local v = math.floor(best_r / 2 ^ pos) % 2 ^ w
+    if s >= 32 then
+      hi = hi + v * 2 ^ (s - 32)
+    elseif s + w <= 32 then
+      lo = lo + v * 2 ^ s
+    else
+      lo = lo + (v % 2 ^ (32 - s)) * 2 ^ s
+      hi = hi + math.floor(v / 2 ^ (32 - s))
+    end
+  end
+  local hex = string.format('%08x%08x', hi, lo)
+  return {1, hex, redis.call('HGET', KEYS[n + 1], hex), best_d}
+end
+for t = 1, n do redis.call('SADD', KEYS[t], ARGV[3 * t - 1]) end
 local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
 redis.call('HINCRBY', KEYS[n + 2], 'pages', 1)
-redis.call('HSET', KEYS[n + 1], ARGV[3 + 2 * n], '[[' .. seq .. ',' .. ARGV[4 + 2 * n] .. ']]')
+redis.call('HSET', KEYS[n + 1], ARGV[3 * n + 2], '[[' .. seq .. ',' .. ARGV[3 * n + 3] .. ']]')
 return {0, seq}
 """
 
@@ -235,6 +256,19 @@ class _TableLayout:
     rest_bits: int
     bucket_bits: int
 
+    @property
+    def rest_mask(self) -> int:
+        """The bits of a fingerprint outside this table's key."""
+        return sum(((1 << width) - 1) << shift for shift, width in self.rest_blocks)
+
+    def lua(self) -> str:
+        """``{rest_bits, {position in rest, width, shift}, ...}`` for the add script."""
+        parts, position = [], self.rest_bits
+        for shift, width in self.rest_blocks:
+            position -= width
+            parts.append(f"{{{position}, {width}, {shift}}}")
+        return "{" + ", ".join([str(self.rest_bits), *parts]) + "}"
+
     def split(self, fingerprint: int) -> tuple[int, int]:
         """(bucket, member) of *fingerprint* in this table."""
         key = rest = 0
@@ -276,6 +310,14 @@ def _layouts(parameters: IndexParameters, bucket_bits: int) -> list[_TableLayout
             )
         layouts.append(_TableLayout(key_blocks, rest_blocks, key_bits, plan.bits - key_bits, bits))
     return layouts
+
+
+def _describe(client, prefix: str) -> str:
+    """``redis://host:port/db?prefix=...`` for a client (without user or password)."""
+    pool = getattr(client, "connection_pool", None)
+    kwargs = getattr(pool, "connection_kwargs", {})
+    where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+    return f"redis://{where}?prefix={prefix}"
 
 
 def _hex(value: int) -> str:
@@ -329,17 +371,17 @@ class RedisIndex(IndexBase):
                 f"Redis key prefix {prefix!r} must be 1 to 100 letters, digits or '_.:/-' "
                 "(no braces: the prefix becomes the hash tag {prefix})"
             )
-        if bucket_bits is not None and not 8 <= bucket_bits <= 32:
+        if bucket_bits is not None and not 12 <= bucket_bits <= 32:
             raise ConfigurationError(
-                f"bucket_bits={bucket_bits} must be between 8 and 32; "
-                f"{DEFAULT_BUCKET_BITS} suits up to about 30 million pages"
+                f"bucket_bits={bucket_bits} must be between 12 and 32; about log2(pages / 30) "
+                f"is best, and the default {DEFAULT_BUCKET_BITS} suits 1 to 30 million pages"
             )
         if ttl is not None and ttl <= 0:
             raise ConfigurationError(f"ttl={ttl} must be a positive number of seconds")
         self._client = client
         self._password = password
         self.prefix = prefix
-        self.location = location or f"redis ({client!r})?prefix={prefix}"
+        self.location = location or _describe(client, prefix)
         self.ttl = ttl
         self._tag = "{" + prefix + "}"
         self._meta_key = f"{self._tag}:meta"
@@ -347,7 +389,6 @@ class RedisIndex(IndexBase):
         self._fp_key = f"{self._tag}:fp"
         self._exact_key = f"{self._tag}:exact"
         self._drops_key = f"{self._tag}:drops"
-        self._add_if_new = client.register_script(_ADD_IF_NEW)
         self._store = client.register_script(_STORE)
         self._remove = client.register_script(_REMOVE)
         self._add_exact = client.register_script(_ADD_EXACT_IF_NEW)
@@ -362,6 +403,9 @@ class RedisIndex(IndexBase):
                 )
             self.plan = self.parameters.plan
             self._layouts = _layouts(self.parameters, self.bucket_bits)
+            self._key_masks = [((1 << 64) - 1) ^ layout.rest_mask for layout in self._layouts]
+            layouts = "{" + ", ".join(layout.lua() for layout in self._layouts) + "}"
+            self._add_if_new = client.register_script(_ADD_IF_NEW.replace("--LAYOUTS--", layouts))
             self._check_persistence()
             self._next_sweep = 0.0
             self._sweep_if_due()
@@ -610,31 +654,28 @@ class RedisIndex(IndexBase):
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
         self._sweep_if_due()
         keys, members = self._script_keys(fingerprint)
-        args: list[object] = [self.plan.max_distance, len(members)]
-        for member, layout in zip(members, self._layouts, strict=True):
-            args += (member, layout.rest_bits)
-        for _ in range(3):
-            added_at = time.time()
-            with self._errors("add"):
-                reply = self._add_if_new(
-                    keys=keys, args=[*args, _hex(fingerprint), _tail(key, added_at)]
-                )
-                if int(reply[0]) == 0:
-                    return None
-                table, member, distance = int(reply[1]), int(reply[2]), int(reply[3])
-                bucket = int(keys[table].rpartition(":")[2])
-                found = self._layouts[table].join(bucket, member)
-                value = self._client.hget(self._fp_key, _hex(found))
-            if value is None:
-                continue  # forgotten in the meantime: check again
-            _, stored_key, stored_at = min(_records(value))
-            if distance == 0 and stored_key == key and stored_at == float(repr(added_at)):
-                return None  # a retried call found its own insert
-            return Match(stored_key, found, distance, stored_at)
-        raise IndexUnavailable(
-            f"The index at {self.location} kept changing under add_if_new for {key}; "
-            "another process is forgetting pages as fast as they are found"
-        )
+        args: list[object] = [self.plan.max_distance]
+        for member, mask in zip(members, self._key_masks, strict=True):
+            key_part = fingerprint & mask
+            args += (member, key_part >> 32, key_part & 0xFFFF_FFFF)
+        added_at = time.time()
+        with self._errors("add"):
+            reply = self._add_if_new(
+                keys=keys, args=[*args, _hex(fingerprint), _tail(key, added_at)]
+            )
+        if int(reply[0]) == 0:
+            return None
+        found, value, distance = int(reply[1], 16), reply[2], int(reply[3])
+        if value is None:
+            raise IndexCorrupt(
+                f"The index at {self.location} lists fingerprint {reply[1]} in its tables "
+                f"but not in {self._fp_key}; another program changed its keys. Restore it "
+                "from a backup (scrapy-simhash export/import) or choose another prefix"
+            )
+        _, stored_key, stored_at = min(_records(value))
+        if distance == 0 and stored_key == key and stored_at == float(repr(added_at)):
+            return None  # a call retried after a timeout found its own insert
+        return Match(stored_key, found, distance, stored_at)
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
