@@ -17,6 +17,16 @@ def _private_jieba_cache(tmp_path_factory):
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
 
 
+@pytest.fixture(autouse=True)
+def _restore_environment():
+    # Scrapy's get_project_settings() exports SCRAPY_SETTINGS_MODULE into os.environ; left
+    # there, it would point the crawls that later tests start at another test's project.
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture
 def corpora() -> Path:
     """The shared real-text corpora; tests using it skip when it is absent."""
