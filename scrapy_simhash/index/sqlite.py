@@ -62,6 +62,7 @@ SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 CACHE_KIB = 32 * 1024
 
 _SIGN = 1 << 63
+_MASK64 = (1 << 64) - 1
 
 
 def to_signed64(value: int) -> int:
@@ -338,10 +339,15 @@ class SqliteIndex(IndexBase):
         args: list[int] = []
         for table, key in enumerate(self.plan.keys(fingerprint)):
             args += (table, to_signed64(key))
-        candidates = (
+        # Filtered on the stored (signed) values: XOR of two signed values, masked to 64
+        # bits, is the XOR of the unsigned ones. At 10M pages with 4 tables a probe returns
+        # hundreds of candidates; this loop is then most of the cost of a lookup.
+        signed = to_signed64(fingerprint)
+        candidates = [
             (page_id, from_signed64(fp))
-            for page_id, fp in self._conn.execute(self._probe_sql, args)
-        )
+            for page_id, fp in self._conn.execute(self._probe_sql, args).fetchall()
+            if ((fp ^ signed) & _MASK64).bit_count() <= max_distance
+        ]
         found = nearest(fingerprint, candidates, max_distance)
         if first_only:
             found = found[:1]
