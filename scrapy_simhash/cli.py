@@ -76,6 +76,10 @@ class Env:
             self._settings = SimhashSettings.from_settings(self.scrapy_settings)
         return self._settings
 
+    def text_of(self, value: object) -> str:
+        """The text the pipeline would fingerprint for an item field holding *value*."""
+        return field_text(value, remove_boilerplate=self.settings.remove_boilerplate)
+
     def index_uri(self, given: str | None) -> str:
         if given:
             return given
@@ -194,9 +198,8 @@ def parse_cutoff(value: str, now: float | None = None) -> float:
 def _read_source(source: str, env: Env) -> tuple[str, str]:
     """(label, text) of ``-`` (stdin), a file, an http(s)/file URL, or literal text. HTML
     is reduced to its visible text, as the pipeline does."""
-    remove = env.settings.remove_boilerplate
     if source == "-":
-        return "stdin", field_text(sys.stdin.read(), remove_boilerplate=remove)
+        return "stdin", env.text_of(sys.stdin.read())
     if re.match(r"^(https?|file)://", source):
         try:
             with urllib.request.urlopen(source, timeout=30) as response:
@@ -204,16 +207,16 @@ def _read_source(source: str, env: Env) -> tuple[str, str]:
                 body = response.read().decode(charset, errors="replace")
         except (OSError, ValueError) as e:
             raise click.ClickException(f"Cannot fetch {source}: {e}") from None
-        return source, field_text(body, remove_boilerplate=remove)
+        return source, env.text_of(body)
     path = Path(source)
     if len(source) < 4096 and "\n" not in source and path.is_file():
         try:
             raw = path.read_bytes()
         except OSError as e:
             raise click.ClickException(f"Cannot read {source}: {e.strerror}") from None
-        return source, field_text(raw, remove_boilerplate=remove)
+        return source, env.text_of(raw)
     label = source if len(source) <= 40 else source[:37] + "..."
-    return repr(label), source
+    return repr(label), env.text_of(source)
 
 
 def _describe_analysis(analysis: Analysis) -> str:
