@@ -51,7 +51,11 @@ def index_uri(tmp_path) -> str:
 @pytest.fixture
 def run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no Scrapy project here
-    monkeypatch.delenv("SCRAPY_SETTINGS_MODULE", raising=False)
+    # get_project_settings() sets SCRAPY_SETTINGS_MODULE: setenv first, so that teardown
+    # removes it again, whatever the command did.
+    monkeypatch.setenv("SCRAPY_SETTINGS_MODULE", "")
+    monkeypatch.delenv("SCRAPY_SETTINGS_MODULE")
+    monkeypatch.setattr(sys, "path", list(sys.path))
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None, code: int = 0):
