@@ -42,6 +42,7 @@ from scrapy_simhash.index.redis import RedisIndex
 from scrapy_simhash.index.sqlite import SqliteIndex
 
 MAX_DISTANCE = 3
+ROUNDS = 4
 
 
 def flip_some_bits(rng: random.Random, fingerprint: int) -> int:
@@ -58,9 +59,11 @@ def open_backend(name: str, location: str):
     return SqliteIndex(location)
 
 
-def run_probes(name: str, location: str, probes: list[tuple[int, str, bool]], results) -> None:
-    """add_if_new for each probe; puts (seconds, latencies_ns, planted_missed, new_matched)."""
+def run_probes(name: str, location: str, probes, barrier, results) -> None:
+    """add_if_new for each probe; puts (seconds, latencies_ns, planted_missed, new_matched).
+    The index is opened first; the clock starts when every process is ready."""
     with open_backend(name, location) as index:
+        barrier.wait()
         latencies = []
         missed = matched_new = 0
         started = time.perf_counter()
@@ -77,27 +80,36 @@ def run_probes(name: str, location: str, probes: list[tuple[int, str, bool]], re
 
 
 def measure(name: str, location: str, probes, processes: int) -> dict:
+    """Run *probes* through add_if_new in *processes* processes at once."""
     context = multiprocessing.get_context("fork")
-    results = context.Queue()
+    results, barrier = context.Queue(), context.Barrier(processes)
     chunks = [probes[i::processes] for i in range(processes)]
     workers = [
-        context.Process(target=run_probes, args=(name, location, chunk, results))
+        context.Process(target=run_probes, args=(name, location, chunk, barrier, results))
         for chunk in chunks
     ]
-    started = time.perf_counter()
     for worker in workers:
         worker.start()
     outcomes = [results.get() for _ in workers]
-    wall = time.perf_counter() - started
     for worker in workers:
         worker.join()
-    latencies = sorted(ns for _, lat, _, _ in outcomes for ns in lat)
     return {
-        "per_s": len(probes) / wall,
-        "p50_ms": latencies[len(latencies) // 2] / 1e6,
-        "p99_ms": latencies[int(len(latencies) * 0.99)] / 1e6,
+        "calls": len(probes),
+        "wall": max(seconds for seconds, _, _, _ in outcomes),
+        "latencies": [ns for _, lat, _, _ in outcomes for ns in lat],
         "missed": sum(o[2] for o in outcomes),
         "matched_new": sum(o[3] for o in outcomes),
+    }
+
+
+def summary(runs: list[dict]) -> dict:
+    latencies = sorted(ns for run in runs for ns in run["latencies"])
+    return {
+        "per_s": sum(run["calls"] for run in runs) / sum(run["wall"] for run in runs),
+        "p50_ms": latencies[len(latencies) // 2] / 1e6,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] / 1e6,
+        "missed": sum(run["missed"] for run in runs),
+        "matched_new": sum(run["matched_new"] for run in runs),
     }
 
 
@@ -164,7 +176,7 @@ def main() -> None:
         server, url = start_redis(workdir)
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
     locations = {"redis": f"{url}#{prefix}", "sqlite": str(workdir / f"{prefix}.db")}
-    rows = {}
+    rows: dict[str, dict] = {}
     try:
         for name in ("redis", "sqlite"):
             location = locations[name]
@@ -175,17 +187,26 @@ def main() -> None:
                 loaded = index.add_pages(pages)
                 load_s = time.perf_counter() - started
                 assert loaded == args.size, (name, loaded)
+            records = 0
             if admin:
                 size = admin.info("memory")["used_memory"] - before
+                records = admin.memory_usage("{" + prefix + "}:fp", samples=0) or 0
+                admin.close()
             else:
                 size = Path(location).stat().st_size
-            one = measure(name, location, single, 1)
-            many = measure(name, location, multi, args.processes)
-            rows[name] = {"load": args.size / load_s, "bytes": size / args.size, "one": one,
-                          "many": many}  # fmt: skip
-            if admin:
-                admin.close()
-            print(f"{name}: done", file=sys.stderr, flush=True)
+            rows[name] = {"load": args.size / load_s, "bytes": size / args.size,
+                          "records": records / args.size}  # fmt: skip
+            print(f"{name}: loaded", file=sys.stderr, flush=True)
+        # Rounds alternate between the backends, so that a change in the machine's load
+        # during the run weighs on both alike.
+        for label, stream, processes in (("one", single, 1), ("many", multi, args.processes)):
+            runs: dict[str, list[dict]] = {"redis": [], "sqlite": []}
+            for round_ in range(ROUNDS):
+                for name in ("redis", "sqlite"):
+                    part = stream[round_::ROUNDS]
+                    runs[name].append(measure(name, locations[name], part, processes))
+            for name in runs:
+                rows[name][label] = summary(runs[name])
     finally:
         if args.redis_url:
             client = redis.Redis.from_url(url)
@@ -224,7 +245,12 @@ def main() -> None:
                 print(f"  {name}: {run['matched_new']} random probes matched (chance)")
     r, s = rows["redis"], rows["sqlite"]
     print(
-        f"\nredis / sqlite: add_if_new {r['one']['per_s'] / s['one']['per_s']:.2f}x "
+        f"\nredis bytes per fingerprint: {r['records']:,.0f} in the page records "
+        f"({{prefix}}:fp: key, time, sequence number), {r['bytes'] - r['records']:,.0f} in "
+        "the table sets and the rest"
+    )
+    print(
+        f"redis / sqlite: add_if_new {r['one']['per_s'] / s['one']['per_s']:.2f}x "
         f"(1 process), {r['many']['per_s'] / s['many']['per_s']:.2f}x "
         f"({args.processes} processes); memory {r['bytes'] / s['bytes']:.2f}x the SQLite file"
     )
