@@ -12,12 +12,14 @@ instead, never by distance.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
+from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, hash_term
 from .index.base import Match, NearDuplicateIndex
-from .text import exact_form, normalize_text
+from .text import exact_form, field_text, normalize_text
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
 #: ``empty``: no text at all, never a duplicate.
@@ -94,3 +96,38 @@ class Deduplicator:
 
     def check_text(self, text: str, key: str) -> Verdict:
         return self.check(self.analyse(text), key)
+
+
+@dataclass(frozen=True)
+class AnalysisParams:
+    """Everything that decides how item fields are analysed, as plain values, so that a
+    worker process can rebuild the same analysis (see :func:`analyse_fields`)."""
+
+    top_n: int
+    seed: int
+    segmenter: str
+    min_terms: int
+    max_length: int
+    #: Extractor name, as :func:`scrapy_simhash.extract.get_extractor` takes it.
+    extractor: str
+
+
+def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
+    """Analyse the text of item fields *values*; a module-level function, so that a
+    ``concurrent.futures.ProcessPoolExecutor`` can run it in a worker process."""
+    dedup, extractor = _analyser(params)
+    return dedup.analyse("\n".join(field_text(value, extractor=extractor) for value in values))
+
+
+@functools.lru_cache(maxsize=4)
+def _analyser(params: AnalysisParams) -> tuple[Deduplicator, Extractor]:
+    # Built once per worker process (the segmenter's dictionary takes a second to load).
+    fingerprinter = Fingerprinter(top_n=params.top_n, seed=params.seed, segmenter=params.segmenter)
+    # analyse() never touches the index; check() runs in the crawl's own process.
+    dedup = Deduplicator(
+        None,  # type: ignore[arg-type]
+        fingerprinter,
+        min_terms=params.min_terms,
+        max_length=params.max_length,
+    )
+    return dedup, get_extractor(params.extractor)

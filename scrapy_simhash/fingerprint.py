@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import mmh3
 import numpy as np
 
-from .terms import TERMS_VERSION, TermExtractor
+from .terms import DEFAULT_TOP_N, TERMS_VERSION, TermExtractor
 
 FINGERPRINT_BITS = 64
 _WEIGHT_SCALE = 1000
@@ -101,7 +101,9 @@ class Fingerprinter:
     which never changes a fingerprint.
     """
 
-    def __init__(self, *, top_n: int = 128, seed: int = 0, segmenter: str = "auto") -> None:
+    def __init__(
+        self, *, top_n: int = DEFAULT_TOP_N, seed: int = 0, segmenter: str = "auto"
+    ) -> None:
         if not 0 <= seed < 2**32:
             raise ValueError(f"seed={seed} must be between 0 and 2**32 - 1")
         self.extractor = TermExtractor(top_n=top_n, segmenter=segmenter)

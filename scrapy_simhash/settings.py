@@ -12,6 +12,7 @@ from typing import Any
 
 from .blocks import BlockPlan, default_blocks
 from .exceptions import ConfigurationError
+from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter
 
 #: Every setting with its default; the README's settings table lists the same.
@@ -26,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_MIN_TERMS": 20,
     "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
     "SIMHASH_REMOVE_BOILERPLATE": True,
+    "SIMHASH_EXTRACTOR": "builtin",
+    "SIMHASH_WORKERS": 0,
     "SIMHASH_SEGMENTER": "auto",
     "SIMHASH_SEED": 0,
     "SIMHASH_DROP_LOG_LEVEL": "INFO",
@@ -51,6 +54,10 @@ class SimhashSettings:
     min_terms: int = 20
     max_text_length: int = 2_000_000
     remove_boilerplate: bool = True
+    #: Main-content extractor for HTML fields: "builtin", "trafilatura" or "none".
+    extractor: str = "builtin"
+    #: 0: fingerprint in a thread; N > 0: in a pool of N processes.
+    workers: int = 0
     segmenter: str = "auto"
     seed: int = 0
     drop_log_level: int = logging.INFO
@@ -61,6 +68,8 @@ class SimhashSettings:
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
     fingerprinter: Fingerprinter = field(init=False, repr=False, compare=False)
+    #: The function that reduces an HTML field to its main text.
+    html_extractor: Extractor = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_distance < 0:
@@ -83,6 +92,7 @@ class SimhashSettings:
             ("SIMHASH_TOP_N", self.top_n, 1),
             ("SIMHASH_MIN_TERMS", self.min_terms, 0),
             ("SIMHASH_MAX_TEXT_LENGTH", self.max_text_length, 1),
+            ("SIMHASH_WORKERS", self.workers, 0),
         ):
             if value < least:
                 raise ConfigurationError(f"{name}={value} must be at least {least}")
@@ -103,6 +113,15 @@ class SimhashSettings:
         except ValueError as e:
             raise ConfigurationError(f"SIMHASH_TOP_N/SIMHASH_SEED/SIMHASH_SEGMENTER: {e}") from None
         object.__setattr__(self, "fingerprinter", fingerprinter)
+        object.__setattr__(self, "html_extractor", get_extractor(self.extractor_name))
+
+    @property
+    def extractor_name(self) -> str:
+        """The extractor in use: SIMHASH_REMOVE_BOILERPLATE=False turns "builtin" into
+        "none" (all visible text)."""
+        if self.extractor == "builtin" and not self.remove_boilerplate:
+            return "none"
+        return self.extractor
 
     @classmethod
     def from_settings(cls, settings: Any) -> SimhashSettings:
@@ -130,6 +149,8 @@ class SimhashSettings:
             remove_boilerplate=settings.getbool(
                 "SIMHASH_REMOVE_BOILERPLATE", DEFAULTS["SIMHASH_REMOVE_BOILERPLATE"]
             ),
+            extractor=str(get("SIMHASH_EXTRACTOR")).strip().lower(),
+            workers=getint("SIMHASH_WORKERS"),
             segmenter=str(get("SIMHASH_SEGMENTER")),
             seed=getint("SIMHASH_SEED"),
             drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),

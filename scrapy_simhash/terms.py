@@ -8,7 +8,10 @@ words. Without that filter every page shares its most frequent "terms" with ever
 page, and unrelated pages collide.
 
 Each remaining term is weighted by TF x IDF, with jieba's bundled IDF dictionary and the
-median IDF for words it lacks, and only the ``top_n`` heaviest terms are kept.
+median IDF for words it lacks, and only the ``top_n`` heaviest terms are kept. No term may
+carry more than ``MAX_TERM_SHARE`` of their total weight: a word that one text repeats
+("Debian" 60 times on a short page) would otherwise decide every bit of its fingerprint
+alone, and every page dominated by that word would collide.
 """
 
 from __future__ import annotations
@@ -179,7 +182,11 @@ ENGLISH_STOP_WORDS = frozenset(
 
 #: Bumped whenever a change here changes which terms or weights a text produces; it is part
 #: of the feature signature stored in every index, so old and new fingerprints never mix.
-TERMS_VERSION = 1
+TERMS_VERSION = 2
+#: How many of the heaviest terms a fingerprint is built from.
+DEFAULT_TOP_N = 128
+#: The largest share of the total weight of the kept terms that one term may carry.
+MAX_TERM_SHARE = 0.1
 
 
 @functools.cache
@@ -268,7 +275,7 @@ class TermExtractor:
     'cat'
     """
 
-    def __init__(self, *, top_n: int = 128, segmenter: str | Segmenter = "auto") -> None:
+    def __init__(self, *, top_n: int = DEFAULT_TOP_N, segmenter: str | Segmenter = "auto") -> None:
         if top_n < 1:
             raise ValueError(f"top_n={top_n} must be at least 1")
         self.top_n = top_n
@@ -299,7 +306,8 @@ class TermExtractor:
         return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
-        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first."""
+        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first, each
+        weight capped at ``MAX_TERM_SHARE`` of their total."""
         if not counts:
             return []
         idf, median_idf = jieba_idf()
@@ -315,7 +323,11 @@ class TermExtractor:
             weighted = list(zip(terms, weights, strict=True))
         # Ties broken by the term itself so that the cut at top_n is deterministic.
         weighted.sort(key=lambda pair: (-pair[1], pair[0]))
-        return weighted[: self.top_n]
+        del weighted[self.top_n :]
+        cap = MAX_TERM_SHARE * sum(weight for _, weight in weighted)
+        if weighted[0][1] > cap:
+            weighted = [(term, min(weight, cap)) for term, weight in weighted]
+        return weighted
 
     def terms(self, text: str) -> list[tuple[str, float]]:
         """Return ``(term, weight)`` pairs, heaviest first, at most ``top_n`` of them."""

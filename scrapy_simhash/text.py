@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from html import unescape
 
 import lxml.etree
@@ -26,6 +27,51 @@ INVISIBLE_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "o
 BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "menu", "form", "button", "select")
 #: ARIA roles that mark the same chrome on pages that do not use HTML5 elements.
 BOILERPLATE_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search", "menu")
+#: Words in an element's class or id that mark site chrome on pages without HTML5
+#: elements or roles (``<div id="footer">``, ``<ul class="docnav">``, ``<div class="ad">``).
+#: A word ending or starting in "nav" counts too (topnav, navbar).
+BOILERPLATE_WORDS = frozenset(
+    [
+        "nav",
+        "navigation",
+        "menu",
+        "menubar",
+        "breadcrumb",
+        "breadcrumbs",
+        "banner",
+        "masthead",
+        "header",
+        "footer",
+        "pager",
+        "pagination",
+        "toolbar",
+        "skiplink",
+        "share",
+        "social",
+        "cookie",
+        "cookies",
+        "consent",
+        "newsletter",
+        "ad",
+        "ads",
+        "advert",
+        "adverts",
+        "advertisement",
+        "sponsor",
+        "sponsored",
+        "promo",
+        "comment",
+        "comments",
+        "disqus",
+        "widget",
+        "widgets",
+        "related",
+    ]
+)
+#: ... unless the class or id also says it holds the content (``post-header-content``).
+_CONTENT_WORDS = frozenset(["content", "main", "article", "body", "post", "entry", "story", "text"])
+_NEVER_DROPPED = frozenset(["html", "body", "main", "article"])
+_CLASS_SPLIT = re.compile(r"[\s_-]+")
 
 # Block-level elements end a line, so that words of adjacent blocks are not glued together.
 _BLOCK_TAGS = frozenset(
@@ -126,7 +172,18 @@ def visible_text(html: str, *, remove_boilerplate: bool = True) -> str:
 
 def _has_boilerplate_role(element: lxml.html.HtmlElement) -> bool:
     role = element.get("role")
-    return bool(role) and role.strip().lower() in BOILERPLATE_ROLES
+    if role and role.strip().lower() in BOILERPLATE_ROLES:
+        return True
+    names = f"{element.get('class') or ''} {element.get('id') or ''}".strip()
+    if not names or element.tag in _NEVER_DROPPED:
+        return False
+    words = set(_CLASS_SPLIT.split(names.lower()))
+    if words & _CONTENT_WORDS:
+        return False
+    return any(
+        word in BOILERPLATE_WORDS or (word.endswith("nav") or word.startswith("nav"))
+        for word in words
+    )
 
 
 def _collect_text(root: lxml.html.HtmlElement) -> tuple[str, int]:
@@ -186,9 +243,17 @@ def exact_form(text: str) -> str:
 MAX_FIELD_LENGTH = 10_000_000
 
 
-def field_text(value: object, *, remove_boilerplate: bool = True) -> str:
+def field_text(
+    value: object,
+    *,
+    remove_boilerplate: bool = True,
+    extractor: Callable[[str], str] | None = None,
+) -> str:
     """Return the text of one item field: HTML reduced to its visible text, bytes decoded
-    as UTF-8 (undecodable bytes replaced), lists joined line by line, ``None`` as ``""``."""
+    as UTF-8 (undecodable bytes replaced), lists joined line by line, ``None`` as ``""``.
+
+    *extractor*, if given, reduces HTML instead of :func:`visible_text` (see
+    :mod:`scrapy_simhash.extract`)."""
     if value is None:
         return ""
     if isinstance(value, bytes | bytearray):
@@ -198,10 +263,14 @@ def field_text(value: object, *, remove_boilerplate: bool = True) -> str:
         # cut again, shorter, by SIMHASH_MAX_TEXT_LENGTH.
         value = value[:MAX_FIELD_LENGTH]
         if looks_like_html(value):
+            if extractor is not None:
+                return extractor(value)
             return visible_text(value, remove_boilerplate=remove_boilerplate)
         return value
     if isinstance(value, list | tuple):
         return "\n".join(
-            field_text(v, remove_boilerplate=remove_boilerplate) for v in value if v is not None
+            field_text(v, remove_boilerplate=remove_boilerplate, extractor=extractor)
+            for v in value
+            if v is not None
         )
     return str(value)

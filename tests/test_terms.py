@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from scrapy_simhash.terms import TermExtractor, jieba_idf
+from scrapy_simhash.terms import MAX_TERM_SHARE, TermExtractor, jieba_idf
 from scrapy_simhash.text import normalize_text, visible_text
 
 
@@ -70,9 +70,24 @@ def test_term_counts_count_exactly_the_tokens_on_real_pages(corpora, extractor):
 
 def test_weights_are_tf_times_idf_with_the_median_for_unknown_words():
     idf, median = jieba_idf()
-    extractor = TermExtractor(top_n=10, segmenter="jieba")
-    terms = dict(extractor.top_terms(Counter({"北京": 3, "zzqxv": 2})))
-    assert terms == {"北京": 3 * idf["北京"], "zzqxv": 2 * median}
+    extractor = TermExtractor(top_n=100, segmenter="jieba")
+    # Enough other terms that neither of the two carries more than MAX_TERM_SHARE.
+    counts = Counter({"北京": 3, "zzqxv": 2, **{f"filler{i}": 5 for i in range(30)}})
+    terms = dict(extractor.top_terms(counts))
+    assert terms["北京"] == 3 * idf["北京"]
+    assert terms["zzqxv"] == 2 * median
+
+
+def test_no_term_carries_more_than_its_share_of_the_weight():
+    extractor = TermExtractor(top_n=100, segmenter="jieba")
+    counts = Counter({"debian": 60, **{f"word{i}": 1 for i in range(20)}})
+    terms = extractor.top_terms(counts)
+    total = sum(weight for _, weight in extractor.top_terms(counts))
+    _, median = jieba_idf()
+    uncapped_total = (60 + 20) * median
+    assert terms[0] == ("debian", pytest.approx(MAX_TERM_SHARE * uncapped_total))
+    assert terms[0][1] < total / 2, "one word alone no longer decides every bit"
+    assert all(weight == median for _, weight in terms[1:])
 
 
 def test_top_n_cut_is_heaviest_first_with_ties_broken_by_the_term():

@@ -1,0 +1,126 @@
+"""SIMHASH_WORKERS: fingerprinting in a process pool, check-and-insert still atomic."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_simhash import NearDuplicate, SimhashDedupPipeline
+from scrapy_simhash.dedup import AnalysisParams, analyse_fields
+from scrapy_simhash.exceptions import ConfigurationError
+
+PAGE = """<html><head><meta charset="utf-8"><title>{title}</title></head><body>
+<div id="nav"><a href="/">Home</a> <a href="/news">News</a> <a href="/about">About</a></div>
+<article><h1>{title}</h1><p>{body}</p></article>
+<div class="footer">Copyright Example News. All rights reserved.</div></body></html>"""
+
+STORIES = [
+    "The city council approved a new tram line on Tuesday after a long debate about costs. "
+    "The line will connect the harbour district with the university campus and the central "
+    "station, and the first trams are expected to run in the spring of next year.",
+    "A severe drought has left farmers in the southern provinces with half of their usual "
+    "wheat harvest. Reservoirs stand at their lowest level in thirty years, and irrigation "
+    "has been rationed since June, while bread prices are expected to rise by autumn.",
+    "北京大学的研究人员周二发布了一项关于城市交通的新研究。研究显示，地铁线路的扩建显著减少了"
+    "市中心的交通拥堵，同时提高了公共交通的使用率。专家认为，这一经验值得其他城市借鉴，"
+    "但也提醒需要关注票价、换乘便利和夜间服务等问题。",
+    "The museum reopened its east wing after three years of restoration work, showing "
+    "medieval tapestries, a collection of rare maps and a gallery of early photographs "
+    "that had been stored in the basement since the flood, to crowds of visitors.",
+]
+
+
+def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
+    base = {
+        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+    }
+    crawler = get_crawler(settings_dict={**base, **settings})
+    crawler.stats.open_spider()
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    return pipeline
+
+
+def items() -> list[dict]:
+    """Three copies of every story (one with a changed site template), interleaved."""
+    out = []
+    for copy in range(3):
+        for n, story in enumerate(STORIES):
+            title = f"Story {n}"
+            html = PAGE.format(title=title, body=story)
+            if copy == 2:
+                html = html.replace("All rights reserved.", "Mirror site, updated daily.")
+            out.append({"url": f"https://site{copy}.example/{n}", "title": title, "content": html})
+    return out
+
+
+async def run_all(pipeline, batch: list[dict]) -> list[bool]:
+    """Process *batch* concurrently, as Scrapy does; True where the item was kept."""
+
+    async def one(item):
+        try:
+            await pipeline.process_item(item)
+            return True
+        except NearDuplicate:
+            return False
+
+    return list(await asyncio.gather(*(one(item) for item in batch)))
+
+
+@deferred_f_from_coro_f
+async def test_two_workers_keep_one_copy_of_each_page(tmp_path):
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=2)
+    try:
+        assert pipeline.pool is not None
+        batch = items()
+        kept = await run_all(pipeline, batch)
+        # Concurrently processed copies are checked one at a time: exactly one per story.
+        kept_urls = [item["url"] for item, k in zip(batch, kept, strict=True) if k]
+        assert len(kept_urls) == len(STORIES)
+        assert {u.rsplit("/", 1)[1] for u in kept_urls} == {str(n) for n in range(len(STORIES))}
+        worker_pids = {p.pid for p in pipeline.pool._processes.values()}
+        assert worker_pids and os.getpid() not in worker_pids
+    finally:
+        pipeline.close_spider()
+    assert pipeline.pool is None
+    stats = pipeline.stats.get_stats()
+    assert stats["simhash/checked"] == len(batch)
+    assert stats["simhash/kept"] == len(STORIES)
+    assert stats["simhash/dropped"] == 2 * len(STORIES)
+
+
+@deferred_f_from_coro_f
+async def test_workers_give_the_same_analysis_as_the_thread(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    threaded = make_pipeline(tmp_path / "a", SIMHASH_WORKERS=0)
+    pooled = make_pipeline(tmp_path / "b", SIMHASH_WORKERS=1)
+    try:
+        for item in items()[: len(STORIES)]:
+            values = [item["title"], item["content"]]
+            assert await pooled._analyse_in_pool(values) == threaded._analyse(values)
+    finally:
+        threaded.close_spider()
+        pooled.close_spider()
+
+
+def test_analyse_fields_is_the_pipeline_analysis():
+    params = AnalysisParams(
+        top_n=128, seed=0, segmenter="jieba", min_terms=20, max_length=1000, extractor="builtin"
+    )
+    html = PAGE.format(title="Story", body=STORIES[2])
+    analysis = analyse_fields(params, ["Story", html.encode("utf-8"), None])
+    assert analysis.kind == "simhash"
+    assert analysis == analyse_fields(params, ["Story", html])
+    assert analyse_fields(params, ["", None]).kind == "empty"
+
+
+def test_negative_workers_is_refused():
+    with pytest.raises(ConfigurationError, match="SIMHASH_WORKERS=-1 must be at least 0"):
+        SimhashDedupPipeline.from_crawler(get_crawler(settings_dict={"SIMHASH_WORKERS": -1}))
