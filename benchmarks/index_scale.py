@@ -8,7 +8,8 @@ process (so that peak RSS is that method's alone):
   (4 blocks = 4 tables of 16-bit keys, 5 blocks = 10 tables of 25/26-bit keys), bulk-loaded
   once, then probed with ``query`` and grown with the per-item ``add_if_new`` path;
 * ``numpy``: brute force, XOR + ``np.bitwise_count`` over every stored fingerprint;
-* ``SimhashIndex``: the ``simhash`` package's in-memory index (``pip install simhash``),
+* ``SimhashIndex``: the ``simhash`` package's in-memory index (``pip install simhash``,
+  or the ``bench`` extra),
   only up to ``--simhash-max`` fingerprints (it is slow to build and large in memory).
 
 Recall on the planted near-duplicates must be 100% for every method (all are exact);
@@ -27,6 +28,7 @@ The full run (10M fingerprints with 5 blocks needs about 3 GB in --dir, and 10-2
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -358,6 +360,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(WORKERS[args.worker](args)))
         return 0
 
+    has_simhash = importlib.util.find_spec("simhash") is not None
+    if not has_simhash:
+        print(
+            "The simhash package is not installed (pip install 'scrapy-simhash[bench]'): "
+            "SimhashIndex is left out."
+        )
     sizes = [int(s) for s in args.sizes.split(",")]
     blocks_list = [int(b) for b in args.blocks.split(",")]
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="simhash-bench-"))
@@ -396,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                         Path(f"{path}{suffix}").unlink(missing_ok=True)
             if not args.no_numpy:
                 methods.append(("numpy", run_worker("numpy", "--data", str(data_file))))
-            if n <= args.simhash_max:
+            if n <= args.simhash_max and has_simhash:
                 methods.append(("SimhashIndex", run_worker("simhash", "--data", str(data_file))))
             data_file.unlink()
             for name, r in methods:
