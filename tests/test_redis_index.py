@@ -234,13 +234,18 @@ def test_password_never_shows(make_redis_server, caplog):
 
 
 def test_user_and_password_with_acl(make_redis_server):
+    """An ACL user limited to the index's keys; a password with URL-special characters
+    written in %XX form."""
+    from urllib.parse import quote
+
+    password = "p@ss/w:rd%#?"
     server = make_redis_server()
     admin = redis.Redis(port=server.port)
     admin.acl_setuser(
-        "crawler", enabled=True, passwords=[f"+{PASSWORD}"], keys=["{crawl}:*"], commands=["+@all"]
+        "crawler", enabled=True, passwords=[f"+{password}"], keys=["{crawl}:*"], commands=["+@all"]
     )
     admin.close()
-    uri = f"redis://crawler:{PASSWORD}@127.0.0.1:{server.port}/0?prefix=crawl"
+    uri = f"redis://crawler:{quote(password, safe='')}@127.0.0.1:{server.port}/0?prefix=crawl"
     with open_index(uri) as index:
         assert index.add_if_new(FP, "a") is None
         assert index.add_if_new(flip(FP, 2), "b").key == "a"
