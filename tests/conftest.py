@@ -62,7 +62,11 @@ class RedisServer:
              "--appendonly", "no", "--dir", str(self.directory), "--logfile", str(log), *extra],
             cwd=self.directory,
         )  # fmt: skip
-        client = redis.Redis(port=self.port, socket_connect_timeout=1)
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        # No retries inside the client: this loop polls every 50 ms.
+        client = redis.Redis(port=self.port, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
         deadline = time.monotonic() + 20
         while True:
             try:

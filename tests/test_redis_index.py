@@ -503,7 +503,7 @@ def redis_cluster(make_redis_server):
     return ports
 
 
-def test_redis_cluster_keeps_one_index_in_one_slot(redis_cluster):
+def test_redis_cluster_one_index_in_one_slot_atomic_across_processes(redis_cluster):
     uri = f"redis://127.0.0.1:{redis_cluster[0]}/0?prefix=crawl&cluster=true"
     with open_index(uri) as index:
         assert index.location == uri
@@ -528,8 +528,7 @@ def test_redis_cluster_keeps_one_index_in_one_slot(redis_cluster):
     with pytest.raises(UnsupportedIndexURI, match="only database 0"):
         open_index(uri.replace("/0?", "/1?"))
 
-
-def test_redis_cluster_processes_racing(redis_cluster):
+    # Processes racing on near-duplicates, through another node of the cluster.
     uri = f"redis://127.0.0.1:{redis_cluster[1]}/0?cluster=true&prefix=race"
     rng = random.Random(9)
     clusters = []
