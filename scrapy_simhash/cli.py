@@ -78,7 +78,7 @@ class Env:
 
     def text_of(self, value: object) -> str:
         """The text the pipeline would fingerprint for an item field holding *value*."""
-        return field_text(value, remove_boilerplate=self.settings.remove_boilerplate)
+        return field_text(value, extractor=self.settings.html_extractor)
 
     def index_uri(self, given: str | None) -> str:
         if given:
@@ -771,7 +771,7 @@ def dedup(
             dedup_,
             text_fields=text_fields,
             key_field=key_field,
-            remove_boilerplate=config.remove_boilerplate,
+            extractor=config.html_extractor,
         )
         with click.progressbar(
             results, length=len(items), label="Checking", file=sys.stderr

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,18 +119,16 @@ def dedup_items(
     *,
     text_fields: Iterable[str],
     key_field: str,
-    remove_boilerplate: bool = True,
+    extractor: Callable[[str], str] | None = None,
 ) -> Iterator[ItemVerdict]:
-    """Check each item's text (the *text_fields*) against the index, in order; the first
-    of a group of near-duplicates is kept (stored), the others match it."""
+    """Check each item's text (the *text_fields*, HTML reduced by *extractor*, see
+    :mod:`scrapy_simhash.extract`) against the index, in order; the first of a group of
+    near-duplicates is kept (stored), the others match it."""
     text_fields = tuple(text_fields)
     for number, item in enumerate(items, 1):
         if not isinstance(item, dict):
             raise FeedError(f"item {number} is a {type(item).__name__}, not an object")
-        text = "\n".join(
-            field_text(item.get(name), remove_boilerplate=remove_boilerplate)
-            for name in text_fields
-        )
+        text = "\n".join(field_text(item.get(name), extractor=extractor) for name in text_fields)
         key = item.get(key_field)
         key = str(key) if key not in (None, "") else f"(item {number})"
         yield ItemVerdict(number, key, item, dedup.check_text(text, key))

@@ -21,7 +21,6 @@ from scrapy.utils.misc import load_object
 from .adapter import CrawlDeduplicator, default_index_uri
 from .dedup import Analysis, Verdict
 from .settings import SimhashSettings
-from .text import visible_text
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -40,7 +39,8 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 class SimhashDedupMiddleware:
     """Fingerprints each response's text (the visible text of HTML) and, when it is within
     ``SIMHASH_MAX_DISTANCE`` of a page kept earlier, discards everything the spider yields
-    for it: items and requests.
+    for it: items and requests. HTML is reduced to text by ``SIMHASH_EXTRACTOR``, as the
+    pipeline's HTML fields are.
 
     * ``Request.meta["dont_simhash"] = True`` lets one response through unchecked.
     * Only responses whose media type is in ``SIMHASH_MIDDLEWARE_CONTENT_TYPES`` are
@@ -152,7 +152,7 @@ class SimhashDedupMiddleware:
         assert self.runner.dedup is not None
         text = response.text
         if media_type in _HTML_TYPES:
-            text = visible_text(text, remove_boilerplate=self.config.remove_boilerplate)
+            text = self.config.html_extractor(text)  # SIMHASH_EXTRACTOR, as in the pipeline
         return self.runner.dedup.analyse(text)
 
 

@@ -214,3 +214,16 @@ def test_warns_when_the_pipeline_shares_the_index(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
         SimhashDedupMiddleware.from_crawler(get_crawler(settings_dict=settings))
     assert "are both enabled" in caplog.text
+
+
+@pytest.mark.parametrize(("extractor", "dropped"), [("builtin", True), ("none", False)])
+@deferred_f_from_coro_f
+async def test_html_is_reduced_by_simhash_extractor(tmp_path, extractor, dropped):
+    drought = (SITE / "drought.html").read_text(encoding="utf-8")
+    chess = (SITE / "only-via-copy.html").read_text(encoding="utf-8")
+    # The same article in another site's chrome: a long navigation block of other text.
+    framed = ARTICLE.replace("<nav>", "<nav>" + drought + chess)
+    middleware = make_middleware(tmp_path, SIMHASH_EXTRACTOR=extractor)
+    await run(middleware, html("a"), [])
+    outputs = await run(middleware, html("b", body=framed), [{"x": 1}])
+    assert outputs == ([] if dropped else [{"x": 1}])
