@@ -3,9 +3,10 @@
 Chinese runs are segmented with jieba's dictionary (HMM off, so that the fast Rust port
 ``rjieba`` gives exactly the same words); every other script is split into Unicode words.
 Latin words are lower-cased. Tokens that carry no content are not features: punctuation,
-whitespace, pure numbers, URLs, e-mail addresses, single characters and common function
-words. Without that filter every page shares its most frequent "terms" with every other
-page, and unrelated pages collide.
+whitespace, URLs, e-mail addresses, single letters and common function words. Without that
+filter every page shares its most frequent "terms" with every other page, and unrelated
+pages collide. Numbers are features: on templated pages (earnings reports, price lists,
+match results) the figures are what tells one page from the next.
 
 Each remaining term is weighted by TF x IDF, with jieba's bundled IDF dictionary and the
 median IDF for words it lacks, and only the ``top_n`` heaviest terms are kept. No term may
@@ -29,8 +30,7 @@ from pathlib import Path
 
 #: Han ideographs that jieba's dictionary covers; other scripts are split by _WORD.
 _HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
-# A run of word characters outside those Han runs. Words with no letter at all, pure
-# numbers ("2024", "3.11"), carry no content and are dropped after matching.
+# A run of word characters outside those Han runs ("3.11" gives the numbers 3 and 11).
 _WORD = re.compile(r"[^\W\u4e00-\u9fd5]+")
 # Han run or word, in order (for TermExtractor.tokens).
 _HAN_OR_WORD = re.compile(r"([\u4e00-\u9fd5]+)|[^\W\u4e00-\u9fd5]+")
@@ -347,9 +347,10 @@ def _strip_addresses(text: str) -> str:
 
 
 def _is_content_word(word: str) -> bool:
-    """A word of two or more characters, not a stop word, with a letter (a word character
-    that is neither a decimal digit nor "_")."""
-    if len(word) < 2 or word in ENGLISH_STOP_WORDS:
+    """A number, or a word of two or more characters that is not a stop word."""
+    if word in ENGLISH_STOP_WORDS:
         return False
-    letters = word.replace("_", "")
-    return bool(letters) and not letters.isdecimal()
+    core = word.replace("_", "")
+    if not core:
+        return False
+    return len(word) > 1 or core.isdecimal()

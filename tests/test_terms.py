@@ -15,22 +15,33 @@ def extractor() -> TermExtractor:
     return TermExtractor(segmenter="jieba")
 
 
-def test_content_words_only(extractor):
+def test_content_words_and_numbers_only(extractor):
     text = (
         "The 2024 release (v3.11) of THE tool, see https://example.com/x?y=1 or www.example.org "
-        "and mail admin@example.com: Déjà-vu _ __ 12_34 ٣٤ x a2 ab"
+        "and mail admin@example.com: Déjà-vu _ __ 12_34 ٣٤ x 7 a2 ab"
     )
     assert extractor.tokens(text) == [
+        "2024",
         "release",
         "v3",
+        "11",
         "tool",
         "see",
         "mail",
         "déjà",
         "vu",
+        "12_34",
+        "٣٤",
+        "7",
         "a2",
         "ab",
     ]
+
+
+def test_numbers_tell_templated_pages_apart(extractor):
+    first = "Shr 12 cts vs 19 cts. Net 369,000 vs 358,000. Revs 7,076,000 vs 6,712,000."
+    second = "Shr 31 cts vs 8 cts. Net 1,204,000 vs 290,000. Revs 9,880,000 vs 9,102,000."
+    assert extractor.term_counts(first) != extractor.term_counts(second)
 
 
 def test_chinese_words_of_one_character_are_not_terms(extractor):

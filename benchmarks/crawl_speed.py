@@ -1,0 +1,195 @@
+"""Does the pipeline slow a crawl down? Items/s of one local crawl with it and without it.
+
+    python benchmarks/crawl_speed.py                # Debian Handbook pages, 3 copies each
+    python benchmarks/crawl_speed.py --pages DIR    # your own .html files
+    python benchmarks/crawl_speed.py --copies 2 --rounds 1
+
+A site is built in a temporary directory from real pages: every page of the Debian Handbook
+(6 languages, 762 pages) in ``--copies`` copies, each copy with a small edit (a "mirror"
+line and a date), so that the pipeline keeps the first copy and drops the others, as on a
+site with reposts. It is served by ``python -m http.server`` on 127.0.0.1, and crawled by a
+plain Scrapy spider (32 concurrent requests, every page requested from ``start``; items
+carry the URL, the title and the whole ``<body>``):
+
+* off: no item pipeline;
+* on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value.
+
+Each crawl runs in its own process; items/s is (scraped + dropped) / (finish - start) from
+Scrapy's stats. Modes alternate over ``--rounds`` rounds and the best round of each counts
+(other load on the machine only ever slows a round down).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+
+def build_site(source: Path | None, copies: int, root: Path) -> int:
+    if source is None:
+        pages = sorted((CORPORA / "debian-handbook").glob("*/*.html"))
+        if not pages:
+            sys.exit(f"no pages under {CORPORA / 'debian-handbook'}; pass --pages DIR")
+        base = CORPORA / "debian-handbook"
+    else:
+        pages = sorted(source.rglob("*.htm*"))
+        base = source
+    count = 0
+    for copy in range(copies):
+        for page in pages:
+            html = page.read_text(encoding="utf-8", errors="replace")
+            if copy:
+                mark = f"<p>Mirror {copy}: retrieved 2024-0{copy % 9 + 1}-1{copy % 9}.</p>"
+                html = html.replace("<body>", "<body>" + mark, 1)
+            target = root / f"copy{copy}" / page.relative_to(base)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(html, encoding="utf-8")
+            count += 1
+    return count
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_crawl(site: Path, port: int, mode: str, workdir: Path) -> dict:
+    """One crawl in a fresh process; returns its stats."""
+    out = workdir / f"stats-{mode}-{time.monotonic_ns()}.json"
+    subprocess.run(
+        [sys.executable, __file__, "--crawl", mode, str(site), str(port), str(out)],
+        check=True,
+        cwd=workdir,
+    )
+    return json.loads(out.read_text())
+
+
+def crawl_main(mode: str, site: Path, port: int, out: Path) -> None:
+    """The child process: crawl every page of *site* once, write the stats to *out*."""
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+
+    urls = [
+        f"http://127.0.0.1:{port}/{p.relative_to(site).as_posix()}"
+        for p in sorted(site.rglob("*.html"))
+    ]
+
+    class SiteSpider(scrapy.Spider):
+        name = "site"
+
+        async def start(self):
+            for url in urls:
+                yield scrapy.Request(url, dont_filter=True)
+
+        def parse(self, response):
+            yield {
+                "url": response.url,
+                "title": response.css("title::text").get(""),
+                "content": response.css("body").get(""),
+            }
+
+    settings = {
+        "LOG_LEVEL": "WARNING",
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+        "ROBOTSTXT_OBEY": False,
+        "CONCURRENT_REQUESTS": 32,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
+        "DOWNLOAD_DELAY": 0,
+        "SIMHASH_DROP_LOG_LEVEL": "DEBUG",
+    }
+    if mode != "off":
+        settings["ITEM_PIPELINES"] = {"scrapy_simhash.SimhashDedupPipeline": 300}
+        settings["SIMHASH_INDEX_URI"] = f"sqlite:///{out.with_suffix('.db')}"
+        settings["SIMHASH_WORKERS"] = int(mode.removeprefix("workers="))
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SiteSpider)
+    process.crawl(crawler)
+    process.start()
+    stats = {
+        k: (v.isoformat() if hasattr(v, "isoformat") else v)
+        for k, v in crawler.stats.get_stats().items()
+    }
+    out.write_text(json.dumps(stats))
+
+
+def items_per_second(stats: dict) -> tuple[int, float]:
+    from datetime import datetime
+
+    items = stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0)
+    seconds = (
+        datetime.fromisoformat(stats["finish_time"]) - datetime.fromisoformat(stats["start_time"])
+    ).total_seconds()
+    return items, items / seconds
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=Path, help="directory of .html files to serve")
+    parser.add_argument("--copies", type=int, default=3, help="copies of every page")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--workers", default="0,1,2", help="SIMHASH_WORKERS values to run, comma-separated"
+    )
+    args = parser.parse_args(argv)
+
+    workdir = Path(tempfile.mkdtemp(prefix="simhash-crawl-"))
+    try:
+        site = workdir / "site"
+        pages = build_site(args.pages, args.copies, site)
+        port = free_port()
+        server = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+            cwd=site,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            time.sleep(1.0)
+            modes = ["off"] + [f"workers={w.strip()}" for w in args.workers.split(",")]
+            best: dict[str, tuple[dict, float]] = {}
+            for _ in range(args.rounds):
+                for mode in modes:
+                    stats = run_crawl(site, port, mode, workdir)
+                    items, rate = items_per_second(stats)
+                    if items != pages:
+                        print(f"warning: {mode} handled {items} of {pages} pages")
+                    if mode not in best or rate > best[mode][1]:
+                        best[mode] = (stats, rate)
+        finally:
+            server.terminate()
+            server.wait()
+        size = sum(p.stat().st_size for p in site.rglob("*.html")) / 1e6
+        print(
+            f"{pages} pages ({size:.0f} MB of HTML) served on 127.0.0.1, {os.cpu_count()} cores, "
+            f"best of {args.rounds} round(s)\n"
+        )
+        print("| crawl | items/s | vs pipeline off | kept | dropped |")
+        print("|---|---:|---:|---:|---:|")
+        base = best["off"][1]
+        for mode in modes:
+            stats, rate = best[mode]
+            name = "pipeline off" if mode == "off" else f"pipeline on, SIMHASH_{mode.upper()}"
+            kept = stats.get("item_scraped_count", 0)
+            dropped = stats.get("item_dropped_count", 0)
+            print(f"| {name} | {rate:.0f} | {rate / base:.0%} | {kept} | {dropped} |")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--crawl":
+        crawl_main(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5]))
+    else:
+        main()
