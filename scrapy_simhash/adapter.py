@@ -6,28 +6,34 @@ prefix, writes every drop to the index's audit log, marks duplicates in flag-onl
 and turns index failures into a counted pass-through or a closed spider
 (``SIMHASH_ON_INDEX_ERROR``). The pipeline and the middleware differ only in where the text
 comes from and what "drop" means (an item, or a response's whole output).
+
+It also does the CPU work for both: in a thread, or with ``SIMHASH_WORKERS`` in a pool of
+worker processes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
+from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
-from .dedup import Deduplicator, Verdict
+from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, analyse_fields
 from .exceptions import SimhashIndexError
 from .index import open_index
 from .settings import SimhashSettings
+from .text import field_text
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
-
-    from .dedup import Analysis
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +68,16 @@ class CrawlDeduplicator:
         self.crawler = crawler
         self.stats_prefix = stats_prefix
         self.dedup: Deduplicator | None = None
+        #: The worker processes (``SIMHASH_WORKERS``), while open.
+        self.pool: ProcessPoolExecutor | None = None
+        self.params = AnalysisParams(
+            top_n=config.top_n,
+            seed=config.seed,
+            segmenter=config.segmenter,
+            min_terms=config.min_terms,
+            max_length=config.max_text_length,
+            extractor=config.extractor_name,
+        )
 
     def open(self) -> Deduplicator:
         config = self.config
@@ -85,12 +101,40 @@ class CrawlDeduplicator:
             index.plan.table_count,
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
+        if config.workers:
+            # "spawn": forking a process that runs the reactor's threads can deadlock.
+            self.pool = ProcessPoolExecutor(
+                config.workers, mp_context=multiprocessing.get_context("spawn")
+            )
         return self.dedup
 
     def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
         if self.dedup is not None:
             self.dedup.index.close()
             self.dedup = None
+
+    async def analyse(self, values: list[Any]) -> Analysis:
+        """Analyse the text of *values* (item fields, or a response's text; HTML reduced
+        by ``SIMHASH_EXTRACTOR``) off the reactor thread: in the pool if there is one."""
+        if self.pool is None:
+            return await run_in_thread(self.analyse_here, values)
+        return await self.analyse_in_pool(values)
+
+    def analyse_here(self, values: list[Any]) -> Analysis:
+        if self.dedup is None:
+            raise RuntimeError("CrawlDeduplicator.analyse called before open")
+        extractor = self.config.html_extractor
+        return self.dedup.analyse("\n".join(field_text(v, extractor=extractor) for v in values))
+
+    async def analyse_in_pool(self, values: list[Any]) -> Analysis:
+        assert self.pool is not None
+        future = self.pool.submit(analyse_fields, self.params, [_plain(v) for v in values])
+        if is_asyncio_available():
+            return await asyncio.wrap_future(future)
+        return await run_in_thread(future.result)
 
     def decide(self, analysis: Analysis, key: str) -> Verdict | None:
         """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the
@@ -168,3 +212,12 @@ class CrawlDeduplicator:
     def inc(self, name: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(f"{self.stats_prefix}/{name}", count)
+
+
+def _plain(value: Any) -> Any:
+    """*value* in a form that pickles to a worker and gives the same text there."""
+    if value is None or isinstance(value, str | bytes | bytearray):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value)

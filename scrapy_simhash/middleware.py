@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
-from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.misc import load_object
 
 from .adapter import CrawlDeduplicator, default_index_uri
-from .dedup import Analysis, Verdict
+from .dedup import Verdict
 from .settings import SimhashSettings
 
 if TYPE_CHECKING:
@@ -33,7 +32,6 @@ logger = logging.getLogger(__name__)
 STATS_PREFIX = "simhash/middleware"
 #: ``Request.meta`` key: true to let this request's response through unchecked.
 META_OPT_OUT = "dont_simhash"
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 class SimhashDedupMiddleware:
@@ -132,7 +130,7 @@ class SimhashDedupMiddleware:
             raise RuntimeError("SimhashDedupMiddleware used before the spider was opened")
         self.runner.inc("checked")
         try:
-            analysis = await run_in_thread(self._analyse, response, media_type)
+            analysis = await self.runner.analyse([response.text])
         except Exception:
             logger.exception("Could not fingerprint %s; its output is kept", response.url)
             self.runner.inc("errors/analysis")
@@ -147,13 +145,6 @@ class SimhashDedupMiddleware:
             ):
                 return True
         return False
-
-    def _analyse(self, response: TextResponse, media_type: str) -> Analysis:
-        assert self.runner.dedup is not None
-        text = response.text
-        if media_type in _HTML_TYPES:
-            text = self.config.html_extractor(text)  # SIMHASH_EXTRACTOR, as in the pipeline
-        return self.runner.dedup.analyse(text)
 
 
 def response_media_type(response: Response) -> str:

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
-from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 
 from .adapter import CrawlDeduplicator, default_index_uri
-from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, analyse_fields
+from .dedup import Analysis, Deduplicator, Verdict
 from .settings import SimhashSettings
-from .text import field_text
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
@@ -66,15 +63,6 @@ class SimhashDedupPipeline:
             config, index_uri, stats=stats, crawler=crawler, stats_prefix=STATS_PREFIX
         )
         self.dedup: Deduplicator | None = None
-        self.pool: ProcessPoolExecutor | None = None
-        self.params = AnalysisParams(
-            top_n=config.top_n,
-            seed=config.seed,
-            segmenter=config.segmenter,
-            min_terms=config.min_terms,
-            max_length=config.max_text_length,
-            extractor=config.extractor_name,
-        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupPipeline:
@@ -83,18 +71,15 @@ class SimhashDedupPipeline:
         config = SimhashSettings.from_settings(crawler.settings)
         return cls(config, config.index_uri or default_index_uri(), crawler.stats, crawler)
 
+    @property
+    def pool(self) -> ProcessPoolExecutor | None:
+        """The worker processes (``SIMHASH_WORKERS``), while the spider is open."""
+        return self.runner.pool
+
     def open_spider(self) -> None:
         self.dedup = self.runner.open()
-        if self.config.workers:
-            # "spawn": forking a process that runs the reactor's threads can deadlock.
-            self.pool = ProcessPoolExecutor(
-                self.config.workers, mp_context=multiprocessing.get_context("spawn")
-            )
 
     def close_spider(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
         self.runner.close()
         self.dedup = None
 
@@ -107,10 +92,7 @@ class SimhashDedupPipeline:
         key = str(key) if key is not None else f"(item without {self.config.key_field})"
         self._inc("checked")
         try:
-            if self.pool is None:
-                analysis = await run_in_thread(self._analyse, values)
-            else:
-                analysis = await self._analyse_in_pool(values)
+            analysis = await self.runner.analyse(values)
         except Exception:
             logger.exception("Could not fingerprint %s; the item is kept", key)
             self._inc("errors/analysis")
@@ -127,26 +109,10 @@ class SimhashDedupPipeline:
         raise NearDuplicate(message, verdict, self.config.drop_log_level)
 
     def _analyse(self, values: list[Any]) -> Analysis:
-        assert self.dedup is not None
-        extractor = self.config.html_extractor
-        text = "\n".join(field_text(v, extractor=extractor) for v in values)
-        return self.dedup.analyse(text)
+        return self.runner.analyse_here(values)
 
     async def _analyse_in_pool(self, values: list[Any]) -> Analysis:
-        assert self.pool is not None
-        future = self.pool.submit(analyse_fields, self.params, [_plain(v) for v in values])
-        if is_asyncio_available():
-            return await asyncio.wrap_future(future)
-        return await run_in_thread(future.result)
+        return await self.runner.analyse_in_pool(values)
 
     def _inc(self, name: str) -> None:
         self.runner.inc(name)
-
-
-def _plain(value: Any) -> Any:
-    """*value* in a form that pickles to a worker and gives the same text there."""
-    if value is None or isinstance(value, str | bytes | bytearray):
-        return value
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return str(value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -227,3 +228,18 @@ async def test_html_is_reduced_by_simhash_extractor(tmp_path, extractor, dropped
     await run(middleware, html("a"), [])
     outputs = await run(middleware, html("b", body=framed), [{"x": 1}])
     assert outputs == ([] if dropped else [{"x": 1}])
+
+
+@deferred_f_from_coro_f
+async def test_workers_fingerprint_pages_in_other_processes(tmp_path):
+    middleware = make_middleware(tmp_path, SIMHASH_WORKERS=1)
+    try:
+        assert middleware.runner.pool is not None
+        outputs = [{"x": 1}]
+        assert await run(middleware, html("a"), outputs) == outputs
+        assert await run(middleware, html("b"), outputs) == []
+        (worker,) = middleware.runner.pool._processes.values()
+        assert worker.pid != os.getpid()
+    finally:
+        middleware.spider_closed()
+    assert middleware.runner.pool is None
