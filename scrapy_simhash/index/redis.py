@@ -11,6 +11,7 @@ TLS). Every key of an index starts with ``{prefix}:`` (default prefix ``simhash`
     {simhash}:fp                hash    fingerprint (16 hex digits) -> [[seq, key, "added_at"]]
     {simhash}:exact             hash    text digest (16 hex digits) -> [seq, key, "added_at"]
     {simhash}:drops             stream  the audit log (key, kept, distance, exact, at)
+    {simhash}:sweep             string  while set, no other process sweeps expired pages
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are
 rearranged so that the table's key comes first (see :mod:`scrapy_simhash.blocks`). The
@@ -24,7 +25,12 @@ compared in two 24-bit halves (Lua's ``bit`` library is 32-bit).
 a NOSCRIPT reply when the server restarted or its scripts were flushed): it probes every
 table, checks the distances and inserts only when nothing is near, while no other client's
 command runs. Of two hosts seeing near-duplicate pages at the same moment, one keeps its
-page and the other gets it as the match.
+page and the other gets it as the match. The script also puts the matched fingerprint's
+bits back in order and returns its stored record: a check is one round trip.
+
+There is no index by URL: ``find``, ``forget`` and ``expire`` read every stored page
+(``HSCAN``), which takes seconds for millions of pages; they are for maintenance, not for
+the crawl's path.
 
 **Redis Cluster** (``?cluster=true``): the braces make ``prefix`` a hash tag, so every key
 of one index lives in one slot, and the script stays atomic across all clients. The price:
@@ -735,7 +741,8 @@ class RedisIndex(IndexBase):
             self._client.xadd(self._drops_key, fields)
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
-        start = "-"
+        # Entry ids are the server's clock in ms, ``at`` the client's: start 10 minutes early.
+        start = "-" if since is None else f"{max(0, int((since - 600) * 1000))}-0"
         while True:
             with self._errors("read the drops"):
                 batch = self._client.xrange(self._drops_key, min=start, count=_BATCH)
