@@ -13,12 +13,14 @@ crawl machine to a laptop. The layout, all integers unsigned LEB128 varints unle
         flags                    one byte per page: 1 = an exact-text entry
         base time                8 bytes, little-endian double: the earliest added_at
         times                    microseconds after the base time, one per page
-        keys                     UTF-8 length, then the UTF-8 bytes, one per page
+        key lengths              length in bytes of each page's UTF-8 key
+        keys                     the UTF-8 keys, one after the other
 
 Sorted 64-bit fingerprints are about ``2**64 / n`` apart, so their differences take
 ``64 - log2(n)`` bits instead of 64: at a million pages, 6 bytes each instead of 8 (more
 with the varint's 1-in-8 overhead, less after zlib). Keys dominate the size; zlib shrinks
-URLs of one site several times.
+URLs of one site several times. Encoding and decoding work on whole columns (numpy), so
+a page costs a few dozen bytes of memory on the way, not a Python object.
 
 Only the fingerprint features have to agree between the export and the target index:
 block keys are computed again on import, so an export can also move pages into an index
@@ -32,10 +34,13 @@ import os
 import struct
 import time
 import zlib
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Union
+
+import numpy as np
 
 from .exceptions import IndexParameterMismatch, SimhashError
 from .index.base import IndexParameters, NearDuplicateIndex, StoredPage
@@ -63,19 +68,33 @@ class ExportHeader:
     format: int = FORMAT_VERSION
 
 
-# -- varints -----------------------------------------------------------------------------
+# -- varints, a column at a time -------------------------------------------------------
+
+_U64 = np.uint64
 
 
-def _put_varint(out: bytearray, value: int) -> None:
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+def _encode_varints(values: np.ndarray) -> bytes:
+    """Unsigned LEB128 of every value of a uint64 array, concatenated."""
+    values = values.astype(_U64, copy=False)
+    if not len(values):
+        return b""
+    sizes = np.ones(len(values), dtype=np.int64)
+    for k in range(1, 10):
+        sizes += values >= _U64(1 << (7 * k))
+    starts = np.cumsum(sizes) - sizes
+    out = np.zeros(int(sizes.sum()), dtype=np.uint8)
+    for k in range(int(sizes.max())):
+        has = sizes > k
+        part = ((values[has] >> _U64(7 * k)) & _U64(0x7F)).astype(np.uint8)
+        part[sizes[has] > k + 1] |= 0x80
+        out[starts[has] + k] = part
+    return out.tobytes()
 
 
 class _Reader:
     def __init__(self, data: bytes, name: str) -> None:
         self.data = data
+        self.bytes = np.frombuffer(data, dtype=np.uint8)
         self.pos = 0
         self.name = name
 
@@ -85,22 +104,25 @@ class _Reader:
             "export the index again or use another copy"
         )
 
-    def varint(self) -> int:
-        data, pos, shift, value = self.data, self.pos, 0, 0
-        while True:
-            if pos >= len(data):
-                self.pos = pos
-                raise self.damaged("the pages end early")
-            byte = data[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                self.pos = pos
-                return value
-            shift += 7
-            if shift > 70:
-                self.pos = pos
-                raise self.damaged("a number is too long")
+    def varints(self, count: int) -> np.ndarray:
+        """The next *count* varints, as a uint64 array."""
+        if count == 0:
+            return np.zeros(0, dtype=_U64)
+        rest = self.bytes[self.pos :]
+        ends = np.flatnonzero(rest < 0x80)[:count]
+        if len(ends) < count:
+            raise self.damaged("the pages end early")
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        sizes = ends - starts + 1
+        if sizes.max() > 10:
+            raise self.damaged("a number is too long")
+        total = int(ends[-1]) + 1
+        chunk = rest[:total].astype(_U64) & _U64(0x7F)
+        place = np.arange(total) - np.repeat(starts, sizes)
+        if ((place == 9) & (chunk > 1)).any():
+            raise self.damaged("a number is larger than 64 bits")
+        self.pos += total
+        return np.add.reduceat(chunk << (place * 7).astype(_U64), starts)
 
     def take(self, size: int) -> bytes:
         if self.pos + size > len(self.data):
@@ -128,35 +150,45 @@ def _opened(file: FileArg, mode: str) -> Iterator[tuple[IO[bytes], str]]:
 
 def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
     """Write every page of *index* to *file* (a path or a binary file); return how many."""
-    pages = sorted(index.pages(), key=lambda p: (p.fingerprint, p.exact, p.key, p.added_at))
+    fingerprints, times, flags, keys = array("Q"), array("d"), bytearray(), []
+    for page in index.pages():
+        fingerprints.append(page.fingerprint)
+        times.append(page.added_at)
+        flags.append(1 if page.exact else 0)
+        keys.append(page.key)
+    count = len(keys)
+    fps = np.frombuffer(fingerprints, dtype=_U64) if count else np.zeros(0, dtype=_U64)
+    order = np.argsort(fps, kind="stable")
+    fps = fps[order]
+    added = np.frombuffer(times, dtype=np.float64)[order] if count else np.zeros(0)
+    base = float(added.min()) if count else 0.0
+    micros = np.maximum(np.round((added - base) * 1_000_000), 0).astype(_U64)
+    encoded = [keys[i].encode("utf-8", "surrogatepass") for i in order.tolist()]
+    del keys
     parameters = index.parameters
     header = {
         "format": FORMAT_VERSION,
         "max_distance": parameters.max_distance,
         "blocks": parameters.blocks,
         "features": parameters.features,
-        "pages": len(pages),
+        "pages": count,
         "exported_at": time.time(),
     }
-    body = bytearray()
-    previous = 0
-    for page in pages:
-        _put_varint(body, page.fingerprint - previous)
-        previous = page.fingerprint
-    body += bytes(1 if page.exact else 0 for page in pages)
-    base = min((page.added_at for page in pages), default=0.0)
-    body += struct.pack("<d", base)
-    for page in pages:
-        _put_varint(body, max(0, round((page.added_at - base) * 1_000_000)))
-    for page in pages:
-        key = page.key.encode("utf-8", "surrogatepass")
-        _put_varint(body, len(key))
-        body += key
+    compressor = zlib.compressobj(6)
     head = json.dumps(header, sort_keys=True).encode("utf-8")
     with _opened(file, "wb") as (f, _):
         f.write(MAGIC + bytes([FORMAT_VERSION]) + struct.pack(">I", len(head)) + head)
-        f.write(zlib.compress(bytes(body), 6))
-    return len(pages)
+        for part in (
+            _encode_varints(np.diff(fps, prepend=_U64(0))),
+            np.frombuffer(bytes(flags), dtype=np.uint8)[order].tobytes() if count else b"",
+            struct.pack("<d", base),
+            _encode_varints(micros),
+            _encode_varints(np.array([len(k) for k in encoded], dtype=_U64)),
+            b"".join(encoded),
+        ):
+            f.write(compressor.compress(part))
+        f.write(compressor.flush())
+    return count
 
 
 def _read_header(f: IO[bytes], name: str) -> ExportHeader:
@@ -195,8 +227,9 @@ def read_header(file: FileArg) -> ExportHeader:
         return _read_header(f, name)
 
 
-def read_pages(file: FileArg) -> tuple[ExportHeader, list[StoredPage]]:
-    """Decode an export completely: its header and its pages, sorted by fingerprint."""
+def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
+    """Decode an export: its header, and its pages sorted by fingerprint. The whole file is
+    checked before this returns, so a damaged file raises before any page is seen."""
     with _opened(file, "rb") as (f, name):
         header = _read_header(f, name)
         decompressor = zlib.decompressobj()
@@ -218,24 +251,32 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, list[StoredPage]]:
         if decompressor.unused_data:
             raise ExportFormatError(f"{name} has unexpected bytes after its pages")
     reader = _Reader(b"".join(parts), name)
+    del parts
     n = header.pages
-    fingerprints, value = [], 0
-    for _ in range(n):
-        value += reader.varint()
-        fingerprints.append(value)
+    fingerprints = np.cumsum(reader.varints(n), dtype=_U64)
+    if n > 1 and (fingerprints[1:] < fingerprints[:-1]).any():
+        raise reader.damaged("a fingerprint is larger than 64 bits")
     flags = reader.take(n)
     (base,) = struct.unpack("<d", reader.take(8))
-    times = [base + reader.varint() / 1_000_000 for _ in range(n)]
-    keys = [reader.take(reader.varint()).decode("utf-8", "surrogatepass") for _ in range(n)]
+    times = (reader.varints(n).astype(np.float64) / 1_000_000 + base).tolist()
+    lengths = reader.varints(n).tolist()
+    offsets = reader.pos
+    reader.take(sum(lengths))
     if reader.pos != len(reader.data):
         raise reader.damaged("unexpected bytes after the last key")
-    if fingerprints and fingerprints[-1] >= 1 << 64:
-        raise reader.damaged("a fingerprint is larger than 64 bits")
-    pages = [
-        StoredPage(key, fp, at, exact=bool(flag))
-        for key, fp, at, flag in zip(keys, fingerprints, times, flags, strict=True)
-    ]
-    return header, pages
+    try:
+        keys = []
+        for length in lengths:
+            keys.append(reader.data[offsets : offsets + length].decode("utf-8", "surrogatepass"))
+            offsets += length
+    except UnicodeDecodeError:
+        raise reader.damaged("a key is not UTF-8") from None
+
+    def pages() -> Iterator[StoredPage]:
+        for key, fp, at, flag in zip(keys, fingerprints.tolist(), times, flags, strict=True):
+            yield StoredPage(key, fp, at, exact=bool(flag))
+
+    return header, pages()
 
 
 def import_index(index: NearDuplicateIndex, file: FileArg) -> int:
