@@ -230,7 +230,7 @@ def _describe_analysis(analysis: Analysis) -> str:
 # -- stats -------------------------------------------------------------------------------
 
 
-@main.command()
+@main.command(short_help="Size, parameters and drops of the index.")
 @index_option
 @json_option
 @click.pass_obj
@@ -303,7 +303,7 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
 # -- check -------------------------------------------------------------------------------
 
 
-@main.command()
+@main.command(short_help="Stored pages nearest to a page, file or text.")
 @click.argument("source")
 @index_option
 @click.option(
@@ -407,7 +407,7 @@ def check(
 # -- explain -----------------------------------------------------------------------------
 
 
-@main.command()
+@main.command(short_help="Distance of two texts and the terms behind it.")
 @click.argument("a")
 @click.argument("b")
 @index_option
@@ -469,7 +469,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
 # -- dropped -----------------------------------------------------------------------------
 
 
-@main.command()
+@main.command(short_help="The audit log of dropped pages (table, CSV, JSON).")
 @index_option
 @click.option("--since", metavar="WHEN", help="Only drops since: 30d, 12h, 2026-01-31, ...")
 @click.option("--kept", metavar="URL", help="Only drops that matched this kept page.")
@@ -536,7 +536,7 @@ def dropped(
 # -- export / import ---------------------------------------------------------------------
 
 
-@main.command("export")
+@main.command("export", short_help="Write the index to a compact portable file.")
 @click.argument("file", type=click.Path(dir_okay=False, writable=True))
 @index_option
 @json_option
@@ -561,7 +561,7 @@ def export_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
     click.echo(f"Exported {count} pages from {location} to {file} ({size:,} bytes{per_page}).")
 
 
-@main.command("import")
+@main.command("import", short_help="Add the pages of an export file to the index.")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @index_option
 @json_option
@@ -597,7 +597,7 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
 # -- expire / forget / vacuum ------------------------------------------------------------
 
 
-@main.command()
+@main.command(short_help="Remove pages stored before a time.")
 @click.option(
     "--older-than",
     "older_than",
@@ -643,7 +643,7 @@ def expire(
         click.echo(f"Removed {removed} pages stored before {_when(cutoff)}; {left} left.")
 
 
-@main.command()
+@main.command(short_help="Remove the pages stored under URLs.")
 @click.argument("urls", nargs=-1, required=True, metavar="URL...")
 @index_option
 @click.pass_obj
@@ -669,7 +669,7 @@ def forget(env: Env, urls: tuple[str, ...], index_uri: str | None) -> None:
         raise click.ClickException(f"No page is stored under: {', '.join(missing)}")
 
 
-@main.command()
+@main.command(short_help="Give the space of removed pages back to the disk.")
 @index_option
 @click.pass_obj
 def vacuum(env: Env, index_uri: str | None) -> None:
@@ -701,7 +701,7 @@ def _sibling(path: Path, tag: str, suffix: str | None = None) -> Path:
     return path.with_name(f"{path.stem}.{tag}{suffix or path.suffix}")
 
 
-@main.command()
+@main.command(short_help="Remove near-duplicates from an exported feed.")
 @click.argument("feed", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-o",
@@ -820,7 +820,7 @@ def dedup(
 # -- calibrate ---------------------------------------------------------------------------
 
 
-@main.command(name="calibrate")
+@main.command(name="calibrate", short_help="Distance histogram and pairs to choose a threshold.")
 @index_option
 @click.option("--sample", default=1000, show_default=True, help="Stored pages to sample.")
 @click.option("--pairs", default=3, show_default=True, help="Example pairs per distance.")
