@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import lxml.html
+import mmh3
 import numpy as np
 
 from scrapy_simhash.dedup import Deduplicator
@@ -73,10 +74,16 @@ _TRUTH_TOKENS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf90
 
 
 def shingles(text: str) -> frozenset[int]:
+    """The set of SHINGLE-token shingles of *text*, each as a stable 64-bit hash."""
     tokens = _TRUTH_TOKENS.findall(text.lower())
-    if len(tokens) < SHINGLE:
-        return frozenset([hash(tuple(tokens))]) if tokens else frozenset()
-    return frozenset(hash(tuple(tokens[i : i + SHINGLE])) for i in range(len(tokens) - SHINGLE + 1))
+    if not tokens:
+        return frozenset()
+    spans = (
+        [tokens]
+        if len(tokens) < SHINGLE
+        else (tokens[i : i + SHINGLE] for i in range(len(tokens) - SHINGLE + 1))
+    )
+    return frozenset(mmh3.hash64("\x1f".join(span))[0] for span in spans)
 
 
 def truth_text(doc_html: str | None, text: str) -> str:

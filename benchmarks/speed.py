@@ -74,21 +74,24 @@ def reference() -> Callable[[str], int]:
     return run
 
 
-def time_per_pass(function: Callable[[str], object], texts: list[str], min_seconds: float) -> float:
-    """Seconds for one pass over *texts*: the best of as many passes as fit *min_seconds*
-    (at least two; the first call of each function warms it up beforehand)."""
-    function(texts[0])
-    best = float("inf")
-    spent = 0.0
-    passes = 0
-    while passes < 2 or spent < min_seconds:
-        start = time.perf_counter()
-        for text in texts:
-            function(text)
-        elapsed = time.perf_counter() - start
-        best = min(best, elapsed)
-        spent += elapsed
-        passes += 1
+def best_pass_times(
+    functions: dict[str, Callable[[str], object]], texts: list, min_seconds: float
+) -> dict[str, float]:
+    """Seconds for one pass over *texts*, per function: the best of several rounds, each
+    round running every function once in turn, so that load from other processes on the
+    machine slows all of them alike (at least three rounds, and *min_seconds* in all)."""
+    for function in functions.values():
+        function(texts[0])  # warm up: dictionaries, caches
+    best = dict.fromkeys(functions, float("inf"))
+    start = time.perf_counter()
+    rounds = 0
+    while rounds < 3 or time.perf_counter() - start < min_seconds:
+        for name, function in functions.items():
+            began = time.perf_counter()
+            for text in texts:
+                function(text)
+            best[name] = min(best[name], time.perf_counter() - began)
+        rounds += 1
     return best
 
 
@@ -105,7 +108,7 @@ def python_loop_simhash(pairs: list[tuple[str, float]], seed: int = 0) -> int:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=Path, help="directory of .html/.txt files")
-    parser.add_argument("--seconds", type=float, default=5.0, help="minimum time per method")
+    parser.add_argument("--seconds", type=float, default=20.0, help="minimum time in all")
     args = parser.parse_args(argv)
 
     texts = load_texts(args.pages)
@@ -125,8 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         print("rjieba is not installed (pip install 'scrapy-simhash[fast]'); skipping it\n")
 
     rows = []
-    for name, function in methods.items():
-        seconds = time_per_pass(function, texts, args.seconds)
+    for name, seconds in best_pass_times(methods, texts, args.seconds).items():
         rows.append((name, len(texts) / seconds, megabytes / seconds, seconds / len(texts)))
     base = rows[0][1]
     print("| method | documents/s | MB/s | ms/document | vs reference |")
@@ -145,8 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nhash-and-combine of the top {fingerprinter.top_n} terms, per document:")
     print("| method | us/document |")
     print("|---|---:|")
-    for name, function in combine.items():
-        seconds = time_per_pass(function, terms, min(args.seconds, 2.0))
+    for name, seconds in best_pass_times(combine, terms, min(args.seconds, 3.0)).items():
         print(f"| {name} | {seconds / len(terms) * 1e6:.0f} |")
 
 
