@@ -251,6 +251,61 @@ def test_user_and_password_with_acl(make_redis_server):
         assert index.add_if_new(flip(FP, 2), "b").key == "a"
 
 
+def test_rediss_with_tls_and_password(make_redis_server, tmp_path):
+    import shutil
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a certificate")
+    cert, key = tmp_path / "server.crt", tmp_path / "server.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        tls_port = sock.getsockname()[1]
+    make_redis_server(
+        "--tls-port", str(tls_port), "--tls-cert-file", str(cert), "--tls-key-file", str(key),
+        "--tls-auth-clients", "no", "--requirepass", PASSWORD,
+    )  # fmt: skip
+    base = f"rediss://:{PASSWORD}@127.0.0.1:{tls_port}/0?prefix=tls"
+    with open_index(f"{base}&ssl_ca_certs={cert}") as index:
+        assert index.location == f"rediss://127.0.0.1:{tls_port}/0?prefix=tls"
+        assert index.add_if_new(FP, "a") is None
+    with open_index(f"{base}&ssl_cert_reqs=none") as index:
+        assert index.add_if_new(flip(FP, 5), "b").key == "a"
+    with pytest.raises(
+        IndexUnavailable, match=f"Cannot reach Redis at rediss://127.0.0.1:{tls_port}"
+    ):
+        open_index(base)  # the self-made certificate is not trusted by default
+    assert PASSWORD not in index.location
+
+
+def test_wrong_key_types_are_a_corrupt_index(uri, prefix, client):
+    from scrapy_simhash.exceptions import IndexCorrupt
+
+    with open_index(uri) as index:
+        client.set(f"{{{prefix}}}:fp", "not a hash")
+        with pytest.raises(IndexCorrupt, match="another program wrote under the prefix"):
+            index.add_if_new(FP, "a")
+        with pytest.raises(IndexCorrupt, match="wrong type"):
+            index.add_pages([StoredPage("a", FP, 1.0)])
+        with pytest.raises(IndexCorrupt, match="wrong type"):
+            list(index.pages())
+
+
+def test_out_of_memory_says_so(make_redis_server):
+    server = make_redis_server("--maxmemory", "3mb", "--maxmemory-policy", "noeviction")
+    rng = random.Random(3)
+    with open_index(f"{server.url}?prefix=full") as index:
+        with pytest.raises(IndexUnavailable, match=r"is out of memory .* raise its maxmemory"):
+            for i in range(100_000):
+                index.add_if_new(rng.getrandbits(64), f"https://a.example/{i}")
+        assert len(index) > 100, "it was not full from the start"
+
+
 # -- scripts, outages, restarts ----------------------------------------------------------
 
 

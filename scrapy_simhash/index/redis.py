@@ -613,13 +613,13 @@ class RedisIndex(IndexBase):
             raise IndexUnavailable(message) from None
         except redis.ResponseError as e:
             message = self._scrub(str(e))
-            if message.startswith("WRONGTYPE"):
+            if "WRONGTYPE" in message:
                 raise IndexCorrupt(
                     f"A key of the index at {self.location} has the wrong type ({doing}: "
                     f"{message}); another program wrote under the prefix. Restore the index "
                     "from a backup or choose another prefix"
                 ) from None
-            if message.startswith("OOM"):
+            if isinstance(e, redis.OutOfMemoryError) or "maxmemory" in message:
                 raise IndexUnavailable(
                     f"Redis at {self.location} is out of memory ({doing}: {message}); raise "
                     "its maxmemory, use a ttl, or use another server"
