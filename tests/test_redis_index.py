@@ -350,7 +350,7 @@ def test_server_restart_mid_crawl_then_reconnect(make_redis_server):
             with pytest.raises(IndexUnavailable, match=f"Cannot reach Redis at .*:{server.port}"):
                 call()
             if call is not calls[0]:
-                assert time.monotonic() - started < 0.1, "no waiting again while it is down"
+                assert time.monotonic() - started < 0.3, "no waiting again while it is down"
         server.start("--appendonly", "yes")
         time.sleep(index.reconnect_pause)
         assert index.add_if_new(flip(FP, 1), "b").key == "a", "reconnected, data kept"
