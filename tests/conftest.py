@@ -55,6 +55,8 @@ class RedisServer:
         import time
 
         import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
         log = self.directory / f"redis-{self.port}.log"
         self.process = subprocess.Popen(
@@ -62,9 +64,6 @@ class RedisServer:
              "--appendonly", "no", "--dir", str(self.directory), "--logfile", str(log), *extra],
             cwd=self.directory,
         )  # fmt: skip
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-
         # No retries inside the client: this loop polls every 50 ms.
         client = redis.Redis(port=self.port, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
         deadline = time.monotonic() + 20
@@ -76,6 +75,7 @@ class RedisServer:
                 break  # started with --requirepass: it is up
             except redis.ConnectionError as e:
                 if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
                     text = log.read_text() if log.exists() else ""
                     raise RuntimeError(f"redis-server did not start on {self.port}: {text}") from e
                 time.sleep(0.05)
