@@ -92,6 +92,7 @@ _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _BATCH = 1000
+_OUT_OF_MEMORY = getattr(redis.exceptions, "OutOfMemoryError", ())
 #: Once the server could not be reached, calls fail at once for this many seconds instead
 #: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
 RECONNECT_PAUSE = 1.0
@@ -472,6 +473,7 @@ class RedisIndex(IndexBase):
             # Connection errors and timeouts are retried with a short backoff; a retried
             # add_if_new recognises its own insert (see add_if_new).
             retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+            retry_on_error=[redis.ConnectionError, redis.TimeoutError],  # redis-py 5 needs it
         )
         if scheme == "rediss":
             kwargs["ssl"] = True
@@ -619,7 +621,7 @@ class RedisIndex(IndexBase):
                     f"{message}); another program wrote under the prefix. Restore the index "
                     "from a backup or choose another prefix"
                 ) from None
-            if isinstance(e, redis.OutOfMemoryError) or "maxmemory" in message:
+            if isinstance(e, _OUT_OF_MEMORY) or "maxmemory" in message:
                 raise IndexUnavailable(
                     f"Redis at {self.location} is out of memory ({doing}: {message}); raise "
                     "its maxmemory, use a ttl, or use another server"
