@@ -107,26 +107,29 @@ RECONNECT_PAUSE = 1.0
 #       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"').
 _ADD_IF_NEW = """
 local LAYOUTS = --LAYOUTS--
+local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
 local k = tonumber(ARGV[1])
 local n = #LAYOUTS
 local best_d, best_t, best_r = k + 1, nil, nil
 for t = 1, n do
   local p = tonumber(ARGV[3 * t - 1])
   local scale = 2 ^ LAYOUTS[t][1]
-  local p_key = math.floor(p / scale)
   local p_rest = p % scale
-  local p_hi = math.floor(p_rest / 16777216)
+  -- members with the same key bits as the probe: low <= m < low + scale
+  local low = p - p_rest
+  local high = low + scale
+  local p_hi = floor(p_rest / 16777216)
   local p_lo = p_rest % 16777216
   local members = redis.call('SMEMBERS', KEYS[t])
   for i = 1, #members do
     local m = tonumber(members[i])
-    if math.floor(m / scale) == p_key then
-      local r = m % scale
+    if m >= low and m < high then
+      local r = m - low
       local d = 0
-      local x = bit.bxor(math.floor(r / 16777216), p_hi)
-      while x ~= 0 and d < best_d do x = bit.band(x, x - 1); d = d + 1 end
-      x = bit.bxor(r % 16777216, p_lo)
-      while x ~= 0 and d < best_d do x = bit.band(x, x - 1); d = d + 1 end
+      local x = bxor(floor(r / 16777216), p_hi)
+      while x ~= 0 and d < best_d do x = band(x, x - 1); d = d + 1 end
+      x = bxor(r % 16777216, p_lo)
+      while x ~= 0 and d < best_d do x = band(x, x - 1); d = d + 1 end
       if d < best_d then best_d, best_t, best_r = d, t, r end
     end
   end
