@@ -113,7 +113,7 @@ def test_bad_uris(redis_server):
         open_index(f"{base}?ssl_cert_reqs=none")
     with pytest.raises(ConfigurationError, match="no braces"):
         open_index(base + "?prefix=%7Bp%7D")
-    with pytest.raises(ConfigurationError, match="use blocks=7 or more"):
+    with pytest.raises(ConfigurationError, match="makes 11-bit keys; use blocks=7 to 10"):
         open_index(f"{base}?prefix=short-keys", max_distance=5, blocks=6)
 
 

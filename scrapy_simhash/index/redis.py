@@ -58,6 +58,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from ..blocks import BlockPlan
 from ..exceptions import (
     ConfigurationError,
     IndexCorrupt,
@@ -316,10 +317,28 @@ def _layouts(parameters: IndexParameters, bucket_bits: int) -> list[_TableLayout
             raise ConfigurationError(
                 f"The Redis index needs table keys of at least {plan.bits - MAX_MEMBER_BITS} "
                 f"bits, but max_distance={plan.max_distance} with blocks={plan.blocks} makes "
-                f"{key_bits}-bit keys; use blocks={plan.max_distance + 2} or more"
+                f"{key_bits}-bit keys; {_blocks_advice(plan.max_distance)}"
             )
         layouts.append(_TableLayout(key_blocks, rest_blocks, key_bits, plan.bits - key_bits, bits))
     return layouts
+
+
+def _blocks_advice(max_distance: int) -> str:
+    """Which numbers of blocks give keys long enough for Redis members (at most 52 bits)."""
+    usable = []
+    for blocks in range(max_distance + 1, 65):
+        try:
+            plan = BlockPlan(max_distance=max_distance, blocks=blocks)
+        except ConfigurationError:
+            continue
+        if min(plan.key_bits(t) for t in range(plan.table_count)) >= 64 - MAX_MEMBER_BITS:
+            usable.append(blocks)
+    if not usable:
+        return (
+            f"no block plan for max_distance={max_distance} fits; "
+            "use SQLite, or a smaller max_distance"
+        )
+    return f"use blocks={usable[0]}" + (f" to {usable[-1]}" if len(usable) > 1 else "")
 
 
 def _describe(client, prefix: str) -> str:
