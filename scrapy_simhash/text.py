@@ -128,6 +128,9 @@ _INVISIBLE_BLOCKS = re.compile(
     r"<(script|style|noscript|template)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
 )
 _TAG = re.compile(r"</?\s*([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
+#: Characters XML does not allow: control characters other than tab and line breaks, and
+#: the two non-characters U+FFFE and U+FFFF.
+_NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def looks_like_html(value: str) -> bool:
@@ -145,6 +148,9 @@ def visible_text(html: str, *, remove_boilerplate: bool = True) -> str:
     """
     if not html or not html.strip():
         return ""
+    # lxml keeps such characters in the tree but refuses them when text is written back
+    # (as _block_text and _drop_tree do): a form feed in a page would fail it.
+    html = _NOT_XML_CHARS.sub(" ", html)
     try:
         root = lxml.etree.fromstring(html.encode("utf-8", errors="replace"), parser=_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):

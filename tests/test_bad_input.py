@@ -86,6 +86,10 @@ BAD_ITEMS = {
     "only numbers": {"url": "k", "content": "2024 3.14 1,000,000 " * 1000},
     "NUL and control characters": {"url": "l", "content": "\x00\x01\x02 text \x7f\x1b[31m" * 500},
     "lone surrogates": {"url": "m", "content": "text \ud800 more \udfff " * 500},
+    "control characters in HTML": {
+        "url": "q",
+        "content": f"<html><body><p>form\x0cfeed\x0b\x01 \ufffe</p><p>{ARTICLE}</p></body>",
+    },
     "broken HTML": {"url": "n", "content": "<html><body><div><p>unclosed <b><i>" + ARTICLE},
     "markup only": {"url": "o", "content": "<html><body><div><br><hr></div></body></html>"},
     "script only": {"url": "p", "content": "<html><script>var x = 1;</script></html>" * 100},
@@ -104,10 +108,11 @@ async def test_bad_item_is_handled_and_counted(tmp_path, name):
     assert result is item
     counted = stats(pipeline)
     assert counted["checked"] == 1
-    # Every item is counted under exactly one outcome of the analysis.
+    # Every item is analysed (not let through unchecked after an error) and counted under
+    # exactly one outcome.
     kinds = {kind: counted.get(kind, 0) for kind in ("simhash", "short", "empty")}
-    errors = counted.get("errors/analysis", 0)
-    assert sum(kinds.values()) + errors == 1, counted
+    assert "errors/analysis" not in counted, counted
+    assert sum(kinds.values()) == 1, counted
     pipeline.close_spider()
 
 
