@@ -19,7 +19,7 @@ from typing import Literal
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, hash_term
 from .index.base import Match, NearDuplicateIndex
-from .text import exact_form, field_text, normalize_text
+from .text import exact_form, field_text, normalize_characters
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
 #: ``empty``: no text at all, never a duplicate.
@@ -76,8 +76,8 @@ class Deduplicator:
         truncated = len(text) > self.max_length
         if truncated:
             text = text[: self.max_length]
-        text = normalize_text(text)
-        if not text:
+        text = normalize_characters(text)
+        if not text or text.isspace():
             return Analysis("empty", 0, 0, truncated)
         extractor = self.fingerprinter.extractor
         counts = extractor.term_counts(text)

