@@ -15,8 +15,9 @@ carry the URL, the title and the whole ``<body>``):
 * on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value.
 
 Each crawl runs in its own process; items/s is (scraped + dropped) / (finish - start) from
-Scrapy's stats. Modes alternate over ``--rounds`` rounds and the best round of each counts
-(other load on the machine only ever slows a round down).
+Scrapy's stats, and the CPU time of the crawl's process and of its worker processes is
+shown per item (the HTTP server's is not). Modes alternate over ``--rounds`` rounds and the
+best round of each counts (other load on the machine only ever slows a round down).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -117,10 +119,16 @@ def crawl_main(mode: str, site: Path, port: int, out: Path) -> None:
     crawler = process.create_crawler(SiteSpider)
     process.crawl(crawler)
     process.start()
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     stats = {
         k: (v.isoformat() if hasattr(v, "isoformat") else v)
         for k, v in crawler.stats.get_stats().items()
     }
+    stats["cpu_crawl_process"] = own.ru_utime + own.ru_stime
+    stats["cpu_workers"] = children.ru_utime + children.ru_stime
     out.write_text(json.dumps(stats))
 
 
@@ -175,15 +183,23 @@ def main(argv: list[str] | None = None) -> None:
             f"{pages} pages ({size:.0f} MB of HTML) served on 127.0.0.1, {os.cpu_count()} cores, "
             f"best of {args.rounds} round(s)\n"
         )
-        print("| crawl | items/s | vs pipeline off | kept | dropped |")
-        print("|---|---:|---:|---:|---:|")
+        print(
+            "| crawl | items/s | vs pipeline off | kept | dropped "
+            "| CPU ms/item, crawl process | CPU ms/item, workers |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|")
         base = best["off"][1]
         for mode in modes:
             stats, rate = best[mode]
             name = "pipeline off" if mode == "off" else f"pipeline on, SIMHASH_{mode.upper()}"
             kept = stats.get("item_scraped_count", 0)
             dropped = stats.get("item_dropped_count", 0)
-            print(f"| {name} | {rate:.0f} | {rate / base:.0%} | {kept} | {dropped} |")
+            own = stats["cpu_crawl_process"] * 1e3 / pages
+            workers = stats["cpu_workers"] * 1e3 / pages
+            print(
+                f"| {name} | {rate:.0f} | {rate / base:.0%} | {kept} | {dropped} "
+                f"| {own:.1f} | {workers:.1f} |"
+            )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
