@@ -5,8 +5,17 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from scrapy_simhash.terms import MAX_TERM_SHARE, TermExtractor, jieba_idf
+from scrapy_simhash.terms import (
+    _EMAIL,
+    _URL,
+    MAX_TERM_SHARE,
+    TermExtractor,
+    _strip_addresses,
+    jieba_idf,
+)
 from scrapy_simhash.text import normalize_text, visible_text
 
 
@@ -113,3 +122,15 @@ def test_top_n_cut_is_heaviest_first_with_ties_broken_by_the_term():
 def test_top_n_must_be_positive():
     with pytest.raises(ValueError, match="top_n=0 must be at least 1"):
         TermExtractor(top_n=0)
+
+
+_PIECES = ["http", "https", "ftp", "://", "www.", "@", ".", "/", "-", "_", "+", "a", "b7", "中文"]
+
+
+@given(st.lists(st.sampled_from([*_PIECES, " ", "\n", "\t", "\u3000"]), max_size=40))
+def test_addresses_are_stripped_as_by_the_patterns_on_the_whole_text(pieces):
+    # The line-by-line shortcut must blank exactly what the two patterns blank when run
+    # over the whole text: neither can match across a line break.
+    text = "".join(pieces)
+    expected = _EMAIL.sub(" ", _URL.sub(" ", text))
+    assert _strip_addresses(text) == expected
