@@ -44,6 +44,11 @@ def test_pinned_values(text):
     assert format_fingerprint(fingerprint(text)) == PINNED[text]
 
 
+def test_pinned_signature():
+    # Stored in every index: bump TERMS_VERSION (and re-pin) when features change.
+    assert Fingerprinter().signature == "simhash64/terms-v2/top128/seed-0"
+
+
 def test_same_in_a_fresh_process():
     # No hash() anywhere: PYTHONHASHSEED differs between processes.
     code = (
@@ -63,7 +68,7 @@ def test_hash_term_is_murmur3_x64_128_low_half():
 
 def test_range_and_empty():
     assert fingerprint("") == 0
-    assert fingerprint("!!! ... 123 456") == 0, "punctuation and numbers are no features"
+    assert fingerprint("!!! ... ， 。 \u200b 🙂") == 0, "punctuation and emoji are no features"
     assert 0 <= fingerprint(ENGLISH) < 2**64
 
 
