@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 
 import pytest
+from pipelines import make_pipeline
 from scrapy.utils.defer import deferred_f_from_coro_f
-from scrapy.utils.test import get_crawler
 
-from scrapy_simhash import NearDuplicate, SimhashDedupPipeline, open_index
+from scrapy_simhash import NearDuplicate, open_index
 
 ARTICLE = (
     "The city council approved a new tram line on Tuesday after a long debate about costs. "
@@ -18,19 +18,6 @@ ARTICLE = (
     "to the transport department. Residents of the eastern suburbs welcomed the decision, "
     "while shop owners along the planned route worried about two years of construction work."
 )
-
-
-def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
-    base = {
-        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-    }
-    crawler = get_crawler(settings_dict={**base, **settings})
-    crawler.stats.open_spider()
-    pipeline = SimhashDedupPipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    return pipeline
 
 
 def item(n: int, content: str = ARTICLE) -> dict:

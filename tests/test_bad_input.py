@@ -20,10 +20,10 @@ import pytest
 import scrapy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pipelines import ARTICLE, make_pipeline, simhash_stats
 from scrapy.utils.defer import deferred_f_from_coro_f
-from scrapy.utils.test import get_crawler
 
-from scrapy_simhash import NearDuplicate, SimhashDedupPipeline
+from scrapy_simhash import NearDuplicate
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.fingerprint import Fingerprinter, hash_term
 from scrapy_simhash.index.memory import MemoryIndex
@@ -31,36 +31,6 @@ from scrapy_simhash.terms import Segmenter
 from scrapy_simhash.text import field_text, normalize_text
 
 ROOT = Path(__file__).resolve().parents[1]
-
-ARTICLE = (
-    "The city council approved a new tram line on Tuesday after a long debate about costs. "
-    "The line will connect the harbour district with the university campus and the central "
-    "station, and the first trams are expected to run in the spring of next year, according "
-    "to the transport department. Residents of the eastern suburbs welcomed the decision, "
-    "while shop owners along the planned route worried about two years of construction work, "
-    "closed streets and fewer customers. The mayor promised compensation for affected shops."
-)
-
-
-def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
-    base = {
-        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-    }
-    crawler = get_crawler(settings_dict={**base, **settings})
-    crawler.stats.open_spider()
-    pipeline = SimhashDedupPipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    return pipeline
-
-
-def stats(pipeline) -> dict:
-    return {
-        k.removeprefix("simhash/"): v
-        for k, v in pipeline.stats.get_stats().items()
-        if k.startswith("simhash/")
-    }
 
 
 class Article(scrapy.Item):
@@ -106,7 +76,7 @@ async def test_bad_item_is_handled_and_counted(tmp_path, name):
     except NearDuplicate:  # pragma: no cover - each item runs on a fresh index
         pytest.fail(f"{name}: dropped on an empty index")
     assert result is item
-    counted = stats(pipeline)
+    counted = simhash_stats(pipeline)
     assert counted["checked"] == 1
     # Every item is analysed (not let through unchecked after an error) and counted under
     # exactly one outcome.
@@ -135,7 +105,7 @@ async def test_50_mb_page_is_cut_and_counted(tmp_path):
     started = time.perf_counter()
     await pipeline.process_item({"url": "big", "content": page})
     elapsed = time.perf_counter() - started
-    assert stats(pipeline)["truncated"] == 1
+    assert simhash_stats(pipeline)["truncated"] == 1
     # Unbounded, this page takes lxml and the tokenizer well over a minute here; the
     # bound is generous for slow CI machines.
     assert elapsed < 60, f"a 50 MB page took {elapsed:.1f} s"
@@ -160,7 +130,7 @@ async def test_deeply_nested_page_keeps_its_text(tmp_path):
     pipeline = make_pipeline(tmp_path)
     nested = "<html><body>" + "<div>" * 5000 + f"<p>{ARTICLE}</p>" + "</div>" * 5000
     await pipeline.process_item({"url": "nested", "content": nested})
-    assert stats(pipeline)["simhash"] == 1
+    assert simhash_stats(pipeline)["simhash"] == 1
     with pytest.raises(NearDuplicate, match="flat is a near-duplicate of nested"):
         await pipeline.process_item({"url": "flat", "content": f"<p>{ARTICLE}</p>"})
     pipeline.close_spider()

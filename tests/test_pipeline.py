@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 import pytest
+from pipelines import ARTICLE, make_pipeline, simhash_stats
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
@@ -13,14 +14,6 @@ from scrapy.utils.test import get_crawler
 from scrapy_simhash import Addon, LogFormatter, NearDuplicate, SimhashDedupPipeline
 from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch
 
-ARTICLE = (
-    "The city council approved a new tram line on Tuesday after a long debate about costs. "
-    "The line will connect the harbour district with the university campus and the central "
-    "station, and the first trams are expected to run in the spring of next year, according "
-    "to the transport department. Residents of the eastern suburbs welcomed the decision, "
-    "while shop owners along the planned route worried about two years of construction work, "
-    "closed streets and fewer customers. The mayor promised compensation for affected shops."
-)
 OTHER = (
     "A severe drought has left farmers in the southern provinces with half of their usual "
     "wheat harvest. Reservoirs stand at their lowest level in thirty years, and irrigation "
@@ -28,27 +21,6 @@ OTHER = (
     "autumn, and several cooperatives have asked the government for emergency loans, seed "
     "subsidies and a plan to modernise the ageing canals that lose much of the water."
 )
-
-
-def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
-    base = {
-        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-    }
-    crawler = get_crawler(settings_dict={**base, **settings})
-    crawler.stats.open_spider()
-    pipeline = SimhashDedupPipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    return pipeline
-
-
-def stats(pipeline) -> dict:
-    return {
-        k.removeprefix("simhash/"): v
-        for k, v in pipeline.stats.get_stats().items()
-        if k.startswith("simhash/")
-    }
 
 
 def test_disabled_raises_not_configured(tmp_path):
@@ -92,7 +64,7 @@ async def test_keeps_first_and_drops_near_duplicate(tmp_path):
     other = {"url": "https://a.example/drought", "title": "Drought", "content": OTHER}
     assert await pipeline.process_item(other) is other
     pipeline.close_spider()
-    assert stats(pipeline) == {
+    assert simhash_stats(pipeline) == {
         "checked": 3,
         "simhash": 3,
         "kept": 2,
@@ -126,7 +98,7 @@ async def test_short_and_empty_texts(tmp_path):
     assert await pipeline.process_item(empty) is empty
     assert await pipeline.process_item({"url": "e2", "title": None, "content": ""})
     pipeline.close_spider()
-    s = stats(pipeline)
+    s = simhash_stats(pipeline)
     assert (s["short"], s["empty"], s["kept"], s["dropped/exact"]) == (3, 2, 4, 1)
 
 
@@ -148,7 +120,7 @@ async def test_concurrent_near_duplicates_keep_exactly_one(tmp_path):
     results = await asyncio.gather(*(run(item) for item in items))
     pipeline.close_spider()
     assert sum(r is not None for r in results) == 1
-    assert stats(pipeline)["dropped"] == 15
+    assert simhash_stats(pipeline)["dropped"] == 15
 
 
 @deferred_f_from_coro_f

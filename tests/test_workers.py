@@ -6,6 +6,7 @@ import asyncio
 import os
 
 import pytest
+from pipelines import make_pipeline
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
@@ -32,19 +33,6 @@ STORIES = [
     "medieval tapestries, a collection of rare maps and a gallery of early photographs "
     "that had been stored in the basement since the flood, to crowds of visitors.",
 ]
-
-
-def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
-    base = {
-        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-    }
-    crawler = get_crawler(settings_dict={**base, **settings})
-    crawler.stats.open_spider()
-    pipeline = SimhashDedupPipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    return pipeline
 
 
 def items() -> list[dict]:

@@ -1,0 +1,39 @@
+"""Building a real pipeline on a real crawler, for the tests that drive one directly."""
+
+from __future__ import annotations
+
+from scrapy.utils.test import get_crawler
+
+from scrapy_simhash import SimhashDedupPipeline
+
+ARTICLE = (
+    "The city council approved a new tram line on Tuesday after a long debate about costs. "
+    "The line will connect the harbour district with the university campus and the central "
+    "station, and the first trams are expected to run in the spring of next year, according "
+    "to the transport department. Residents of the eastern suburbs welcomed the decision, "
+    "while shop owners along the planned route worried about two years of construction work, "
+    "closed streets and fewer customers. The mayor promised compensation for affected shops."
+)
+
+
+def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
+    """An opened pipeline with its index in *tmp_path*; *settings* override the defaults."""
+    base = {
+        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+    }
+    crawler = get_crawler(settings_dict={**base, **settings})
+    crawler.stats.open_spider()
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    return pipeline
+
+
+def simhash_stats(pipeline: SimhashDedupPipeline) -> dict:
+    """The pipeline's ``simhash/...`` stats, without the prefix."""
+    return {
+        k.removeprefix("simhash/"): v
+        for k, v in pipeline.stats.get_stats().items()
+        if k.startswith("simhash/")
+    }
