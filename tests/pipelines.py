@@ -1,7 +1,8 @@
-"""Building a real pipeline on a real crawler, for the tests that drive one directly."""
+"""Real crawler objects and pipelines, for the tests that drive a component directly."""
 
 from __future__ import annotations
 
+from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import SimhashDedupPipeline
@@ -16,8 +17,8 @@ ARTICLE = (
 )
 
 
-def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
-    """An opened pipeline with its index in *tmp_path*; *settings* override the defaults."""
+def make_crawler(tmp_path, **settings) -> Crawler:
+    """A crawler whose index is ``index.db`` in *tmp_path*, stats open; *settings* override."""
     base = {
         "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
         "TELNETCONSOLE_ENABLED": False,
@@ -25,7 +26,12 @@ def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
     }
     crawler = get_crawler(settings_dict={**base, **settings})
     crawler.stats.open_spider()
-    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    return crawler
+
+
+def make_pipeline(tmp_path, **settings) -> SimhashDedupPipeline:
+    """An opened pipeline on :func:`make_crawler`."""
+    pipeline = SimhashDedupPipeline.from_crawler(make_crawler(tmp_path, **settings))
     pipeline.open_spider()
     return pipeline
 

@@ -15,20 +15,14 @@ import string
 
 import numpy as np
 import pytest
+from pipelines import ARTICLE
 
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.fingerprint import Fingerprinter, hamming_distance, hash_term
 from scrapy_simhash.index.memory import MemoryIndex
 from scrapy_simhash.terms import jieba_idf
 
-TARGET = (
-    "The city council approved a new tram line on Tuesday after a long debate about costs. "
-    "The line will connect the harbour district with the university campus and the central "
-    "station, and the first trams are expected to run in the spring of next year, according "
-    "to the transport department. Residents of the eastern suburbs welcomed the decision, "
-    "while shop owners along the planned route worried about two years of construction work, "
-    "closed streets and fewer customers. The mayor promised compensation for affected shops."
-)
+TARGET = ARTICLE
 UNRELATED = (
     "A severe drought has left farmers in the southern provinces with half of their usual "
     "wheat harvest. Reservoirs stand at their lowest level in thirty years, and irrigation "

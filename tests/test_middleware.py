@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pipelines import make_crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, TextResponse
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -109,14 +110,7 @@ ARTICLE = (SITE / "tram.html").read_text(encoding="utf-8")
 
 
 def make_middleware(tmp_path, **settings) -> SimhashDedupMiddleware:
-    base = {
-        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / 'index.db'}",
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-    }
-    crawler = get_crawler(settings_dict={**base, **settings})
-    crawler.stats.open_spider()
-    middleware = SimhashDedupMiddleware.from_crawler(crawler)
+    middleware = SimhashDedupMiddleware.from_crawler(make_crawler(tmp_path, **settings))
     middleware.spider_opened()
     return middleware
 
