@@ -18,6 +18,7 @@ import logging
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -102,11 +103,17 @@ class CrawlDeduplicator:
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
         if config.workers:
-            # "spawn": forking a process that runs the reactor's threads can deadlock.
-            self.pool = ProcessPoolExecutor(
-                config.workers, mp_context=multiprocessing.get_context("spawn")
-            )
+            self.pool = self._start_pool()
         return self.dedup
+
+    def _start_pool(self) -> ProcessPoolExecutor:
+        # "spawn": forking a process that runs the reactor's threads can deadlock.
+        pool = ProcessPoolExecutor(
+            self.config.workers, mp_context=multiprocessing.get_context("spawn")
+        )
+        # Load the dictionaries in the workers while the first pages download.
+        pool.submit(analyse_fields, self.params, ["warm up"])
+        return pool
 
     def close(self) -> None:
         if self.pool is not None:
@@ -121,7 +128,17 @@ class CrawlDeduplicator:
         by ``SIMHASH_EXTRACTOR``) off the reactor thread: in the pool if there is one."""
         if self.pool is None:
             return await run_in_thread(self.analyse_here, values)
-        return await self.analyse_in_pool(values)
+        try:
+            return await self.analyse_in_pool(values)
+        except BrokenProcessPool:
+            # A worker died (killed, out of memory): this page is analysed here, and a new
+            # pool takes the next ones, so that one crash does not leave pages unchecked.
+            self.inc("errors/workers")
+            logger.error("A SIMHASH_WORKERS process died; starting new worker processes")
+            if self.pool is not None:
+                self.pool.shutdown(wait=False, cancel_futures=True)
+                self.pool = self._start_pool()
+            return await run_in_thread(self.analyse_here, values)
 
     def analyse_here(self, values: list[Any]) -> Analysis:
         if self.dedup is None:

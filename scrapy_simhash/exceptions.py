@@ -5,6 +5,8 @@ Every error the package raises on purpose derives from :class:`SimhashError`, so
 
     SimhashError
     ├── ConfigurationError        a parameter or setting has a value that cannot work
+    ├── ExportFormatError         a file given to import is not an export, or is damaged
+    ├── FeedError                 a feed file (scrapy-simhash dedup) cannot be read or written
     └── SimhashIndexError         anything about an index
         ├── IndexNotFound         the index does not exist and creating it was not allowed
         ├── IndexParameterMismatch  stored parameters differ from the requested ones
@@ -27,6 +29,14 @@ class SimhashError(Exception):
 
 class ConfigurationError(SimhashError, ValueError):
     """A parameter or setting has a value that cannot work."""
+
+
+class ExportFormatError(SimhashError, ValueError):
+    """A file given to import is not a scrapy-simhash export, or is damaged."""
+
+
+class FeedError(SimhashError, ValueError):
+    """A feed file cannot be read or written."""
 
 
 class SimhashIndexError(SimhashError):

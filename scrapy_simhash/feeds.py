@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .dedup import Deduplicator, Verdict
-from .exceptions import SimhashError
+from .exceptions import FeedError
 from .text import field_text
 
 __all__ = ["FEED_FORMATS", "FeedError", "dedup_items", "feed_format", "read_feed", "write_feed"]
@@ -29,10 +29,6 @@ FEED_FORMATS = {
     ".json": "json",
     ".csv": "csv",
 }
-
-
-class FeedError(SimhashError, ValueError):
-    """A feed file cannot be read or written."""
 
 
 def feed_format(path: str | os.PathLike[str]) -> str:

@@ -9,7 +9,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from .adapter import CrawlDeduplicator, default_index_uri
-from .dedup import Analysis, Deduplicator, Verdict
+from .dedup import Deduplicator, Verdict
 from .settings import SimhashSettings
 
 if TYPE_CHECKING:
@@ -107,12 +107,6 @@ class SimhashDedupPipeline:
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
             return item
         raise NearDuplicate(message, verdict, self.config.drop_log_level)
-
-    def _analyse(self, values: list[Any]) -> Analysis:
-        return self.runner.analyse_here(values)
-
-    async def _analyse_in_pool(self, values: list[Any]) -> Analysis:
-        return await self.runner.analyse_in_pool(values)
 
     def _inc(self, name: str) -> None:
         self.runner.inc(name)

@@ -42,7 +42,7 @@ from typing import IO, Union
 
 import numpy as np
 
-from .exceptions import IndexParameterMismatch, SimhashError
+from .exceptions import ExportFormatError, IndexParameterMismatch
 from .index.base import IndexParameters, NearDuplicateIndex, StoredPage
 
 __all__ = ["ExportFormatError", "ExportHeader", "export_index", "import_index", "read_header"]
@@ -52,10 +52,6 @@ FORMAT_VERSION = 1
 _CHUNK = 1 << 20
 
 FileArg = Union[str, "os.PathLike[str]", IO[bytes]]
-
-
-class ExportFormatError(SimhashError, ValueError):
-    """A file given to import is not a scrapy-simhash export, or is damaged."""
 
 
 @dataclass(frozen=True)

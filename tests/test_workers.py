@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 
 import pytest
 from pipelines import make_pipeline
@@ -92,7 +93,8 @@ async def test_workers_give_the_same_analysis_as_the_thread(tmp_path):
     try:
         for item in items()[: len(STORIES)]:
             values = [item["title"], item["content"]]
-            assert await pooled._analyse_in_pool(values) == threaded._analyse(values)
+            pooled_analysis = await pooled.runner.analyse_in_pool(values)
+            assert pooled_analysis == threaded.runner.analyse_here(values)
     finally:
         threaded.close_spider()
         pooled.close_spider()
@@ -112,3 +114,24 @@ def test_analyse_fields_is_the_pipeline_analysis():
 def test_negative_workers_is_refused():
     with pytest.raises(ConfigurationError, match="SIMHASH_WORKERS=-1 must be at least 0"):
         SimhashDedupPipeline.from_crawler(get_crawler(settings_dict={"SIMHASH_WORKERS": -1}))
+
+
+@deferred_f_from_coro_f
+async def test_a_dead_worker_is_replaced_and_no_page_goes_unchecked(tmp_path):
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1)
+    try:
+        batch = items()
+        await run_all(pipeline, batch[: len(STORIES)])
+        old_pool = pipeline.pool
+        for process in old_pool._processes.values():
+            os.kill(process.pid, signal.SIGKILL)
+        # Every later copy is still analysed (here, then by new workers) and dropped.
+        kept = await run_all(pipeline, batch[len(STORIES) :])
+        assert not any(kept)
+        assert pipeline.pool is not None and pipeline.pool is not old_pool
+    finally:
+        pipeline.close_spider()
+    stats = pipeline.stats.get_stats()
+    assert stats["simhash/errors/workers"] >= 1
+    assert stats["simhash/dropped"] == 2 * len(STORIES)
+    assert "simhash/errors/analysis" not in stats
