@@ -139,16 +139,20 @@ class SqliteIndex(IndexBase):
             self._conn = sqlite3.connect(
                 os.path.abspath(self.path), timeout=timeout, isolation_level=None
             )
+
+        def configure_and_load() -> IndexParameters:
+            self._check_application()
+            self._conn.execute(f"PRAGMA synchronous={synchronous}")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+            return self._load_or_create(
+                requested, lambda: requested.for_new_index(Fingerprinter().signature)
+            )
+
         try:
             with self._errors("open"):
-                self._check_application()
-                self._conn.execute(f"PRAGMA synchronous={synchronous}")
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-                self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
-                self.parameters = self._load_or_create(
-                    requested, lambda: requested.for_new_index(Fingerprinter().signature)
-                )
+                self.parameters = self._retry_while_locked(configure_and_load)
         except BaseException:
             self._conn.close()
             raise
@@ -202,6 +206,25 @@ class SqliteIndex(IndexBase):
 
     def _has_tables(self) -> bool:
         return self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+
+    def _retry_while_locked(self, action):
+        """Run *action*, again and again while SQLite says "database is locked", until the
+        timeout.
+
+        Where waiting could deadlock, SQLite answers "locked" at once instead of calling
+        the busy handler: when several processes open a new file together, all but one
+        fail to switch it to WAL mode that way. Every step of opening can be repeated.
+        """
+        deadline = time.monotonic() + self._timeout
+        delay = 0.005
+        while True:
+            try:
+                return action()
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e).lower() or time.monotonic() >= deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     def _load_or_create(self, requested: RequestedParameters, new_parameters) -> IndexParameters:
         # BEGIN IMMEDIATE: of two processes creating the same new index, the second waits and
