@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
@@ -45,6 +46,15 @@ def default_index_uri() -> str:
     # data_path(createdir=True) would make "simhash.db" itself a directory.
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     return "sqlite:///" + path
+
+
+def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
+    """The validated ``SIMHASH_*`` settings of *crawler* and its index URI; raises
+    ``NotConfigured`` when ``SIMHASH_ENABLED`` is False."""
+    if not crawler.settings.getbool("SIMHASH_ENABLED", True):
+        raise NotConfigured("SIMHASH_ENABLED is False")
+    config = SimhashSettings.from_settings(crawler.settings)
+    return config, config.index_uri or default_index_uri()
 
 
 class CrawlDeduplicator:

@@ -13,11 +13,10 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
-from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.utils.misc import load_object
 
-from .adapter import CrawlDeduplicator, default_index_uri
+from .adapter import CrawlDeduplicator, settings_from_crawler
 from .dedup import Verdict
 from .settings import SimhashSettings
 
@@ -67,10 +66,8 @@ class SimhashDedupMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupMiddleware:
-        if not crawler.settings.getbool("SIMHASH_ENABLED", True):
-            raise NotConfigured("SIMHASH_ENABLED is False")
-        config = SimhashSettings.from_settings(crawler.settings)
-        middleware = cls(config, config.index_uri or default_index_uri(), crawler.stats, crawler)
+        config, index_uri = settings_from_crawler(crawler)
+        middleware = cls(config, index_uri, crawler.stats, crawler)
         crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         if _pipeline_enabled(crawler):

@@ -6,9 +6,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import DropItem
 
-from .adapter import CrawlDeduplicator, default_index_uri
+from .adapter import CrawlDeduplicator, default_index_uri, settings_from_crawler
 from .dedup import Deduplicator, Verdict
 from .settings import SimhashSettings
 
@@ -62,14 +62,16 @@ class SimhashDedupPipeline:
         self.runner = CrawlDeduplicator(
             config, index_uri, stats=stats, crawler=crawler, stats_prefix=STATS_PREFIX
         )
-        self.dedup: Deduplicator | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupPipeline:
-        if not crawler.settings.getbool("SIMHASH_ENABLED", True):
-            raise NotConfigured("SIMHASH_ENABLED is False")
-        config = SimhashSettings.from_settings(crawler.settings)
-        return cls(config, config.index_uri or default_index_uri(), crawler.stats, crawler)
+        config, index_uri = settings_from_crawler(crawler)
+        return cls(config, index_uri, crawler.stats, crawler)
+
+    @property
+    def dedup(self) -> Deduplicator | None:
+        """The deduplicator over the open index, while the spider is open."""
+        return self.runner.dedup
 
     @property
     def pool(self) -> ProcessPoolExecutor | None:
@@ -77,11 +79,10 @@ class SimhashDedupPipeline:
         return self.runner.pool
 
     def open_spider(self) -> None:
-        self.dedup = self.runner.open()
+        self.runner.open()
 
     def close_spider(self) -> None:
         self.runner.close()
-        self.dedup = None
 
     async def process_item(self, item: Any) -> Any:
         if self.dedup is None:
