@@ -7,18 +7,14 @@ and turns index failures into a counted pass-through or a closed spider
 (``SIMHASH_ON_INDEX_ERROR``). The pipeline and the middleware differ only in where the text
 comes from and what "drop" means (an item, or a response's whole output).
 
-It also does the CPU work for both: in a thread, or with ``SIMHASH_WORKERS`` in a pool of
-worker processes.
+It also does the CPU work for both: in a thread, or with ``SIMHASH_WORKERS`` in worker
+processes (:mod:`scrapy_simhash.workers`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -27,11 +23,12 @@ from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
-from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, analyse_fields
+from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict
 from .exceptions import SimhashIndexError
 from .index import open_index
 from .settings import SimhashSettings
 from .text import field_text
+from .workers import WorkerDied, WorkerPool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -80,7 +77,7 @@ class CrawlDeduplicator:
         self.stats_prefix = stats_prefix
         self.dedup: Deduplicator | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
-        self.pool: ProcessPoolExecutor | None = None
+        self.workers: WorkerPool | None = None
         self.params = AnalysisParams(
             top_n=config.top_n,
             seed=config.seed,
@@ -113,41 +110,38 @@ class CrawlDeduplicator:
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
         if config.workers:
-            self.pool = self._start_pool()
+            if is_asyncio_available():
+                self.workers = WorkerPool(self.params, config.workers)
+            else:
+                logger.warning(
+                    "SIMHASH_WORKERS=%d needs Scrapy's asyncio reactor (the default "
+                    "TWISTED_REACTOR); pages are fingerprinted in a thread instead",
+                    config.workers,
+                )
         return self.dedup
 
-    def _start_pool(self) -> ProcessPoolExecutor:
-        # "spawn": forking a process that runs the reactor's threads can deadlock.
-        pool = ProcessPoolExecutor(
-            self.config.workers, mp_context=multiprocessing.get_context("spawn")
-        )
-        # Load the dictionaries in the workers while the first pages download.
-        pool.submit(analyse_fields, self.params, ["warm up"])
-        return pool
-
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+        if self.workers is not None:
+            self.workers.close()
+            self.workers = None
         if self.dedup is not None:
             self.dedup.index.close()
             self.dedup = None
 
     async def analyse(self, values: list[Any]) -> Analysis:
         """Analyse the text of *values* (item fields, or a response's text; HTML reduced
-        by ``SIMHASH_EXTRACTOR``) off the reactor thread: in the pool if there is one."""
-        if self.pool is None:
+        by ``SIMHASH_EXTRACTOR``) off the reactor thread: in a worker process if there are
+        any."""
+        if self.workers is None:
             return await run_in_thread(self.analyse_here, values)
         try:
-            return await self.analyse_in_pool(values)
-        except BrokenProcessPool:
+            return await self.workers.analyse([_plain(v) for v in values])
+        except WorkerDied as e:
             # A worker died (killed, out of memory): this page is analysed here, and a new
-            # pool takes the next ones, so that one crash does not leave pages unchecked.
+            # worker takes the next ones, so that one crash does not leave pages unchecked.
             self.inc("errors/workers")
-            logger.error("A SIMHASH_WORKERS process died; starting new worker processes")
-            if self.pool is not None:
-                self.pool.shutdown(wait=False, cancel_futures=True)
-                self.pool = self._start_pool()
+            if self.workers is not None and self.workers.replace_dead():
+                logger.error("A SIMHASH_WORKERS process died (%s); started a new one", e)
             return await run_in_thread(self.analyse_here, values)
 
     def analyse_here(self, values: list[Any]) -> Analysis:
@@ -155,13 +149,6 @@ class CrawlDeduplicator:
             raise RuntimeError("CrawlDeduplicator.analyse called before open")
         extractor = self.config.html_extractor
         return self.dedup.analyse("\n".join(field_text(v, extractor=extractor) for v in values))
-
-    async def analyse_in_pool(self, values: list[Any]) -> Analysis:
-        assert self.pool is not None
-        future = self.pool.submit(analyse_fields, self.params, [_plain(v) for v in values])
-        if is_asyncio_available():
-            return await asyncio.wrap_future(future)
-        return await run_in_thread(future.result)
 
     def decide(self, analysis: Analysis, key: str) -> Verdict | None:
         """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the

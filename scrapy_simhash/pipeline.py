@@ -13,10 +13,10 @@ from .dedup import Deduplicator, Verdict
 from .settings import SimhashSettings
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from .workers import WorkerPool
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +74,9 @@ class SimhashDedupPipeline:
         return self.runner.dedup
 
     @property
-    def pool(self) -> ProcessPoolExecutor | None:
+    def workers(self) -> WorkerPool | None:
         """The worker processes (``SIMHASH_WORKERS``), while the spider is open."""
-        return self.runner.pool
+        return self.runner.workers
 
     def open_spider(self) -> None:
         self.runner.open()

@@ -228,12 +228,12 @@ async def test_html_is_reduced_by_simhash_extractor(tmp_path, extractor, dropped
 async def test_workers_fingerprint_pages_in_other_processes(tmp_path):
     middleware = make_middleware(tmp_path, SIMHASH_WORKERS=1)
     try:
-        assert middleware.runner.pool is not None
+        assert middleware.runner.workers is not None
         outputs = [{"x": 1}]
         assert await run(middleware, html("a"), outputs) == outputs
         assert await run(middleware, html("b"), outputs) == []
-        (worker,) = middleware.runner.pool._processes.values()
-        assert worker.pid != os.getpid()
+        (worker_pid,) = middleware.runner.workers.pids
+        assert worker_pid != os.getpid()
     finally:
         middleware.spider_closed()
-    assert middleware.runner.pool is None
+    assert middleware.runner.workers is None

@@ -1,4 +1,4 @@
-"""SIMHASH_WORKERS: fingerprinting in a process pool, check-and-insert still atomic."""
+"""SIMHASH_WORKERS: fingerprinting in worker processes, check-and-insert still atomic."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_simhash import NearDuplicate, SimhashDedupPipeline
 from scrapy_simhash.dedup import AnalysisParams, analyse_fields
 from scrapy_simhash.exceptions import ConfigurationError
+from scrapy_simhash.workers import WorkerDied, WorkerPool
 
 PAGE = """<html><head><meta charset="utf-8"><title>{title}</title></head><body>
 <div id="nav"><a href="/">Home</a> <a href="/news">News</a> <a href="/about">About</a></div>
@@ -66,18 +67,18 @@ async def run_all(pipeline, batch: list[dict]) -> list[bool]:
 async def test_two_workers_keep_one_copy_of_each_page(tmp_path):
     pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=2)
     try:
-        assert pipeline.pool is not None
+        assert pipeline.workers is not None
         batch = items()
         kept = await run_all(pipeline, batch)
         # Concurrently processed copies are checked one at a time: exactly one per story.
         kept_urls = [item["url"] for item, k in zip(batch, kept, strict=True) if k]
         assert len(kept_urls) == len(STORIES)
         assert {u.rsplit("/", 1)[1] for u in kept_urls} == {str(n) for n in range(len(STORIES))}
-        worker_pids = {p.pid for p in pipeline.pool._processes.values()}
-        assert worker_pids and os.getpid() not in worker_pids
+        worker_pids = set(pipeline.workers.pids)
+        assert len(worker_pids) == 2 and os.getpid() not in worker_pids
     finally:
         pipeline.close_spider()
-    assert pipeline.pool is None
+    assert pipeline.workers is None
     stats = pipeline.stats.get_stats()
     assert stats["simhash/checked"] == len(batch)
     assert stats["simhash/kept"] == len(STORIES)
@@ -93,7 +94,7 @@ async def test_workers_give_the_same_analysis_as_the_thread(tmp_path):
     try:
         for item in items()[: len(STORIES)]:
             values = [item["title"], item["content"]]
-            pooled_analysis = await pooled.runner.analyse_in_pool(values)
+            pooled_analysis = await pooled.workers.analyse(values)
             assert pooled_analysis == threaded.runner.analyse_here(values)
     finally:
         threaded.close_spider()
@@ -122,16 +123,60 @@ async def test_a_dead_worker_is_replaced_and_no_page_goes_unchecked(tmp_path):
     try:
         batch = items()
         await run_all(pipeline, batch[: len(STORIES)])
-        old_pool = pipeline.pool
-        for process in old_pool._processes.values():
-            os.kill(process.pid, signal.SIGKILL)
-        # Every later copy is still analysed (here, then by new workers) and dropped.
+        (old_pid,) = pipeline.workers.pids
+        os.kill(old_pid, signal.SIGKILL)
+        # Every later copy is still analysed (here, then by a new worker) and dropped.
         kept = await run_all(pipeline, batch[len(STORIES) :])
         assert not any(kept)
-        assert pipeline.pool is not None and pipeline.pool is not old_pool
+        (new_pid,) = pipeline.workers.pids
+        assert new_pid != old_pid
+        # The new worker answers.
+        assert (await pipeline.workers.analyse([STORIES[0]])).kind == "simhash"
     finally:
         pipeline.close_spider()
     stats = pipeline.stats.get_stats()
     assert stats["simhash/errors/workers"] >= 1
     assert stats["simhash/dropped"] == 2 * len(STORIES)
     assert "simhash/errors/analysis" not in stats
+
+
+PARAMS = AnalysisParams(
+    top_n=128, seed=0, segmenter="auto", min_terms=20, max_length=2_000_000, extractor="builtin"
+)
+
+
+@deferred_f_from_coro_f
+async def test_each_page_gets_its_own_answer_from_the_pool():
+    # Replies are matched to requests by order on each worker's socket: many pages at once,
+    # over two workers, must each get the analysis of their own text.
+    texts = [f"{story} Edition {n}, page {n * 7}." for n in range(40) for story in STORIES]
+    pool = WorkerPool(PARAMS, 2)
+    try:
+        answers = await asyncio.gather(*(pool.analyse([t]) for t in texts))
+    finally:
+        pool.close()
+    assert answers == [analyse_fields(PARAMS, [t]) for t in texts]
+    assert len({a.value for a in answers}) > len(STORIES)
+
+
+@deferred_f_from_coro_f
+async def test_pages_larger_than_the_socket_buffer_go_through():
+    # Several megabytes at once fill the socket: the rest is written as the worker reads.
+    big = " ".join(f"{story} Section {n}." for n in range(3000) for story in STORIES[:2])
+    assert len(big.encode()) > 1_000_000
+    pool = WorkerPool(PARAMS, 1)
+    try:
+        answers = await asyncio.gather(pool.analyse([big]), pool.analyse([STORIES[0]]))
+    finally:
+        pool.close()
+    assert answers == [analyse_fields(PARAMS, [big]), analyse_fields(PARAMS, [STORIES[0]])]
+
+
+@deferred_f_from_coro_f
+async def test_pages_waiting_on_a_closed_pool_fail_with_worker_died():
+    pool = WorkerPool(PARAMS, 1)
+    pending = asyncio.ensure_future(pool.analyse([STORIES[0] * 200]))
+    await asyncio.sleep(0)
+    pool.close()
+    with pytest.raises(WorkerDied):
+        await pending
