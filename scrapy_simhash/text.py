@@ -13,6 +13,7 @@ Two jobs, both free of Scrapy so that scripts and the CLI can call them:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -202,13 +203,25 @@ def _has_boilerplate_role(element: lxml.etree._Element) -> bool:
     role = element.get("role")
     if role and role.strip().lower() in BOILERPLATE_ROLES:
         return True
-    names = f"{element.get('class') or ''} {element.get('id') or ''}".strip()
-    if not names or element.tag in _NEVER_DROPPED:
+    if element.tag in _NEVER_DROPPED:
         return False
+    # The words of "class id" are those of the class and those of the id: each attribute
+    # value is judged once per process (a site repeats its classes on every page).
+    class_content, class_chrome = _name_words_verdict(element.get("class"))
+    id_content, id_chrome = _name_words_verdict(element.get("id"))
+    return (class_chrome or id_chrome) and not (class_content or id_content)
+
+
+@functools.lru_cache(maxsize=8192)
+def _name_words_verdict(names: str | None) -> tuple[bool, bool]:
+    """Whether the words of a class or id value say "content", and whether they say
+    "chrome" (a boilerplate word, or one starting or ending in "nav")."""
+    if not names:
+        return False, False
     words = set(_CLASS_SPLIT.split(names.lower()))
     if words & _CONTENT_WORDS:
-        return False
-    return any(
+        return True, False
+    return False, any(
         word in BOILERPLATE_WORDS or (word.endswith("nav") or word.startswith("nav"))
         for word in words
     )
