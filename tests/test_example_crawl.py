@@ -89,12 +89,19 @@ def test_planted_distances():
 
 
 def start_crawl(
-    tmp_path: Path, run: str, *, project: Path = PROJECT, default_index: bool = False
+    tmp_path: Path,
+    run: str,
+    *,
+    project: Path = PROJECT,
+    default_index: bool = False,
+    settings: dict[str, object] | None = None,
 ) -> subprocess.Popen:
     """Start ``scrapy crawl news`` in *project*, exporting to ``<run>.jl``, logging to
-    ``<run>.log``. The index is ``index.db`` in *tmp_path*, or with *default_index*
-    wherever the package puts it when ``SIMHASH_INDEX_URI`` is not set."""
+    ``<run>.log``, with extra *settings*. The index is ``index.db`` in *tmp_path*, or with
+    *default_index* wherever the package puts it when ``SIMHASH_INDEX_URI`` is not set."""
     index = [] if default_index else ["-s", f"SIMHASH_INDEX_URI=sqlite:///{tmp_path / 'index.db'}"]
+    for name, value in (settings or {}).items():
+        index += ["-s", f"{name}={value}"]
     env = dict(os.environ)
     # The package under test, whether or not it is installed in this environment.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -160,6 +167,25 @@ def test_crawl_with_the_default_index_location(tmp_path):
     assert sorted(file_name(item["url"]) for item in items) == sorted(ORIGINALS)
     assert stats.get("simhash/dropped") == len(DUPLICATES)
     assert (project / ".scrapy" / "simhash.db").is_file()
+
+
+@pytest.mark.parametrize(
+    "reactor",
+    [
+        "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+        # Worker processes need the asyncio reactor: with another one, a warning, and the
+        # pages are fingerprinted in a thread.
+        "twisted.internet.selectreactor.SelectReactor",
+    ],
+)
+def test_crawl_with_a_worker_process(tmp_path, reactor):
+    settings = {"SIMHASH_WORKERS": 1, "TWISTED_REACTOR": reactor}
+    items, stats = crawl(tmp_path, "workers", settings=settings)
+    assert sorted(file_name(item["url"]) for item in items) == sorted(ORIGINALS)
+    assert stats.get("simhash/dropped") == len(DUPLICATES)
+    assert "simhash/errors/workers" not in stats
+    warned = "needs Scrapy's asyncio reactor" in (tmp_path / "workers.log").read_text()
+    assert warned == ("asyncio" not in reactor)
 
 
 def test_two_crawls_at_once_on_one_index_keep_each_page_once(tmp_path):

@@ -260,26 +260,31 @@ def local_site(directory: Path, count: int = 6000) -> None:
         )
 
 
-def test_ctrl_c_commits_what_was_accepted(tmp_path):
+@pytest.mark.parametrize("workers", [0, 1])
+def test_ctrl_c_commits_what_was_accepted(tmp_path, workers):
     index_path = tmp_path / "index.db"
     local_site(tmp_path)
     spider = write_script(tmp_path, "spider.py", SPIDER)
     output, log = tmp_path / "items.jl", tmp_path / "crawl.log"
     crawl = subprocess.Popen(
         [sys.executable, "-m", "scrapy", "runspider", str(spider), "-O", str(output),
-         "-s", f"SIMHASH_INDEX_URI=sqlite:///{index_path}", "-s", f"LOG_FILE={log}"],
+         "-s", f"SIMHASH_INDEX_URI=sqlite:///{index_path}", "-s", f"LOG_FILE={log}",
+         "-s", f"SIMHASH_WORKERS={workers}"],
         cwd=tmp_path,
         env=env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # Its own process group, signalled as a whole, as Ctrl-C in a terminal does: the
+        # worker processes get the SIGINT too and must not die before the crawl is done.
+        start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while "READY" not in (log.read_text() if log.exists() else ""):
         assert crawl.poll() is None, crawl.stderr.read() if crawl.stderr else ""
         assert time.monotonic() < deadline, "the crawl did not start"
         time.sleep(0.1)
-    crawl.send_signal(signal.SIGINT)
+    os.killpg(crawl.pid, signal.SIGINT)
     _, errors = crawl.communicate(timeout=120)
     text = log.read_text()
     assert crawl.returncode == 0, errors + text
@@ -297,6 +302,7 @@ def test_ctrl_c_commits_what_was_accepted(tmp_path):
     stats = text[text.rindex("Dumping Scrapy stats") :]
     assert f"'simhash/kept': {len(items)}" in stats
     assert "'finish_reason': 'shutdown'" in stats
+    assert "simhash/errors" not in stats
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM])
