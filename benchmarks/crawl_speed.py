@@ -15,9 +15,11 @@ carry the URL, the title and the whole ``<body>``):
 * on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value.
 
 Each crawl runs in its own process; items/s is (scraped + dropped) / (finish - start) from
-Scrapy's stats, and the CPU time of the crawl's process and of its worker processes is
-shown per item (the HTTP server's is not). Modes alternate over ``--rounds`` rounds and the
-best round of each counts (other load on the machine only ever slows a round down).
+Scrapy's stats, and the CPU time of the crawl's process, of its worker processes and of the
+HTTP server (read from ``/proc`` where there is one) is shown per item. All three share
+the machine's cores, so on a small machine the pipeline's cost is its CPU per item, in the
+crawl's process and in the workers together. Modes alternate over ``--rounds`` rounds and
+the best round of each counts (other load on the machine only ever slows a round down).
 """
 
 from __future__ import annotations
@@ -132,6 +134,15 @@ def crawl_main(mode: str, site: Path, port: int, out: Path) -> None:
     out.write_text(json.dumps(stats))
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process *pid*, where ``/proc`` tells it."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def items_per_second(stats: dict) -> tuple[int, float]:
     from datetime import datetime
 
@@ -169,7 +180,11 @@ def main(argv: list[str] | None = None) -> None:
             best: dict[str, tuple[dict, float]] = {}
             for _ in range(args.rounds):
                 for mode in modes:
+                    server_before = process_cpu_seconds(server.pid)
                     stats = run_crawl(site, port, mode, workdir)
+                    server_after = process_cpu_seconds(server.pid)
+                    if server_before is not None and server_after is not None:
+                        stats["cpu_server"] = server_after - server_before
                     items, rate = items_per_second(stats)
                     if items != pages:
                         print(f"warning: {mode} handled {items} of {pages} pages")
@@ -185,9 +200,9 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(
             "| crawl | items/s | vs pipeline off | kept | dropped "
-            "| CPU ms/item, crawl process | CPU ms/item, workers |"
+            "| CPU ms/item, crawl process | CPU ms/item, workers | CPU ms/item, HTTP server |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         base = best["off"][1]
         for mode in modes:
             stats, rate = best[mode]
@@ -196,9 +211,10 @@ def main(argv: list[str] | None = None) -> None:
             dropped = stats.get("item_dropped_count", 0)
             own = stats["cpu_crawl_process"] * 1e3 / pages
             workers = stats["cpu_workers"] * 1e3 / pages
+            server = f"{stats['cpu_server'] * 1e3 / pages:.1f}" if "cpu_server" in stats else "?"
             print(
                 f"| {name} | {rate:.0f} | {rate / base:.0%} | {kept} | {dropped} "
-                f"| {own:.1f} | {workers:.1f} |"
+                f"| {own:.1f} | {workers:.1f} | {server} |"
             )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
