@@ -113,8 +113,8 @@ class AnalysisParams:
 
 
 def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
-    """Analyse the text of item fields *values*; a module-level function, so that a
-    ``concurrent.futures.ProcessPoolExecutor`` can run it in a worker process."""
+    """Analyse the text of item fields *values*; a module-level function of plain
+    arguments, so that a worker process (:mod:`scrapy_simhash.workers`) can run it."""
     dedup, extractor = _analyser(params)
     return dedup.analyse("\n".join(field_text(value, extractor=extractor) for value in values))
 

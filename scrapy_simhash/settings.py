@@ -56,7 +56,7 @@ class SimhashSettings:
     remove_boilerplate: bool = True
     #: Main-content extractor for HTML fields: "builtin", "trafilatura" or "none".
     extractor: str = "builtin"
-    #: 0: fingerprint in a thread; N > 0: in a pool of N processes.
+    #: 0: fingerprint in a thread; N > 0: in N worker processes (:mod:`.workers`).
     workers: int = 0
     segmenter: str = "auto"
     seed: int = 0
