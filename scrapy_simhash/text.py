@@ -234,7 +234,10 @@ def _block_text(root: lxml.etree._Element) -> str:
     for element in root.iter(*_BLOCK_TAGS):
         element.text = "\n" + element.text if element.text else "\n"
         element.tail = "\n" + element.tail if element.tail else "\n"
-    return tidy_whitespace("".join(root.itertext()))
+    # method="text" gives the text of itertext() without a Python string per piece.
+    return tidy_whitespace(
+        lxml.etree.tostring(root, method="text", encoding="unicode", with_tail=False)
+    )
 
 
 def _collect_text(root: lxml.etree._Element) -> tuple[str, int]:
