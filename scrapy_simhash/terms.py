@@ -335,8 +335,10 @@ class TermExtractor:
             weighted = [pair for pair in zip(terms, weights, strict=True) if pair[1] >= cut]
         else:
             weighted = list(zip(terms, weights, strict=True))
-        # Ties broken by the term itself so that the cut at top_n is deterministic.
-        weighted.sort(key=lambda pair: (-pair[1], pair[0]))
+        # Heaviest first, ties broken by the term itself so that the cut at top_n is
+        # deterministic: two stable sorts on C-level keys, faster than one on tuples.
+        weighted.sort(key=operator.itemgetter(0))
+        weighted.sort(key=operator.itemgetter(1), reverse=True)
         del weighted[self.top_n :]
         cap = MAX_TERM_SHARE * sum(weight for _, weight in weighted)
         if weighted[0][1] > cap:
