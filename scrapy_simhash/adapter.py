@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Worker processes started in place of dead ones, at most, in one crawl. A worker that
+#: keeps dying (a broken installation, the out-of-memory killer) is not restarted forever:
+#: after that many, pages are fingerprinted in a thread.
+MAX_WORKER_RESTARTS = 10
+
 
 def default_index_uri() -> str:
     """``sqlite:///`` + ``.scrapy/simhash.db`` in the project's data directory."""
@@ -78,6 +83,7 @@ class CrawlDeduplicator:
         self.dedup: Deduplicator | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
         self.workers: WorkerPool | None = None
+        self.worker_restarts = 0
         self.params = AnalysisParams(
             top_n=config.top_n,
             seed=config.seed,
@@ -140,9 +146,25 @@ class CrawlDeduplicator:
             # A worker died (killed, out of memory): this page is analysed here, and a new
             # worker takes the next ones, so that one crash does not leave pages unchecked.
             self.inc("errors/workers")
-            if self.workers is not None and self.workers.replace_dead():
-                logger.error("A SIMHASH_WORKERS process died (%s); started a new one", e)
+            self._replace_dead_workers(e)
             return await run_in_thread(self.analyse_here, values)
+
+    def _replace_dead_workers(self, error: WorkerDied) -> None:
+        workers = self.workers
+        if workers is None:  # already given up on, by a page that failed before this one
+            return
+        if self.worker_restarts >= MAX_WORKER_RESTARTS:
+            logger.error(
+                "SIMHASH_WORKERS processes died %d times; fingerprinting in a thread from now on",
+                self.worker_restarts + 1,
+            )
+            self.workers = None
+            workers.close(timeout=1.0)
+            return
+        replaced = workers.replace_dead()
+        if replaced:
+            self.worker_restarts += replaced
+            logger.error("A SIMHASH_WORKERS process died (%s); started a new one", error)
 
     def analyse_here(self, values: list[Any]) -> Analysis:
         if self.dedup is None:

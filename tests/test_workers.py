@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 
@@ -12,6 +13,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import NearDuplicate, SimhashDedupPipeline
+from scrapy_simhash.adapter import MAX_WORKER_RESTARTS
 from scrapy_simhash.dedup import AnalysisParams, analyse_fields
 from scrapy_simhash.exceptions import ConfigurationError
 from scrapy_simhash.workers import WorkerDied, WorkerPool
@@ -180,3 +182,26 @@ async def test_pages_waiting_on_a_closed_pool_fail_with_worker_died():
     pool.close()
     with pytest.raises(WorkerDied):
         await pending
+
+
+@deferred_f_from_coro_f
+async def test_workers_that_keep_dying_are_given_up_for_a_thread(tmp_path):
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1)
+    try:
+        workers = pipeline.workers
+        # Every new worker now fails while it starts (an unknown segmenter), as a broken
+        # installation would; then the running one is killed.
+        workers.params = dataclasses.replace(workers.params, segmenter="no-such-segmenter")
+        os.kill(workers.pids[0], signal.SIGKILL)
+        batch = items()
+        kept = []
+        for item in batch:  # one at a time: each page finds the worker dead
+            kept += await run_all(pipeline, [item])
+        assert pipeline.workers is None
+    finally:
+        pipeline.close_spider()
+    assert kept == [True] * len(STORIES) + [False] * (len(batch) - len(STORIES))
+    stats = pipeline.stats.get_stats()
+    assert stats["simhash/errors/workers"] == MAX_WORKER_RESTARTS + 1
+    assert pipeline.runner.worker_restarts == MAX_WORKER_RESTARTS
+    assert "simhash/errors/analysis" not in stats
