@@ -57,7 +57,10 @@ def serve(sock: socket.socket, params: AnalysisParams) -> None:
         except Exception as e:  # reported to the crawl, which keeps the page and counts it
             reply = ("error", f"{type(e).__name__}: {e}")
         payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        sock.sendall(_HEADER.pack(len(payload)) + payload)
+        try:
+            sock.sendall(_HEADER.pack(len(payload)) + payload)
+        except OSError:  # the crawl closed the pool (or died) while this page was analysed
+            return
 
 
 class _Worker:
