@@ -597,7 +597,7 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
 # -- expire / forget / vacuum ------------------------------------------------------------
 
 
-@main.command(short_help="Remove pages stored before a time.")
+@main.command(short_help="Remove pages (or audit-log entries) stored before a time.")
 @click.option(
     "--older-than",
     "older_than",
@@ -605,42 +605,57 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
     metavar="WHEN",
     help="A duration (30d, 12h, 2w) or a date (2026-01-31): pages stored before it go.",
 )
+@click.option(
+    "--drops",
+    is_flag=True,
+    help="Remove audit-log entries recorded before WHEN instead of pages.",
+)
 @index_option
-@click.option("--dry-run", is_flag=True, help="Only say how many pages would be removed.")
+@click.option("--dry-run", is_flag=True, help="Only say how many would be removed.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_obj
 def expire(
     env: Env,
     older_than: str,
+    drops: bool,
     index_uri: str | None,
     dry_run: bool,
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Remove pages stored before a time, so that pages seen again are kept again.
+    """Remove pages stored before a time, so that pages seen again are kept again. With
+    --drops, remove audit-log entries instead (the log of drops grows with every
+    duplicate; pages are then left alone).
 
     \b
     Example:
       scrapy-simhash expire --older-than 30d
       scrapy-simhash expire --older-than 2026-01-01 --dry-run
+      scrapy-simhash expire --older-than 90d --drops --yes
     """
     cutoff = parse_cutoff(older_than)
+    noun, verb = ("audit-log entries", "recorded") if drops else ("pages", "stored")
     with env.open(index_uri) as index:
-        count = sum(1 for page in index.pages() if page.added_at < cutoff)
+        if drops:
+            count = sum(1 for record in index.drops() if record.at < cutoff)
+        else:
+            count = sum(1 for page in index.pages() if page.added_at < cutoff)
         if count and not dry_run and not yes:
             click.confirm(
-                f"Remove {count} pages stored before {_when(cutoff)} from {index.location}?",
+                f"Remove {count} {noun} {verb} before {_when(cutoff)} from {index.location}?",
                 abort=True,
             )
-        removed = index.expire(cutoff) if count and not dry_run else 0
-        left = len(index)
+        removed = 0
+        if count and not dry_run:
+            removed = index.expire_drops(cutoff) if drops else index.expire(cutoff)
+        left = sum(1 for _ in index.drops()) if drops else len(index)
     if as_json:
         _echo_json({"before": cutoff, "matching": count, "removed": removed, "left": left})
     elif dry_run:
-        click.echo(f"{count} pages were stored before {_when(cutoff)}; nothing removed (dry run).")
+        click.echo(f"{count} {noun} were {verb} before {_when(cutoff)}; nothing removed (dry run).")
     else:
-        click.echo(f"Removed {removed} pages stored before {_when(cutoff)}; {left} left.")
+        click.echo(f"Removed {removed} {noun} {verb} before {_when(cutoff)}; {left} left.")
 
 
 @main.command(short_help="Remove the pages stored under URLs.")

@@ -317,6 +317,25 @@ def test_expire(run, tmp_path):
     assert (data["matching"], data["removed"], data["left"]) == (0, 0, 1)
 
 
+def test_expire_drops_prunes_the_audit_log_only(run, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'audit.db'}"
+    with open_index(uri) as index:
+        index.add_if_new(2**40, "kept")
+        index.record_drop("copy", index.add_if_new(2**40 + 1, "copy"))
+        pages = len(index)
+    result = run("expire", "--older-than", "1h", "--drops", "--index", uri, "--dry-run")
+    assert result.output.startswith("0 audit-log entries were recorded before ")
+    # A cutoff in the future takes every entry recorded so far.
+    tomorrow = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 2 * 86400))
+    result = run("expire", "--older-than", tomorrow, "--drops", "--index", uri, input="y\n")
+    assert "Remove 1 audit-log entries recorded before" in result.output
+    assert "Removed 1 audit-log entries recorded before" in result.output
+    assert result.output.endswith("; 0 left.\n")
+    with open_index(uri) as index:
+        assert list(index.drops()) == []
+        assert len(index) == pages == 1
+
+
 def test_forget(run, index_uri):
     result = run("forget", url("tram.html"), "--index", index_uri)
     assert result.output == f"Forgot {url('tram.html')} (1 stored entry).\n"

@@ -7,6 +7,7 @@ Backends are listed in ``BACKENDS``; each entry opens a fresh index at a locatio
 from __future__ import annotations
 
 import random
+import time
 import uuid
 
 import pytest
@@ -274,6 +275,20 @@ def test_expire_removes_pages_stored_before_a_time(index):
     assert index.query(flip(FP, 1)) == []
     assert index.add_if_new(flip(FP, 1), "fresh") is None
     assert index.expire(0.0) == 0
+
+
+def test_expire_drops_removes_audit_log_entries_recorded_before_a_time(index):
+    index.add_if_new(FP, "kept")
+    index.record_drop("old-a", index.add_if_new(flip(FP, 1), "old-a"))
+    index.record_drop("old-b", index.add_if_new(flip(FP, 2), "old-b"))
+    cutoff = time.time()
+    while time.time() <= cutoff:  # the next entry is strictly later than the cutoff
+        time.sleep(0.001)
+    index.record_drop("new", index.add_if_new(flip(FP, 3), "new"))
+    assert index.expire_drops(cutoff) == 2
+    assert [record.key for record in index.drops()] == ["new"]
+    assert index.expire_drops(cutoff) == 0
+    assert [page.key for page in index.pages()] == ["kept"], "pages are not touched"
 
 
 def test_audit_log_and_pages_persist(backend):

@@ -153,5 +153,11 @@ class MemoryIndex(IndexBase):
             (d for d, (_, t) in self._exact.items() if t < older_than),
         )
 
+    def expire_drops(self, older_than: float) -> int:
+        kept = [record for record in self._drops if record.at >= older_than]
+        removed = len(self._drops) - len(kept)
+        self._drops = kept
+        return removed
+
     def close(self) -> None:
         pass

@@ -882,6 +882,26 @@ class RedisIndex(IndexBase):
             [(seq, page) for seq, page in self._stored() if page.added_at < older_than]
         )
 
+    def expire_drops(self, older_than: float) -> int:
+        # Entries are in the order the server received them; ``at`` is the writer's clock.
+        # Read up to 10 minutes past the cutoff (as drops() does before it) and delete by
+        # ``at``, so that the result does not depend on the server's clock.
+        end = f"{int((older_than + 600) * 1000)}-0"
+        doomed: list[str] = []
+        start = "-"
+        while True:
+            with self._errors("read the drops"):
+                batch = self._client.xrange(self._drops_key, min=start, max=end, count=_BATCH)
+            doomed += [entry for entry, fields in batch if float(fields["at"]) < older_than]
+            if len(batch) < _BATCH:
+                break
+            start = "(" + batch[-1][0]
+        removed = 0
+        for first in range(0, len(doomed), _BATCH):
+            with self._errors("remove audit-log entries"):
+                removed += self._client.xdel(self._drops_key, *doomed[first : first + _BATCH])
+        return removed
+
     # -- time to live ------------------------------------------------------------------
 
     def _sweep_if_due(self) -> None:

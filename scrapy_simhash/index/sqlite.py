@@ -540,6 +540,10 @@ class SqliteIndex(IndexBase):
     def expire(self, older_than: float) -> int:
         return self._delete("WHERE added_at < ?", (older_than,))
 
+    def expire_drops(self, older_than: float) -> int:
+        with self._errors("remove audit-log entries"), self._transaction():
+            return self._conn.execute("DELETE FROM drops WHERE at < ?", (older_than,)).rowcount
+
     def vacuum(self) -> None:
         """Rebuild the file without the space of removed pages (``VACUUM``) and truncate
         the write-ahead log. Needs as much free disk as the index takes; other processes
