@@ -27,7 +27,7 @@ from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict
 from .exceptions import SimhashIndexError
 from .index import open_index
 from .settings import SimhashSettings
-from .text import field_text
+from .text import MAX_FIELD_LENGTH, field_text
 from .workers import WorkerDied, WorkerPool
 
 if TYPE_CHECKING:
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
-
-#: Worker processes started in place of dead ones, at most, in one crawl. A worker that
-#: keeps dying (a broken installation, the out-of-memory killer) is not restarted forever:
-#: after that many, pages are fingerprinted in a thread.
-MAX_WORKER_RESTARTS = 10
 
 
 def default_index_uri() -> str:
@@ -83,7 +78,6 @@ class CrawlDeduplicator:
         self.dedup: Deduplicator | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
         self.workers: WorkerPool | None = None
-        self.worker_restarts = 0
         self.params = AnalysisParams(
             top_n=config.top_n,
             seed=config.seed,
@@ -116,23 +110,26 @@ class CrawlDeduplicator:
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
         if config.workers:
-            if is_asyncio_available():
+            if is_asyncio_available() and os.name == "posix":
                 self.workers = WorkerPool(self.params, config.workers)
             else:
                 logger.warning(
                     "SIMHASH_WORKERS=%d needs Scrapy's asyncio reactor (the default "
-                    "TWISTED_REACTOR); pages are fingerprinted in a thread instead",
+                    "TWISTED_REACTOR) on a POSIX system; pages are fingerprinted in a "
+                    "thread instead",
                     config.workers,
                 )
         return self.dedup
 
     def close(self) -> None:
-        if self.workers is not None:
-            self.workers.close()
-            self.workers = None
-        if self.dedup is not None:
-            self.dedup.index.close()
-            self.dedup = None
+        workers, self.workers = self.workers, None
+        dedup, self.dedup = self.dedup, None
+        try:
+            if workers is not None:
+                workers.close()
+        finally:
+            if dedup is not None:
+                dedup.index.close()
 
     async def analyse(self, values: list[Any]) -> Analysis:
         """Analyse the text of *values* (item fields, or a response's text; HTML reduced
@@ -143,28 +140,21 @@ class CrawlDeduplicator:
         try:
             return await self.workers.analyse([_plain(v) for v in values])
         except WorkerDied as e:
-            # A worker died (killed, out of memory): this page is analysed here, and a new
-            # worker takes the next ones, so that one crash does not leave pages unchecked.
+            # A worker died (killed, out of memory): this page is analysed here, and the
+            # pool starts a new worker for the next ones, so that one crash does not leave
+            # pages unchecked. Workers that keep dying are given up for a thread.
             self.inc("errors/workers")
-            self._replace_dead_workers(e)
+            workers = self.workers
+            if workers is not None and workers.exhausted:
+                logger.error(
+                    "SIMHASH_WORKERS processes died %d times (%s); fingerprinting in a "
+                    "thread from now on",
+                    workers.restarts + 1,
+                    e,
+                )
+                self.workers = None
+                workers.close(timeout=1.0)
             return await run_in_thread(self.analyse_here, values)
-
-    def _replace_dead_workers(self, error: WorkerDied) -> None:
-        workers = self.workers
-        if workers is None:  # already given up on, by a page that failed before this one
-            return
-        if self.worker_restarts >= MAX_WORKER_RESTARTS:
-            logger.error(
-                "SIMHASH_WORKERS processes died %d times; fingerprinting in a thread from now on",
-                self.worker_restarts + 1,
-            )
-            self.workers = None
-            workers.close(timeout=1.0)
-            return
-        replaced = workers.replace_dead()
-        if replaced:
-            self.worker_restarts += replaced
-            logger.error("A SIMHASH_WORKERS process died (%s); started a new one", error)
 
     def analyse_here(self, values: list[Any]) -> Analysis:
         if self.dedup is None:
@@ -251,9 +241,12 @@ class CrawlDeduplicator:
 
 
 def _plain(value: Any) -> Any:
-    """*value* in a form that pickles to a worker and gives the same text there."""
-    if value is None or isinstance(value, str | bytes | bytearray):
+    """*value* in a form that pickles to a worker and gives the same text there (cut
+    where :func:`~scrapy_simhash.text.field_text` would cut it, so that no more is sent)."""
+    if value is None:
         return value
+    if isinstance(value, str | bytes | bytearray):
+        return value[:MAX_FIELD_LENGTH]
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return str(value)

@@ -11,22 +11,29 @@ hand-over of every result from them to the event loop, cost the crawl's process 
 check-and-insert. Here the socket is read and written by the event loop itself
 (``add_reader``/``add_writer``), with no thread in the crawl's process.
 
-The pool needs a selector-based asyncio event loop, which is what Scrapy's default reactor
-runs on.
+The pool needs a selector-based asyncio event loop on a POSIX system (a process's sentinel
+is watched like a socket), which is what Scrapy's default reactor runs on there. Workers are
+started with "spawn", so a script that starts a crawl must do it under
+``if __name__ == "__main__":``, as for any ``multiprocessing`` code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import multiprocessing
+import os
 import pickle
 import signal
 import socket
 import struct
+import time
 from typing import Any
 
 from .dedup import Analysis, AnalysisParams, analyse_fields
+
+logger = logging.getLogger(__name__)
 
 _HEADER = struct.Struct("!I")
 
@@ -39,6 +46,12 @@ class WorkerError(Exception):
     """The analysis raised an exception in the worker; the message names it."""
 
 
+#: Worker processes started in place of dead ones, at most, over the life of a pool. A
+#: worker that keeps dying (a broken installation, the out-of-memory killer) is not
+#: restarted forever.
+MAX_RESTARTS = 10
+
+
 def serve(sock: socket.socket, params: AnalysisParams) -> None:
     """A worker's main loop: answer requests on *sock* until the crawl closes it."""
     # Ctrl-C in a terminal signals the whole process group: the crawl shuts down gracefully
@@ -47,11 +60,15 @@ def serve(sock: socket.socket, params: AnalysisParams) -> None:
     analyse_fields(params, ["warm up"])  # loads the dictionaries while the first pages download
     stream = sock.makefile("rb")
     while True:
-        header = stream.read(_HEADER.size)
-        if len(header) < _HEADER.size:
+        try:
+            header = stream.read(_HEADER.size)
+            if len(header) < _HEADER.size:
+                return  # the crawl closed the pool
+            (size,) = _HEADER.unpack(header)
+            request = stream.read(size)
+        except OSError:  # the crawl closed the pool with replies unread, or died
             return
-        (size,) = _HEADER.unpack(header)
-        values = pickle.loads(stream.read(size))
+        values = pickle.loads(request)
         try:
             reply: tuple[str, Any] = ("ok", analyse_fields(params, values))
         except Exception as e:  # reported to the crawl, which keeps the page and counts it
@@ -59,7 +76,7 @@ def serve(sock: socket.socket, params: AnalysisParams) -> None:
         payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             sock.sendall(_HEADER.pack(len(payload)) + payload)
-        except OSError:  # the crawl closed the pool (or died) while this page was analysed
+        except OSError:
             return
 
 
@@ -68,14 +85,20 @@ class _Worker:
 
     def __init__(self, params: AnalysisParams) -> None:
         ours, theirs = socket.socketpair()
-        context = multiprocessing.get_context("spawn")
-        self.process = context.Process(
-            target=serve, args=(theirs, params), name="scrapy-simhash-worker", daemon=True
-        )
-        self.process.start()
-        theirs.close()
+        try:
+            context = multiprocessing.get_context("spawn")
+            self.process = context.Process(
+                target=serve, args=(theirs, params), name="scrapy-simhash-worker", daemon=True
+            )
+            self.process.start()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()  # the worker has its own copy; this one would hide its exit
         ours.setblocking(False)
         self.sock = ours
+        self.pid = self.process.pid
         self.waiting: collections.deque[asyncio.Future[Analysis]] = collections.deque()
         self.alive = True
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -84,23 +107,37 @@ class _Worker:
 
     def submit(self, values: list[Any]) -> asyncio.Future[Analysis]:
         loop = asyncio.get_running_loop()
-        if self._loop is None:
-            # Attached on first use, from inside the running loop.
-            self._loop = loop
-            loop.add_reader(self.sock.fileno(), self._on_readable)
-            # The process's sentinel becomes readable when it exits, however it dies.
-            loop.add_reader(self.process.sentinel, self._on_exit)
         future: asyncio.Future[Analysis] = loop.create_future()
         if not self.alive:
-            future.set_exception(WorkerDied(f"worker {self.process.pid} has exited"))
+            future.set_exception(WorkerDied(f"worker {self.pid} has exited"))
             return future
         payload = pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
+        header = _HEADER.pack(len(payload))  # before queueing: it raises for 4 GiB and more
+        if self._loop is not loop:
+            self._attach(loop)
         self.waiting.append(future)
-        self._outbox += _HEADER.pack(len(payload))
+        self._outbox += header
         self._outbox += payload
-        if len(self._outbox) == _HEADER.size + len(payload):  # nothing was queued before
+        if len(self._outbox) == len(header) + len(payload):  # nothing was queued before
             self._write()
         return future
+
+    def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        # On first use, from inside the running loop (or a new loop, if the first one is
+        # gone). The sentinel becomes readable when the process exits, however it dies.
+        self._detach()
+        loop.add_reader(self.sock.fileno(), self._on_readable)
+        loop.add_reader(self.process.sentinel, self._on_exit)
+        self._loop = loop
+        if self._outbox:
+            loop.add_writer(self.sock.fileno(), self._write)
+
+    def _detach(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is not None and not loop.is_closed():
+            loop.remove_reader(self.sock.fileno())
+            loop.remove_writer(self.sock.fileno())
+            loop.remove_reader(self.process.sentinel)
 
     def _write(self) -> None:
         try:
@@ -111,11 +148,13 @@ class _Worker:
             self._died()
             return
         del self._outbox[:sent]
-        assert self._loop is not None
+        loop = self._loop
+        if loop is None:
+            return
         if self._outbox:
-            self._loop.add_writer(self.sock.fileno(), self._write)
+            loop.add_writer(self.sock.fileno(), self._write)
         else:
-            self._loop.remove_writer(self.sock.fileno())
+            loop.remove_writer(self.sock.fileno())
 
     def _on_readable(self) -> None:
         try:
@@ -152,29 +191,28 @@ class _Worker:
         self._died()
 
     def _died(self) -> None:
-        if not self.alive:
-            return
+        """Mark the worker dead, stop watching it, fail the pages waiting on it."""
         self.alive = False
         self._detach()
+        self._outbox.clear()
         while self.waiting:
             future = self.waiting.popleft()
-            if not future.done():
-                future.set_exception(WorkerDied(f"worker {self.process.pid} has exited"))
+            # A future of a closed loop can take no result; nobody can await it either.
+            if not future.done() and not future.get_loop().is_closed():
+                future.set_exception(WorkerDied(f"worker {self.pid} has exited"))
 
-    def _detach(self) -> None:
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.remove_reader(self.sock.fileno())
-            self._loop.remove_writer(self.sock.fileno())
-            self._loop.remove_reader(self.process.sentinel)
-        self._loop = None
-
-    def close(self, timeout: float) -> None:
+    def stop(self) -> None:
+        """Close the crawl's end: the worker reads the end of its input and exits."""
         self._died()
-        self.sock.close()  # the worker reads the end of its input and exits
-        self.process.join(timeout)
+        self.sock.close()
+
+    def reap(self, deadline: float) -> None:
+        """Wait for the stopped process until *deadline* (``time.monotonic()``), then
+        terminate it."""
+        self.process.join(max(0.0, deadline - time.monotonic()))
         if self.process.is_alive():
             self.process.terminate()
-            self.process.join(timeout)
+            self.process.join(1.0)
         self.process.close()
 
 
@@ -182,38 +220,69 @@ class WorkerPool:
     """*size* worker processes analysing item fields with *params*.
 
     Processes start at once and load their dictionaries; :meth:`analyse` must be awaited
-    on the event loop. A dead worker fails its pending pages with :class:`WorkerDied`;
-    :meth:`replace_dead` starts new ones in its place.
+    on the event loop. A worker that dies fails its pending pages with
+    :class:`WorkerDied` and is replaced on the next :meth:`analyse`, at most
+    *max_restarts* times over the life of the pool; then :attr:`exhausted` tells the
+    caller to give up on it.
     """
 
-    def __init__(self, params: AnalysisParams, size: int) -> None:
+    def __init__(
+        self, params: AnalysisParams, size: int, *, max_restarts: int = MAX_RESTARTS
+    ) -> None:
         if size < 1:
             raise ValueError(f"a worker pool needs at least 1 process, not {size}")
+        if os.name != "posix":
+            raise RuntimeError("worker processes need a POSIX system (Linux, macOS)")
         self.params = params
-        self._workers = [_Worker(params) for _ in range(size)]
+        self.max_restarts = max_restarts
+        #: Workers started in place of dead ones so far.
+        self.restarts = 0
+        self._workers: list[_Worker] = []
+        try:
+            for _ in range(size):
+                self._workers.append(_Worker(params))
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def pids(self) -> list[int | None]:
-        return [w.process.pid for w in self._workers]
+        return [w.pid for w in self._workers]
+
+    @property
+    def exhausted(self) -> bool:
+        """Every worker is dead and no restart is left."""
+        return self.restarts >= self.max_restarts and not any(w.alive for w in self._workers)
 
     async def analyse(self, values: list[Any]) -> Analysis:
         """The :func:`~scrapy_simhash.dedup.analyse_fields` of *values*, from the least
         busy worker."""
+        self._replace_dead()
         worker = min(self._workers, key=lambda w: (not w.alive, len(w.waiting)))
         return await worker.submit(values)
 
-    def replace_dead(self) -> int:
-        """Start a new process for every worker that has exited; return how many."""
-        replaced = 0
+    def _replace_dead(self) -> None:
         for n, worker in enumerate(self._workers):
-            if not worker.alive:
-                worker.close(timeout=1.0)
-                self._workers[n] = _Worker(self.params)
-                replaced += 1
-        return replaced
+            if worker.alive or self.restarts >= self.max_restarts:
+                continue
+            worker.stop()
+            worker.reap(time.monotonic() + 1.0)
+            self._workers[n] = _Worker(self.params)
+            self.restarts += 1
+            logger.error(
+                "A scrapy-simhash worker process (pid %s) died; started a new one (%d of at "
+                "most %d restarts)",
+                worker.pid,
+                self.restarts,
+                self.max_restarts,
+            )
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop every worker; pages still waiting fail with :class:`WorkerDied`."""
-        for worker in self._workers:
-            worker.close(timeout)
-        self._workers = []
+        """Stop every worker; pages still waiting fail with :class:`WorkerDied`. Waits
+        at most *timeout* seconds in all for the processes to exit."""
+        workers, self._workers = self._workers, []
+        for worker in workers:
+            worker.stop()
+        deadline = time.monotonic() + timeout
+        for worker in workers:
+            worker.reap(deadline)
