@@ -1,9 +1,14 @@
 """Worker processes that analyse pages beside the crawl (``SIMHASH_WORKERS``).
 
-Each worker is a process started with "spawn" (forking a process that runs the reactor's
-threads can deadlock) and connected to the crawl's process by a socket pair. Requests and
-replies are length-prefixed pickles; a worker answers its requests in order, so each
-connection needs only a queue of the futures waiting on it.
+Each worker is a new Python process (``python -c``, with the crawl's ``sys.path``) that
+inherits one end of a socket pair and nothing else. Not ``fork``: forking a process that
+runs the reactor's threads can deadlock. Not ``multiprocessing``'s "spawn" either: it runs
+the crawl's main script again in every worker, so a script that starts a crawl without an
+``if __name__ == "__main__":`` guard would start another crawl there. Requests and replies
+are length-prefixed pickles, the analysis parameters first; a worker answers its requests
+in order, so each connection needs only a queue of the futures waiting on it. The worker
+holds the only other end of its socket: when it exits, however it dies, the socket reads
+as closed.
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: its feeder and manager threads, and the
 hand-over of every result from them to the event loop, cost the crawl's process about
@@ -11,10 +16,9 @@ hand-over of every result from them to the event loop, cost the crawl's process 
 check-and-insert. Here the socket is read and written by the event loop itself
 (``add_reader``/``add_writer``), with no thread in the crawl's process.
 
-The pool needs a selector-based asyncio event loop on a POSIX system (a process's sentinel
-is watched like a socket), which is what Scrapy's default reactor runs on there. Workers are
-started with "spawn", so a script that starts a crawl must do it under
-``if __name__ == "__main__":``, as for any ``multiprocessing`` code.
+The pool needs a selector-based asyncio event loop on a POSIX system (the socket is handed
+to the worker as an inherited file descriptor), which is what Scrapy's default reactor runs
+on there.
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import multiprocessing
 import os
 import pickle
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -52,13 +57,27 @@ class WorkerError(Exception):
 MAX_RESTARTS = 10
 
 
-def serve(sock: socket.socket, params: AnalysisParams) -> None:
-    """A worker's main loop: answer requests on *sock* until the crawl closes it."""
+#: What a worker process runs: the crawl's import path, then :func:`worker_main`.
+_BOOTSTRAP = (
+    "import sys; sys.path[:] = {path!r}; "
+    "from scrapy_simhash.workers import worker_main; worker_main({fd})"
+)
+
+
+def worker_main(fd: int) -> None:
+    """Entry point of a worker process: serve the socket inherited as file descriptor *fd*."""
     # Ctrl-C in a terminal signals the whole process group: the crawl shuts down gracefully
     # and closes the socket; the worker must not die first, with pages still to answer.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    analyse_fields(params, ["warm up"])  # loads the dictionaries while the first pages download
+    with socket.socket(fileno=fd) as sock:
+        serve(sock)
+
+
+def serve(sock: socket.socket) -> None:
+    """A worker's main loop: read the analysis parameters from *sock*, then answer
+    requests until the crawl closes it."""
     stream = sock.makefile("rb")
+    params: AnalysisParams | None = None
     while True:
         try:
             header = stream.read(_HEADER.size)
@@ -68,6 +87,11 @@ def serve(sock: socket.socket, params: AnalysisParams) -> None:
             request = stream.read(size)
         except OSError:  # the crawl closed the pool with replies unread, or died
             return
+        if params is None:
+            params = pickle.loads(request)
+            # Loads the dictionaries now, while the crawl's first pages download.
+            analyse_fields(params, ["warm up"])
+            continue
         values = pickle.loads(request)
         try:
             reply: tuple[str, Any] = ("ok", analyse_fields(params, values))
@@ -86,24 +110,28 @@ class _Worker:
     def __init__(self, params: AnalysisParams) -> None:
         ours, theirs = socket.socketpair()
         try:
-            context = multiprocessing.get_context("spawn")
-            self.process = context.Process(
-                target=serve, args=(theirs, params), name="scrapy-simhash-worker", daemon=True
+            fd = theirs.fileno()
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _BOOTSTRAP.format(path=sys.path, fd=fd)],
+                pass_fds=(fd,),
+                stdin=subprocess.DEVNULL,
             )
-            self.process.start()
         except BaseException:
             ours.close()
             raise
         finally:
             theirs.close()  # the worker has its own copy; this one would hide its exit
-        ours.setblocking(False)
         self.sock = ours
         self.pid = self.process.pid
         self.waiting: collections.deque[asyncio.Future[Analysis]] = collections.deque()
         self.alive = True
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inbox = bytearray()
-        self._outbox = bytearray()
+        # The parameters go first; they are sent when the loop first writes.
+        payload = pickle.dumps(params, protocol=pickle.HIGHEST_PROTOCOL)
+        self._outbox = bytearray(_HEADER.pack(len(payload)) + payload)
+        ours.setblocking(False)
+        self._write()
 
     def submit(self, values: list[Any]) -> asyncio.Future[Analysis]:
         loop = asyncio.get_running_loop()
@@ -116,18 +144,18 @@ class _Worker:
         if self._loop is not loop:
             self._attach(loop)
         self.waiting.append(future)
+        queued = bool(self._outbox)
         self._outbox += header
         self._outbox += payload
-        if len(self._outbox) == len(header) + len(payload):  # nothing was queued before
+        if not queued:  # else the loop writes it after what is queued
             self._write()
         return future
 
     def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
         # On first use, from inside the running loop (or a new loop, if the first one is
-        # gone). The sentinel becomes readable when the process exits, however it dies.
+        # gone).
         self._detach()
         loop.add_reader(self.sock.fileno(), self._on_readable)
-        loop.add_reader(self.process.sentinel, self._on_exit)
         self._loop = loop
         if self._outbox:
             loop.add_writer(self.sock.fileno(), self._write)
@@ -137,7 +165,6 @@ class _Worker:
         if loop is not None and not loop.is_closed():
             loop.remove_reader(self.sock.fileno())
             loop.remove_writer(self.sock.fileno())
-            loop.remove_reader(self.process.sentinel)
 
     def _write(self) -> None:
         try:
@@ -185,11 +212,6 @@ class _Worker:
                 future.set_exception(WorkerError(value))
         del inbox[:start]
 
-    def _on_exit(self) -> None:
-        # Replies already on the socket are still delivered before the loss is declared.
-        self._on_readable()
-        self._died()
-
     def _died(self) -> None:
         """Mark the worker dead, stop watching it, fail the pages waiting on it."""
         self.alive = False
@@ -208,12 +230,16 @@ class _Worker:
 
     def reap(self, deadline: float) -> None:
         """Wait for the stopped process until *deadline* (``time.monotonic()``), then
-        terminate it."""
-        self.process.join(max(0.0, deadline - time.monotonic()))
-        if self.process.is_alive():
+        terminate it, then kill it."""
+        try:
+            self.process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
             self.process.terminate()
-            self.process.join(1.0)
-        self.process.close()
+            try:
+                self.process.wait(1.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
 class WorkerPool:

@@ -207,3 +207,79 @@ def test_duplicate_pages_differ_from_their_original(name):
         assert read(name) == original
     else:
         assert read(name) != original
+
+
+SCRIPT_WITHOUT_MAIN_GUARD = """
+import json, sys
+from pathlib import Path
+import scrapy
+from scrapy.crawler import CrawlerProcess
+
+SITE = Path({site!r})
+NAMES = {names!r}
+
+
+class Pages(scrapy.Spider):
+    name = "pages"
+
+    async def start(self):
+        for name in NAMES:
+            yield scrapy.Request((SITE / name).as_uri())
+
+    def parse(self, response):
+        yield {{
+            "url": response.url,
+            "title": response.css("title::text").get(""),
+            "content": response.css("body").get(""),
+        }}
+
+
+print("crawl starts", flush=True)
+process = CrawlerProcess({settings!r})
+crawler = process.create_crawler(Pages)
+process.crawl(crawler)
+process.start()
+stats = crawler.stats.get_stats()
+print(json.dumps({{k: v for k, v in stats.items() if k.startswith("simhash/")}}), flush=True)
+"""
+
+
+def run_script_without_main_guard(tmp_path: Path, workers: int) -> tuple[list[str], str]:
+    settings = {
+        "ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300},
+        "SIMHASH_INDEX_URI": f"sqlite:///{tmp_path / f'index-{workers}.db'}",
+        "SIMHASH_WORKERS": workers,
+        "CONCURRENT_REQUESTS": 1,  # the same order in both runs
+        "LOG_LEVEL": "WARNING",
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+    }
+    script = tmp_path / f"crawl{workers}.py"
+    script.write_text(
+        SCRIPT_WITHOUT_MAIN_GUARD.format(site=str(SITE), names=sorted(MANIFEST), settings=settings),
+        encoding="utf-8",
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines(), result.stderr
+
+
+def test_worker_processes_in_a_script_without_a_main_guard(tmp_path):
+    """A script that starts a crawl at import time (no ``if __name__ == "__main__":``):
+    the workers must not run it again, and they decide as the thread does."""
+    lines, stderr = run_script_without_main_guard(tmp_path, workers=1)
+    assert lines[0] == "crawl starts" and lines.count("crawl starts") == 1, lines
+    stats = json.loads(lines[-1])
+    assert "simhash/errors/workers" not in stats, stderr
+    assert stats["simhash/dropped"] >= len(DUPLICATES) - 1
+    threaded, _ = run_script_without_main_guard(tmp_path, workers=0)
+    assert stats == json.loads(threaded[-1])
