@@ -111,7 +111,15 @@ class CrawlDeduplicator:
         )
         if config.workers:
             if is_asyncio_available() and os.name == "posix":
-                self.workers = WorkerPool(self.params, config.workers)
+                try:
+                    self.workers = WorkerPool(self.params, config.workers)
+                except OSError as e:  # no interpreter to start, too many processes...
+                    logger.warning(
+                        "Could not start SIMHASH_WORKERS=%d worker processes (%s); pages "
+                        "are fingerprinted in a thread instead",
+                        config.workers,
+                        e,
+                    )
             else:
                 logger.warning(
                     "SIMHASH_WORKERS=%d needs Scrapy's asyncio reactor (the default "

@@ -273,3 +273,15 @@ def test_closing_after_the_event_loop_stops_every_worker(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "closed\n", result.stderr
+
+
+def test_workers_that_cannot_start_leave_the_crawl_to_a_thread(tmp_path, monkeypatch, caplog):
+    # No interpreter where sys.executable points (an embedded Python, a removed venv).
+    monkeypatch.setattr("sys.executable", str(tmp_path / "no-such-python"))
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1)
+    try:
+        assert pipeline.workers is None
+        assert pipeline.dedup is not None, "the index is open: the crawl goes on"
+    finally:
+        pipeline.close_spider()
+    assert "Could not start SIMHASH_WORKERS=1 worker processes" in caplog.text
