@@ -104,6 +104,14 @@ def serve(sock: socket.socket) -> None:
             return
 
 
+def _has_fileno(stream: Any) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
 class _Worker:
     """One worker process and the crawl's end of its socket."""
 
@@ -115,6 +123,9 @@ class _Worker:
                 [sys.executable, "-c", _BOOTSTRAP.format(path=sys.path, fd=fd)],
                 pass_fds=(fd,),
                 stdin=subprocess.DEVNULL,
+                # Anything a worker prints goes to stderr: the crawl's stdout may be a feed
+                # (scrapy crawl -O -).
+                stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else subprocess.DEVNULL,
             )
         except BaseException:
             ours.close()
@@ -127,7 +138,7 @@ class _Worker:
         self.alive = True
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inbox = bytearray()
-        # The parameters go first; they are sent when the loop first writes.
+        # The parameters go first.
         payload = pickle.dumps(params, protocol=pickle.HIGHEST_PROTOCOL)
         self._outbox = bytearray(_HEADER.pack(len(payload)) + payload)
         ours.setblocking(False)
