@@ -603,7 +603,7 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
     "older_than",
     required=True,
     metavar="WHEN",
-    help="A duration (30d, 12h, 2w) or a date (2026-01-31): pages stored before it go.",
+    help="A duration (30d, 12h, 2w) or a date (2026-01-31): what is older goes.",
 )
 @click.option(
     "--drops",
