@@ -147,7 +147,7 @@ class CrawlDeduplicator:
             return await run_in_thread(self.analyse_here, values)
         try:
             return await self.workers.analyse([_plain(v) for v in values])
-        except WorkerDied as e:
+        except (WorkerDied, OSError) as e:  # OSError: a new worker could not start
             # A worker died (killed, out of memory): this page is analysed here, and the
             # pool starts a new worker for the next ones, so that one crash does not leave
             # pages unchecked. Workers that keep dying are given up for a thread.

@@ -283,7 +283,7 @@ class WorkerPool:
             raise
 
     @property
-    def pids(self) -> list[int | None]:
+    def pids(self) -> list[int]:
         return [w.pid for w in self._workers]
 
     @property
@@ -304,8 +304,10 @@ class WorkerPool:
                 continue
             worker.stop()
             worker.reap(time.monotonic() + 1.0)
-            self._workers[n] = _Worker(self.params)
+            # Counted first: a start that fails (OSError) counts too, so that a machine that
+            # cannot start processes does not try again for every page.
             self.restarts += 1
+            self._workers[n] = _Worker(self.params)
             logger.error(
                 "A scrapy-simhash worker process (pid %s) died; started a new one (%d of at "
                 "most %d restarts)",

@@ -285,3 +285,27 @@ def test_workers_that_cannot_start_leave_the_crawl_to_a_thread(tmp_path, monkeyp
     finally:
         pipeline.close_spider()
     assert "Could not start SIMHASH_WORKERS=1 worker processes" in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_a_dead_worker_that_cannot_be_replaced_leaves_no_page_unchecked(
+    tmp_path, monkeypatch
+):
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1)
+    try:
+        workers = pipeline.workers
+        os.kill(workers.pids[0], signal.SIGKILL)
+        # From now on no process can start (the interpreter is gone).
+        monkeypatch.setattr("sys.executable", str(tmp_path / "no-such-python"))
+        batch = items()
+        kept = []
+        for item in batch:
+            kept += await run_all(pipeline, [item])
+        assert pipeline.workers is None, "given up for a thread"
+    finally:
+        pipeline.close_spider()
+    assert kept == [True] * len(STORIES) + [False] * (len(batch) - len(STORIES))
+    assert workers.restarts == MAX_RESTARTS
+    stats = pipeline.stats.get_stats()
+    assert "simhash/errors/analysis" not in stats
+    assert stats["simhash/errors/workers"] >= MAX_RESTARTS
