@@ -414,6 +414,39 @@ def _hammer(uri: str, worker: int, clusters: list[list[int]], start, results) ->
     results.put((worker, kept))
 
 
+def _open_new_indexes_at_once(uris: list[str], worker: int, barrier, results) -> None:
+    errors = []
+    for uri in uris:
+        barrier.wait(timeout=60)
+        try:
+            with open_index(uri) as index:
+                index.add_if_new(FP, f"w{worker}")
+        except Exception as e:
+            errors.append(f"{type(e).__name__}: {e}")
+    results.put(errors)
+
+
+def test_processes_creating_one_new_index_at_once_all_open_it(redis_server):
+    # The first process writes the parameters and then its pages; another that found no
+    # parameters a moment before must not take those pages for foreign keys.
+    uris = [f"{redis_server.url}?prefix=new-{uuid.uuid4().hex[:8]}" for _ in range(25)]
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(4), context.Queue()
+    workers = [
+        context.Process(target=_open_new_indexes_at_once, args=(uris, i, barrier, results))
+        for i in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    errors = [e for _ in workers for e in results.get(timeout=120)]
+    for worker in workers:
+        worker.join(timeout=60)
+    assert errors == []
+    for uri in uris:
+        with open_index(uri) as index:
+            assert len(index) == 1, "one page per index: the others were near-duplicates"
+
+
 def test_processes_adding_near_duplicates_at_once_keep_one_of_each(uri):
     rng = random.Random(5)
     bases = [rng.getrandbits(64) for _ in range(150)]

@@ -524,8 +524,17 @@ class RedisIndex(IndexBase):
 
     def _load_or_create(self, requested, bucket_bits, create, default_features):
         meta = self._client.hgetall(self._meta_key)
+        if not meta and self._has_keys():
+            # Keys but no parameters. Another process may have just created this index:
+            # its parameters are written first, in one script, before any other key.
+            meta = self._client.hgetall(self._meta_key)
+            if not meta:
+                raise NotAnIndex(
+                    f"{self.location} has keys under {self._tag}: but no scrapy-simhash "
+                    f"parameters in {self._meta_key}; they were left untouched. Choose "
+                    "another prefix in SIMHASH_INDEX_URI (?prefix=...)."
+                )
         if not meta:
-            self._check_no_foreign_keys()
             if not create:
                 raise IndexNotFound(f"No index at {self.location}")
             parameters = requested.for_new_index(default_features)
@@ -575,14 +584,10 @@ class RedisIndex(IndexBase):
             )
         return parameters, stored_bits
 
-    def _check_no_foreign_keys(self) -> None:
+    def _has_keys(self) -> bool:
+        """Whether any key starts with this index's ``{prefix}:``."""
         pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._tag) + ":*"
-        for name in self._client.scan_iter(match=pattern, count=1000):
-            raise NotAnIndex(
-                f"{self.location} has keys under {self._tag}: (such as {name!r}) but no "
-                f"scrapy-simhash parameters in {self._meta_key}; they were left untouched. "
-                "Choose another prefix in SIMHASH_INDEX_URI (?prefix=...)."
-            )
+        return any(True for _ in self._client.scan_iter(match=pattern, count=1000))
 
     def _check_persistence(self) -> None:
         try:
