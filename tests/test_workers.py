@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 from pipelines import make_pipeline
@@ -211,13 +210,6 @@ async def test_workers_that_keep_dying_are_given_up_for_a_thread(tmp_path):
     assert "simhash/errors/analysis" not in stats
 
 
-def wait_for(condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
 @deferred_f_from_coro_f
 async def test_a_worker_that_dies_while_idle_is_replaced_and_its_successor_answers():
     # The successor's socket and sentinel may get the file descriptor numbers of the dead
@@ -227,7 +219,11 @@ async def test_a_worker_that_dies_while_idle_is_replaced_and_its_successor_answe
         await asyncio.gather(*(pool.analyse([story]) for story in STORIES))
         dead = pool.pids[0]
         os.kill(dead, signal.SIGKILL)
-        await asyncio.sleep(0.3)  # the event loop sees the exit
+        for _ in range(1000):  # until the event loop sees the exit (at most 10 s)
+            if not pool._workers[0].alive:
+                break
+            await asyncio.sleep(0.01)
+        assert not pool._workers[0].alive
         answers = await asyncio.wait_for(
             asyncio.gather(*(pool.analyse([story]) for story in STORIES * 5)), timeout=60
         )
