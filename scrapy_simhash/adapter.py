@@ -23,11 +23,11 @@ from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
-from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict
+from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, fields_text
 from .exceptions import SimhashIndexError
 from .index import open_index
 from .settings import SimhashSettings
-from .text import MAX_FIELD_LENGTH, field_text
+from .text import MAX_FIELD_LENGTH
 from .workers import WorkerDied, WorkerPool
 
 if TYPE_CHECKING:
@@ -110,24 +110,24 @@ class CrawlDeduplicator:
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
         if config.workers:
-            if is_asyncio_available() and os.name == "posix":
-                try:
-                    self.workers = WorkerPool(self.params, config.workers)
-                except OSError as e:  # no interpreter to start, too many processes...
-                    logger.warning(
-                        "Could not start SIMHASH_WORKERS=%d worker processes (%s); pages "
-                        "are fingerprinted in a thread instead",
-                        config.workers,
-                        e,
-                    )
-            else:
-                logger.warning(
-                    "SIMHASH_WORKERS=%d needs Scrapy's asyncio reactor (the default "
-                    "TWISTED_REACTOR) on a POSIX system; pages are fingerprinted in a "
-                    "thread instead",
-                    config.workers,
-                )
+            self.workers = self._start_workers(config.workers)
         return self.dedup
+
+    def _start_workers(self, count: int) -> WorkerPool | None:
+        """The worker pool, or ``None`` (with a warning) where the pages are to be
+        fingerprinted in a thread instead."""
+        if not (is_asyncio_available() and os.name == "posix"):
+            problem = (
+                f"SIMHASH_WORKERS={count} needs Scrapy's asyncio reactor (the default "
+                "TWISTED_REACTOR) on a POSIX system"
+            )
+        else:
+            try:
+                return WorkerPool(self.params, count)
+            except OSError as e:  # no interpreter to start, too many processes...
+                problem = f"Could not start SIMHASH_WORKERS={count} worker processes ({e})"
+        logger.warning("%s; pages are fingerprinted in a thread instead", problem)
+        return None
 
     def close(self) -> None:
         workers, self.workers = self.workers, None
@@ -167,8 +167,7 @@ class CrawlDeduplicator:
     def analyse_here(self, values: list[Any]) -> Analysis:
         if self.dedup is None:
             raise RuntimeError("CrawlDeduplicator.analyse called before open")
-        extractor = self.config.html_extractor
-        return self.dedup.analyse("\n".join(field_text(v, extractor=extractor) for v in values))
+        return self.dedup.analyse(fields_text(values, self.config.html_extractor))
 
     def decide(self, analysis: Analysis, key: str) -> Verdict | None:
         """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the

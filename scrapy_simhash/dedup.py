@@ -116,7 +116,13 @@ def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     """Analyse the text of item fields *values*; a module-level function of plain
     arguments, so that a worker process (:mod:`scrapy_simhash.workers`) can run it."""
     dedup, extractor = _analyser(params)
-    return dedup.analyse("\n".join(field_text(value, extractor=extractor) for value in values))
+    return dedup.analyse(fields_text(values, extractor))
+
+
+def fields_text(values: list[object], extractor: Extractor | None) -> str:
+    """The text of item fields *values*, one field after the other: what is analysed,
+    in a worker process or in the crawl's."""
+    return "\n".join(field_text(value, extractor=extractor) for value in values)
 
 
 @functools.lru_cache(maxsize=4)
