@@ -637,8 +637,11 @@ def expire(
     cutoff = parse_cutoff(older_than)
     noun, verb = ("audit-log entries", "recorded") if drops else ("pages", "stored")
     with env.open(index_uri) as index:
+        total = count = 0
         if drops:
-            count = sum(1 for record in index.drops() if record.at < cutoff)
+            for record in index.drops():  # one read of the log, which can be long
+                total += 1
+                count += record.at < cutoff
         else:
             count = sum(1 for page in index.pages() if page.added_at < cutoff)
         if count and not dry_run and not yes:
@@ -649,7 +652,7 @@ def expire(
         removed = 0
         if count and not dry_run:
             removed = index.expire_drops(cutoff) if drops else index.expire(cutoff)
-        left = sum(1 for _ in index.drops()) if drops else len(index)
+        left = total - removed if drops else len(index)
     if as_json:
         _echo_json({"before": cutoff, "matching": count, "removed": removed, "left": left})
     elif dry_run:
