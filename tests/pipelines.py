@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import SimhashDedupPipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a test's child process: this one's, with *extra*, and the
+    package under test importable whether or not it is installed."""
+    variables = dict(os.environ, **extra)
+    variables["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
+    )
+    return variables
+
 
 ARTICLE = (
     "The city council approved a new tram line on Tuesday after a long debate about costs. "

@@ -20,7 +20,7 @@ import pytest
 import scrapy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pipelines import ARTICLE, make_pipeline, simhash_stats
+from pipelines import ARTICLE, make_pipeline, simhash_stats, subprocess_env
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import NearDuplicate
@@ -29,8 +29,6 @@ from scrapy_simhash.fingerprint import Fingerprinter, hash_term
 from scrapy_simhash.index.memory import MemoryIndex
 from scrapy_simhash.terms import Segmenter
 from scrapy_simhash.text import field_text, normalize_text
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class Article(scrapy.Item):
@@ -231,8 +229,7 @@ def test_fingerprints_are_the_same_in_another_process(backend):
     pytest.importorskip(backend)
     dedup = Deduplicator(MemoryIndex(), Fingerprinter(segmenter=backend))
     here = [list(fingerprint_value(dedup, s)) for s in SAMPLES]
-    env = dict(os.environ, PYTHONHASHSEED="12345")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = subprocess_env(PYTHONHASHSEED="12345")
     result = subprocess.run(
         [sys.executable, "-c", FINGERPRINT_SCRIPT, backend],
         input=json.dumps(SAMPLES),

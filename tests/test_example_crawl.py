@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from urllib.parse import unquote, urlparse
 
 import parsel
 import pytest
+from pipelines import subprocess_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "example_project"
@@ -102,9 +102,7 @@ def start_crawl(
     index = [] if default_index else ["-s", f"SIMHASH_INDEX_URI=sqlite:///{tmp_path / 'index.db'}"]
     for name, value in (settings or {}).items():
         index += ["-s", f"{name}={value}"]
-    env = dict(os.environ)
-    # The package under test, whether or not it is installed in this environment.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = subprocess_env()
     command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(tmp_path / f"{run}.jl")]
     command += [*index, "-s", f"LOG_FILE={tmp_path / f'{run}.log'}"]
     return subprocess.Popen(
@@ -259,8 +257,7 @@ def run_script_without_main_guard(tmp_path: Path, workers: int) -> tuple[list[st
         SCRIPT_WITHOUT_MAIN_GUARD.format(site=str(SITE), names=sorted(MANIFEST), settings=settings),
         encoding="utf-8",
     )
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = subprocess_env()
     result = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,

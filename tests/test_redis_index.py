@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+from pipelines import subprocess_env
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import open_index
@@ -515,8 +516,7 @@ def test_ttl_sweep_runs_again_after_its_interval(uri, client, prefix):
 
 
 def _crawl(output: Path, log: Path, index_uri: str) -> subprocess.Popen:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = subprocess_env()
     return subprocess.Popen(
         [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(output),
          "-s", f"SIMHASH_INDEX_URI={index_uri}", "-s", f"LOG_FILE={log}"],

@@ -17,11 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
+from pipelines import subprocess_env
 
 from scrapy_simhash.fingerprint import hamming_distance
 from scrapy_simhash.index.sqlite import SqliteIndex
-
-ROOT = Path(__file__).resolve().parents[1]
 
 #: Shared by the worker scripts: deterministic documents of 40 pseudo-words; every fifth
 #: document repeats the one before it with one word changed.
@@ -62,14 +61,6 @@ DEDUP_WORKER = DOCUMENTS + textwrap.dedent(
 )
 
 
-def env() -> dict[str, str]:
-    variables = dict(os.environ)
-    variables["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
-    )
-    return variables
-
-
 def write_script(tmp_path: Path, name: str, source: str) -> Path:
     path = tmp_path / name
     path.write_text(source, encoding="utf-8")
@@ -102,7 +93,7 @@ def test_kill_9_mid_run_then_resume(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env(),
+        env=subprocess_env(),
     )
     lines = []
     assert worker.stdout is not None
@@ -136,7 +127,7 @@ def test_kill_9_mid_run_then_resume(tmp_path):
         [sys.executable, str(script), str(index_path), str(count)],
         capture_output=True,
         text=True,
-        env=env(),
+        env=subprocess_env(),
         timeout=300,
     )
     assert resumed.returncode == 0, resumed.stderr
@@ -196,7 +187,7 @@ def test_four_processes_share_one_index(tmp_path):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env(),
+            env=subprocess_env(),
         )
         for plan in plans
     ]
@@ -271,7 +262,7 @@ def test_ctrl_c_commits_what_was_accepted(tmp_path, workers):
          "-s", f"SIMHASH_INDEX_URI=sqlite:///{index_path}", "-s", f"LOG_FILE={log}",
          "-s", f"SIMHASH_WORKERS={workers}"],
         cwd=tmp_path,
-        env=env(),
+        env=subprocess_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -316,7 +307,7 @@ def test_sigterm_closes_the_index(tmp_path, sig):
         [sys.executable, "-m", "scrapy", "runspider", str(spider),
          "-s", f"SIMHASH_INDEX_URI=sqlite:///{index_path}", "-s", f"LOG_FILE={log}"],
         cwd=tmp_path,
-        env=env(),
+        env=subprocess_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
