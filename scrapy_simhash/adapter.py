@@ -23,7 +23,7 @@ from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
-from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, fields_text
+from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, analyse_text, fields_text
 from .exceptions import SimhashIndexError
 from .index import open_index
 from .settings import SimhashSettings
@@ -35,6 +35,14 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
+
+#: How many pages whose main text was not found are logged in one crawl (all are counted).
+FALLBACKS_LOGGED = 5
+FALLBACK_REASONS = {
+    "region": "the article's region held too little of the page's text",
+    "page": "the page's text without its chrome was too short",
+    "trafilatura": "trafilatura found no main text",
+}
 
 
 def default_index_uri() -> str:
@@ -167,7 +175,7 @@ class CrawlDeduplicator:
     def analyse_here(self, values: list[Any]) -> Analysis:
         if self.dedup is None:
             raise RuntimeError("CrawlDeduplicator.analyse called before open")
-        return self.dedup.analyse(fields_text(values, self.config.html_extractor))
+        return analyse_text(self.dedup, fields_text(values, self.config.html_extractor))
 
     def decide(self, analysis: Analysis, key: str) -> Verdict | None:
         """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the
@@ -190,14 +198,16 @@ class CrawlDeduplicator:
                 # The verdict stands; only its audit entry is missing.
                 self.inc("errors/audit_log")
                 logger.error("Could not write the drop of %s to the audit log: %s", key, e)
-        self.count(verdict)
+        self.count(verdict, key)
         return verdict
 
-    def count(self, verdict: Verdict) -> None:
+    def count(self, verdict: Verdict, key: str = "") -> None:
         analysis = verdict.analysis
         self.inc(analysis.kind)
         if analysis.truncated:
             self.inc("truncated")
+        if analysis.fallback:
+            self.extraction_fell_back(analysis.fallback, key)
         if verdict.match is None:
             self.inc("kept")
             return
@@ -225,6 +235,23 @@ class CrawlDeduplicator:
             self.inc("flag_field_missing")
             return False
         return True
+
+    def extraction_fell_back(self, reason: str, key: str) -> None:
+        """Count a page whose main text could not be found, and log the first few: many
+        of them mean SIMHASH_EXTRACTOR does not suit the site."""
+        self.inc("extraction/fallback")
+        if self.stats is None:
+            return
+        seen = self.stats.get_value(f"{self.stats_prefix}/extraction/fallback", 0)
+        if seen <= FALLBACKS_LOGGED:
+            logger.info(
+                "No main text found in %s (%s): a wider text was fingerprinted%s",
+                key,
+                FALLBACK_REASONS.get(reason, reason),
+                f"; more such pages are only counted ({self.stats_prefix}/extraction/fallback)"
+                if seen == FALLBACKS_LOGGED
+                else "",
+            )
 
     def index_failed(self, key: str, error: SimhashIndexError) -> None:
         self.inc("errors/index")

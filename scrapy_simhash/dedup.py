@@ -12,6 +12,7 @@ instead, never by distance.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Literal
@@ -19,6 +20,7 @@ from typing import Literal
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, hash_term
 from .index.base import Match, NearDuplicateIndex
+from .main_text import MainText
 from .text import exact_form, field_text, normalize_characters
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
@@ -37,6 +39,9 @@ class Analysis:
     terms: int
     #: True when the text was longer than ``max_length`` and cut.
     truncated: bool = False
+    #: Why the main text of an HTML field could not be found and a wider text was
+    #: analysed instead (see :class:`~scrapy_simhash.main_text.MainText`), else ``None``.
+    fallback: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,13 +121,26 @@ def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     """Analyse the text of item fields *values*; a module-level function of plain
     arguments, so that a worker process (:mod:`scrapy_simhash.workers`) can run it."""
     dedup, extractor = _analyser(params)
-    return dedup.analyse(fields_text(values, extractor))
+    return analyse_text(dedup, fields_text(values, extractor))
+
+
+def analyse_text(dedup: Deduplicator, text: str) -> Analysis:
+    """:meth:`Deduplicator.analyse` of *text*, which tells if its extraction fell back."""
+    analysis = dedup.analyse(text)
+    fallback = getattr(text, "fallback", None)
+    return dataclasses.replace(analysis, fallback=fallback) if fallback else analysis
 
 
 def fields_text(values: list[object], extractor: Extractor | None) -> str:
     """The text of item fields *values*, one field after the other: what is analysed,
-    in a worker process or in the crawl's."""
-    return "\n".join(field_text(value, extractor=extractor) for value in values)
+    in a worker process or in the crawl's. When the extraction of a field fell back to a
+    wider text, the result is a :class:`~scrapy_simhash.main_text.MainText` that says
+    why."""
+    fallbacks: list[str] = []
+    text = "\n".join(
+        field_text(value, extractor=extractor, fallbacks=fallbacks) for value in values
+    )
+    return MainText.of(text, fallbacks[0]) if fallbacks else text
 
 
 @functools.lru_cache(maxsize=4)
@@ -136,4 +154,4 @@ def _analyser(params: AnalysisParams) -> tuple[Deduplicator, Extractor]:
         min_terms=params.min_terms,
         max_length=params.max_length,
     )
-    return dedup, get_extractor(params.extractor)
+    return dedup, get_extractor(params.extractor, min_words=params.min_terms)

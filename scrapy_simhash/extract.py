@@ -3,38 +3,44 @@
 Pages of one site share navigation, sidebars and footers; if those are fingerprinted,
 distinct pages of the site look alike. An extractor keeps the main content only.
 
-* ``"builtin"`` (default): :func:`scrapy_simhash.text.visible_text` with boilerplate
-  removal (scripts, styles, navigation, headers, footers, sidebars, forms, and elements
-  whose ARIA role, id or class marks them as such). Fast, no extra dependency.
+* ``"builtin"`` (default): :func:`scrapy_simhash.main_text.main_text`: the article's
+  region, chrome and link lists removed, falling back to a wider text where that fails.
+  Fast, no extra dependency.
 * ``"trafilatura"``: ``trafilatura.extract`` (pip install 'scrapy-simhash[trafilatura]'),
   a main-text extractor with many heuristics; comments are left out. On a page where it
   finds no main text, the built-in extractor's text is used instead.
 * ``"none"``: all visible text, boilerplate included.
+
+Every extractor returns a :class:`~scrapy_simhash.main_text.MainText`, a ``str`` whose
+``fallback`` says when the main text could not be found and a wider text was used (the
+crawl counts those under ``simhash/extraction/fallback``).
 
 No Scrapy import: :func:`get_extractor` returns a plain function.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from .exceptions import ConfigurationError
+from .main_text import MainText, main_text
 from .text import visible_text
 
-Extractor = Callable[[str], str]
+Extractor = Callable[[str], MainText]
 
 EXTRACTORS = ("builtin", "trafilatura", "none")
 
 
-def builtin_extractor(html: str) -> str:
-    return visible_text(html, remove_boilerplate=True)
+def builtin_extractor(html: str, *, min_words: int = 20) -> MainText:
+    return main_text(html, min_words=min_words)
 
 
-def no_extractor(html: str) -> str:
-    return visible_text(html, remove_boilerplate=False)
+def no_extractor(html: str) -> MainText:
+    return MainText.of(visible_text(html, remove_boilerplate=False))
 
 
-def trafilatura_extractor() -> Extractor:
+def trafilatura_extractor(*, min_words: int = 20) -> Extractor:
     """Return an extractor backed by trafilatura; ConfigurationError if it is missing."""
     try:
         import trafilatura
@@ -44,23 +50,28 @@ def trafilatura_extractor() -> Extractor:
             f"({e}); pip install 'scrapy-simhash[trafilatura]', or use 'builtin'"
         ) from None
 
-    def extract(html: str) -> str:
+    def extract(html: str) -> MainText:
         text = trafilatura.extract(
             html, include_comments=False, include_tables=True, deduplicate=False, fast=True
         )
-        return text if text else builtin_extractor(html)
+        if text:
+            return MainText.of(text)
+        return MainText.of(builtin_extractor(html, min_words=min_words), "trafilatura")
 
     return extract
 
 
-def get_extractor(name: str) -> Extractor:
-    """Return the extractor called *name* (one of :data:`EXTRACTORS`)."""
+def get_extractor(name: str, *, min_words: int = 20) -> Extractor:
+    """Return the extractor called *name* (one of :data:`EXTRACTORS`).
+
+    *min_words*: a main text with fewer distinct words, on a page that has many, is taken
+    for a failed extraction (usually ``SIMHASH_MIN_TERMS``)."""
     if name == "builtin":
-        return builtin_extractor
+        return functools.partial(builtin_extractor, min_words=min_words)
     if name == "none":
         return no_extractor
     if name == "trafilatura":
-        return trafilatura_extractor()
+        return trafilatura_extractor(min_words=min_words)
     raise ConfigurationError(
         f"SIMHASH_EXTRACTOR={name!r} is not one of {', '.join(EXTRACTORS)}; 'builtin' is the "
         "default"

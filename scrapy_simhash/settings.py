@@ -113,7 +113,9 @@ class SimhashSettings:
         except ValueError as e:
             raise ConfigurationError(f"SIMHASH_TOP_N/SIMHASH_SEED/SIMHASH_SEGMENTER: {e}") from None
         object.__setattr__(self, "fingerprinter", fingerprinter)
-        object.__setattr__(self, "html_extractor", get_extractor(self.extractor_name))
+        object.__setattr__(
+            self, "html_extractor", get_extractor(self.extractor_name, min_words=self.min_terms)
+        )
 
     @property
     def extractor_name(self) -> str:

@@ -13,7 +13,6 @@ Two jobs, both free of Scrapy so that scripts and the CLI can call them:
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -23,56 +22,6 @@ import lxml.etree
 
 #: Elements whose content a reader never sees as page text.
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "object", "head")
-#: Elements that hold site chrome rather than the page's own content.
-BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "menu", "form", "button", "select")
-#: ARIA roles that mark the same chrome on pages that do not use HTML5 elements.
-BOILERPLATE_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search", "menu")
-#: Words in an element's class or id that mark site chrome on pages without HTML5
-#: elements or roles (``<div id="footer">``, ``<ul class="docnav">``, ``<div class="ad">``).
-#: A word ending or starting in "nav" counts too (topnav, navbar).
-BOILERPLATE_WORDS = frozenset(
-    [
-        "nav",
-        "navigation",
-        "menu",
-        "menubar",
-        "breadcrumb",
-        "breadcrumbs",
-        "banner",
-        "masthead",
-        "header",
-        "footer",
-        "pager",
-        "pagination",
-        "toolbar",
-        "skiplink",
-        "share",
-        "social",
-        "cookie",
-        "cookies",
-        "consent",
-        "newsletter",
-        "ad",
-        "ads",
-        "advert",
-        "adverts",
-        "advertisement",
-        "sponsor",
-        "sponsored",
-        "promo",
-        "comment",
-        "comments",
-        "disqus",
-        "widget",
-        "widgets",
-        "related",
-    ]
-)
-#: ... unless the class or id also says it holds the content (``post-header-content``).
-_CONTENT_WORDS = frozenset(["content", "main", "article", "body", "post", "entry", "story", "text"])
-_NEVER_DROPPED = frozenset(["html", "body", "main", "article"])
-_CLASS_SPLIT = re.compile(r"[\s_-]+")
-
 # Block-level elements end a line, so that words of adjacent blocks are not glued together.
 _BLOCK_TAGS = frozenset(
     [
@@ -142,52 +91,44 @@ def looks_like_html(value: str) -> bool:
 def visible_text(html: str, *, remove_boilerplate: bool = True) -> str:
     """Return the visible text of an HTML document or fragment, one block per line.
 
-    With *remove_boilerplate* (the default) navigation, headers, footers, sidebars, forms
-    and elements with the matching ARIA roles are removed too. Malformed HTML never raises:
-    lxml repairs what it can, and an input it cannot parse has its tags stripped
-    without a tree.
+    With *remove_boilerplate* (the default) only the page's main text is kept (see
+    :func:`scrapy_simhash.main_text.main_text`); without it, all the text a reader sees.
+    Malformed HTML never raises: lxml repairs what it can, and an input it cannot parse
+    has its tags stripped without a tree.
     """
+    if remove_boilerplate:
+        from .main_text import main_text  # main_text builds on this module
+
+        return str(main_text(html))
+    root = parse_html(html)
+    if root is None:
+        return strip_tags(html) if html and html.strip() else ""
+    for element in list(root.iter(*INVISIBLE_TAGS)):
+        if element.getparent() is not None:
+            drop_tree(element)
+    return block_text(root)
+
+
+def parse_html(html: str) -> lxml.etree._Element | None:
+    """The lxml tree of *html*, or ``None`` when there is no element to build it from
+    (empty input, only a comment) or lxml cannot parse it. Never raises."""
     if not html or not html.strip():
-        return ""
+        return None
     # lxml keeps such characters in the tree but refuses them when text is written back
-    # (as _block_text and _drop_tree do): a form feed in a page would fail it.
+    # (as block_text and drop_tree do): a form feed in a page would fail it.
     html = _NOT_XML_CHARS.sub(" ", html)
     try:
         root = lxml.etree.fromstring(html.encode("utf-8", errors="replace"), parser=_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
-        return _strip_tags(html)
-    if root is None:  # no element at all (only a comment, say)
-        return _strip_tags(html)
-    tags = INVISIBLE_TAGS + BOILERPLATE_TAGS if remove_boilerplate else INVISIBLE_TAGS
-    doomed = list(root.iter(*tags))
-    if remove_boilerplate:
-        # Only elements with a role, class or id can be chrome by those; one page repeats
-        # the same few attribute values many times, so each is judged once.
-        verdicts: dict[tuple, bool] = {}
-        for element in root.xpath("//*[@role or @class or @id]"):
-            key = (element.tag, element.get("role"), element.get("class"), element.get("id"))
-            verdict = verdicts.get(key)
-            if verdict is None:
-                verdict = verdicts[key] = _has_boilerplate_role(element)
-            if verdict:
-                doomed.append(element)
-    # Dropping while iterating would skip siblings, so collect first. An element inside an
-    # already dropped one is simply dropped along with it.
-    for element in doomed:
-        if element.getparent() is not None:
-            _drop_tree(element)
-    if html.count("<") < _LIBXML2_MAX_DEPTH:
-        # Too few tags to be nested as deep as libxml2's limit: the fast way.
-        return _block_text(root)
-    text, depth = _collect_text(root)
-    if depth >= _LIBXML2_MAX_DEPTH:
-        # libxml2 silently discarded everything nested deeper than its limit; fall back to
-        # stripping tags without a tree, which keeps all the text (boilerplate included).
-        return _strip_tags(html)
-    return text
+        return None
+    # A page with fewer tags than libxml2's depth limit cannot reach it (the common case,
+    # no walk); a deeper one lost its deepest text in the parse, so it has no usable tree.
+    if root is not None and html.count("<") >= _LIBXML2_MAX_DEPTH and _too_deep(root):
+        return None
+    return root
 
 
-def _drop_tree(element: lxml.etree._Element) -> None:
+def drop_tree(element: lxml.etree._Element) -> None:
     """Remove *element* and its content, keeping the text that follows it (its tail)."""
     parent = element.getparent()
     if element.tail:
@@ -199,38 +140,10 @@ def _drop_tree(element: lxml.etree._Element) -> None:
     parent.remove(element)
 
 
-def _has_boilerplate_role(element: lxml.etree._Element) -> bool:
-    role = element.get("role")
-    if role and role.strip().lower() in BOILERPLATE_ROLES:
-        return True
-    if element.tag in _NEVER_DROPPED:
-        return False
-    # The words of "class id" are those of the class and those of the id: each attribute
-    # value is judged once per process (a site repeats its classes on every page).
-    class_content, class_chrome = _name_words_verdict(element.get("class"))
-    id_content, id_chrome = _name_words_verdict(element.get("id"))
-    return (class_chrome or id_chrome) and not (class_content or id_content)
-
-
-@functools.lru_cache(maxsize=8192)
-def _name_words_verdict(names: str | None) -> tuple[bool, bool]:
-    """Whether the words of a class or id value say "content", and whether they say
-    "chrome" (a boilerplate word, or one starting or ending in "nav")."""
-    if not names:
-        return False, False
-    words = set(_CLASS_SPLIT.split(names.lower()))
-    if words & _CONTENT_WORDS:
-        return True, False
-    return False, any(
-        word in BOILERPLATE_WORDS or (word.endswith("nav") or word.startswith("nav"))
-        for word in words
-    )
-
-
-def _block_text(root: lxml.etree._Element) -> str:
-    """The text under *root*, each block on its own lines (as :func:`_collect_text` gives
-    it, several times faster): line breaks are written into the tree around every block
-    element, then lxml joins the text in C."""
+def block_text(root: lxml.etree._Element) -> str:
+    """The text under *root*, each block on its own lines. Writes line breaks into the
+    tree around every block element, then lxml joins the text in C (several times faster
+    than a walk in Python)."""
     for element in root.iter(*_BLOCK_TAGS):
         element.text = "\n" + element.text if element.text else "\n"
         element.tail = "\n" + element.tail if element.tail else "\n"
@@ -240,32 +153,19 @@ def _block_text(root: lxml.etree._Element) -> str:
     )
 
 
-def _collect_text(root: lxml.etree._Element) -> tuple[str, int]:
-    """Return the text under *root* and the deepest nesting level seen."""
+def _too_deep(root: lxml.etree._Element) -> bool:
+    """Whether *root* reaches the nesting depth beyond which libxml2 drops text."""
     # Iterative walk: recursion would hit Python's limit on deeply nested pages.
-    parts: list[str] = []
-    depth = max_depth = 0
-    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+    depth = 0
+    for event, _ in lxml.etree.iterwalk(root, events=("start", "end")):
         depth += 1 if event == "start" else -1
-        max_depth = max(max_depth, depth)
-        if not isinstance(element.tag, str):
-            if event == "end" and element.tail:
-                parts.append(element.tail)
-            continue
-        if event == "start":
-            if element.tag in _BLOCK_TAGS:
-                parts.append("\n")
-            if element.text:
-                parts.append(element.text)
-        else:
-            if element.tag in _BLOCK_TAGS:
-                parts.append("\n")
-            if element.tail:
-                parts.append(element.tail)
-    return tidy_whitespace("".join(parts)), max_depth
+        if depth >= _LIBXML2_MAX_DEPTH:
+            return True
+    return False
 
 
-def _strip_tags(html: str) -> str:
+def strip_tags(html: str) -> str:
+    """The text of *html* without a tree: tags stripped, entities decoded."""
     html = _INVISIBLE_BLOCKS.sub(" ", html)
     text = _TAG.sub(lambda m: "\n" if m.group(1).lower() in _BLOCK_TAGS else " ", html)
     return tidy_whitespace(unescape(text))
@@ -306,12 +206,14 @@ def field_text(
     *,
     remove_boilerplate: bool = True,
     extractor: Callable[[str], str] | None = None,
+    fallbacks: list[str] | None = None,
 ) -> str:
     """Return the text of one item field: HTML reduced to its visible text, bytes decoded
     as UTF-8 (undecodable bytes replaced), lists joined line by line, ``None`` as ``""``.
 
     *extractor*, if given, reduces HTML instead of :func:`visible_text` (see
-    :mod:`scrapy_simhash.extract`)."""
+    :mod:`scrapy_simhash.extract`); where it had to fall back to a wider text than the main
+    text, the reason is appended to *fallbacks*."""
     if value is None:
         return ""
     if isinstance(value, bytes | bytearray):
@@ -322,12 +224,18 @@ def field_text(
         value = value[:MAX_FIELD_LENGTH]
         if looks_like_html(value):
             if extractor is not None:
-                return extractor(value)
+                text = extractor(value)
+                reason = getattr(text, "fallback", None)
+                if reason and fallbacks is not None:
+                    fallbacks.append(reason)
+                return text
             return visible_text(value, remove_boilerplate=remove_boilerplate)
         return value
     if isinstance(value, list | tuple):
         return "\n".join(
-            field_text(v, remove_boilerplate=remove_boilerplate, extractor=extractor)
+            field_text(
+                v, remove_boilerplate=remove_boilerplate, extractor=extractor, fallbacks=fallbacks
+            )
             for v in value
             if v is not None
         )

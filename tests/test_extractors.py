@@ -32,12 +32,14 @@ PAGE = f"""<html><head><meta charset="utf-8"><title>Tram</title></head>
 
 
 def test_builtin_drops_chrome_marked_by_class_or_id_and_keeps_the_content():
+    # The headline is the page's furniture, not the article's body: copies of one story
+    # on two sites carry different headlines.
     text = get_extractor("builtin")(PAGE)
     assert text.splitlines() == [
-        "New tram line",
         ARTICLE,
         "Residents of the eastern suburbs welcomed the decision.",
     ]
+    assert text.fallback is None
 
 
 def test_none_keeps_all_visible_text():
@@ -50,10 +52,11 @@ def test_none_keeps_all_visible_text():
 def test_builtin_drops_the_handbook_template(corpora):
     page = (corpora / "debian-handbook" / "en-US" / "apt.html").read_text(encoding="utf-8")
     builtin, everything = get_extractor("builtin")(page), get_extractor("none")(page)
-    assert builtin.startswith("Chapter 6. Maintenance and Updates: The APT Tools")
     assert everything.startswith("Download the ebook\nPrev")
-    assert "Prev5.5. Coexistence" not in builtin
-    assert len(builtin) > 0.95 * len(everything)
+    for template in ("Download the ebook", "The Debian Administrator's Handbook", "Prev5.5."):
+        assert template not in builtin
+    assert "6.1.1. Syntax\nEach active line in the /etc/apt/sources.list file" in builtin
+    assert len(builtin) > 0.6 * len(everything)
 
 
 def test_trafilatura_extracts_the_main_text():
@@ -65,8 +68,10 @@ def test_trafilatura_extracts_the_main_text():
 
 def test_trafilatura_falls_back_to_builtin_when_it_finds_no_main_text():
     pytest.importorskip("trafilatura", reason="extra [trafilatura] not installed")
-    tiny = "<html><body><div class='footer'>x</div><p>Only a line.</p></body></html>"
-    assert get_extractor("trafilatura")(tiny) == get_extractor("builtin")(tiny)
+    tiny = "<html><body><div class='footer'>Imprint</div></body></html>"
+    text = get_extractor("trafilatura")(tiny)
+    assert text == get_extractor("builtin")(tiny)
+    assert text.fallback == "trafilatura"
 
 
 def test_missing_trafilatura_is_a_clear_error():

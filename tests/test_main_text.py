@@ -1,0 +1,223 @@
+"""The built-in main-text extractor on the failure modes of real templates."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from pipelines import make_pipeline, simhash_stats
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_simhash import Deduplicator, Fingerprinter, open_index
+from scrapy_simhash.extract import get_extractor
+from scrapy_simhash.main_text import MainText, main_text
+
+BUDGET = (
+    "The city council approved the budget for next year after a debate that lasted until "
+    "midnight. Spending on schools rises by four percent, while the road maintenance fund "
+    "is cut to pay for two new libraries in the northern districts."
+)
+FROG = (
+    "Biologists working in the cloud forests of southern Peru have described a new species "
+    "of frog no longer than a fingernail. It lives in moss on the trunks of old trees and "
+    "calls only in the hour after sunset, which is why it went unnoticed for so long."
+)
+SECOND = (
+    "The mayor said the decision was difficult but necessary, and promised a review of the "
+    "spending plan in the spring once the tax receipts of the winter months are known."
+)
+CHROME = (
+    "<nav><a href='/'>Home</a> <a href='/news'>News</a> <a href='/sport'>Sport</a></nav>"
+    "<p>Advertisement</p>"
+    "<div class='cookie-banner'>We use cookies to improve your experience. Accept all</div>"
+    "<a href='#main'>Skip to content</a>"
+)
+
+
+def article(*paragraphs: str) -> str:
+    return "<article>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</article>"
+
+
+def page(body: str) -> str:
+    return f'<html><head><meta charset="utf-8"></head><body>{CHROME}{body}</body></html>'
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    [
+        '<div class="Page-ad-margins">{}</div>',
+        '<div class="non-ad-column-l">{}</div>',
+        '<div class="m-advertisement-off-canvas--pusher">{}</div>',
+        '<div class="elementor-widget-container">{}</div>',
+        '<div class="widget Blog" id="Blog1">{}</div>',
+        '<div class="header-style-header-2">{}</div>',
+        '<div class="with-sidebar-right">{}</div>',
+        '<form id="aspnetForm" action="/default.aspx">{}</form>',
+    ],
+)
+def test_a_wrapper_named_like_chrome_keeps_its_article(wrapper):
+    text = main_text(page(wrapper.format(article(BUDGET, SECOND))))
+    assert text.splitlines() == [BUDGET, SECOND]
+    assert text.fallback is None
+
+
+def test_distinct_articles_in_a_chrome_named_wrapper_are_not_duplicates():
+    # Before, the wrapper was removed with the article, what was left ("Advertisement", a
+    # cookie banner) took the exact-match path, and the second article was dropped.
+    ex = get_extractor("builtin")
+    wrap = '<div class="Page-ad-margins">{}</div><p>Advertisement</p>'
+    a, b = ex(page(wrap.format(article(BUDGET)))), ex(page(wrap.format(article(FROG))))
+    with open_index("memory:") as index:
+        dedup = Deduplicator(index, Fingerprinter())
+        assert dedup.check_text(a, "a").match is None
+        assert dedup.check_text(b, "b").match is None
+
+
+def test_chrome_of_a_template_is_removed():
+    body = (
+        '<div class="sidebar-content"><h3>Popular</h3><ul>'
+        + "".join(f"<li><a href='/p{i}'>Popular story number {i}</a></li>" for i in range(8))
+        + "</ul></div>"
+        "<main><article><header><h1>Budget approved</h1>"
+        "<p class='lead'>Schools win, roads lose in next year's budget.</p></header>"
+        f"<p>{BUDGET}</p>"
+        "<figure><img src='x.jpg'><figcaption>The council chamber. Photo: J. Doe</figcaption>"
+        f"</figure><p>{SECOND}</p>"
+        "<div class='share-bar'><a href='#'>Share on Facebook</a> <a href='#'>Tweet</a></div>"
+        "<div class='related-posts'><h4>Related</h4><ul>"
+        "<li><a href='/a'>Council raises parking fees in the old town</a></li>"
+        "<li><a href='/b'>New library opens in the north</a></li></ul></div>"
+        "</article>"
+        "<section id='comments'><h3>3 comments</h3><p>Great article, thanks for sharing! I "
+        "always wondered where the money for the libraries would come from, now I know.</p>"
+        "</section></main>"
+        "<div class='newsletter'>Sign up for our newsletter and never miss a story.</div>"
+        "<footer>Copyright 2024 Example News. All rights reserved. Imprint. Privacy.</footer>"
+    )
+    text = main_text(page(body))
+    assert BUDGET in text and SECOND in text
+    for chrome in (
+        "Popular",
+        "Photo: J. Doe",
+        "Share on Facebook",
+        "Council raises parking fees",
+        "Great article",
+        "newsletter",
+        "Copyright",
+        "cookies",
+        "Skip to content",
+        "Home",
+    ):
+        assert chrome not in text, chrome
+
+
+def test_a_header_inside_the_article_is_the_article_s_own():
+    # As ARIA maps them: a <header> or <footer> is the page's banner only outside an
+    # article or section.
+    lead = "The council met for eleven hours before the vote on the budget was taken."
+    body = f"<header>Example News</header><article><header><p>{lead}</p></header>"
+    text = main_text(page(body + f"<p>{BUDGET}</p></article>"))
+    assert text.splitlines() == [lead, BUDGET]
+
+
+def test_a_documentation_sidebar_inside_the_text_is_kept():
+    note = (
+        "BACK TO BASICS Quota. The term quota refers to a limit on machine resources that a "
+        "user is allowed to use, most often disk space. The administrator sets a soft limit, "
+        "which may be exceeded for a grace period, and a hard limit, which never may be."
+    )
+    body = f"<div class='section'><p>{BUDGET}</p><div class='sidebar'><p>{note}</p></div>"
+    text = main_text(page(body + f"<p>{SECOND}</p></div>"))
+    assert text.splitlines() == [BUDGET, note, SECOND]
+
+
+def test_chinese_article_without_its_sidebar():
+    story = (
+        "北岭县各乡镇春耕备耕工作全面铺开。在县城以东的石桥镇育秧工厂里，一条自动化育秧流水线"
+        "正在满负荷运转，铺土、播种、覆土、洒水一气呵成，每小时可完成八百盘秧盘的播种作业。"
+    )
+    more = "县农业农村局表示，将继续扩大农业社会化服务覆盖面，让缺少劳动力的农户也能把地种好。"
+    body = (
+        "<div id='sidebar'><h3>热门文章</h3><ul>"
+        + "".join(f"<li><a href='/{i}'>热门新闻标题第{i}条</a></li>" for i in range(6))
+        + f"</ul></div><div class='content'><p>{story}</p><p>{more}</p></div>"
+        "<div class='footer'>版权所有 © 2024 某某新闻网 京ICP备12345678号</div>"
+    )
+    assert main_text(page(body)).splitlines() == [story, more]
+
+
+def test_list_pages_of_one_template_are_distinct():
+    # Tag and archive pages: a list of teasers, mostly links, in the site's template.
+    def tag_page(tag: str, titles: list[str]) -> str:
+        teasers = "".join(
+            f"<div class='teaser'><h2><a href='/{i}'>{t}</a></h2><p>{t}: the full story "
+            f"inside, filed under {tag}.</p></div>"
+            for i, t in enumerate(titles)
+        )
+        return page(f"<h1>Posts tagged {tag}</h1><div class='list'>{teasers}</div>")
+
+    sport = tag_page(
+        "sport",
+        [
+            "Local team wins the regional cup final after extra time",
+            "Marathon route changes because of the bridge repairs",
+            "Swimming pool reopens with a new diving board",
+            "Youth football league finds new sponsors for next season",
+            "Cycling race through the hills draws record crowds",
+        ],
+    )
+    science = tag_page(
+        "science",
+        [
+            "New species of frog found in the cloud forests of Peru",
+            "Telescope on the mountain records a rare meteor shower",
+            "University lab grows crystals in the space station",
+            "Glaciers in the Alps lost a tenth of their ice in two years",
+            "Bees learn to count to four in a surprising experiment",
+        ],
+    )
+    ex = get_extractor("builtin")
+    with open_index("memory:") as index:
+        dedup = Deduplicator(index, Fingerprinter())
+        assert dedup.check_text(ex(sport), "sport").match is None
+        assert dedup.check_text(ex(science), "science").match is None
+
+
+def test_a_page_without_a_main_text_falls_back_to_all_its_text():
+    # Only links: there is no paragraph to find, and what the rules keep is a fragment.
+    links = "".join(
+        f"<li><a href='/d/{i}'>Download dataset number {i} (CSV)</a></li>" for i in range(40)
+    )
+    text = main_text(page(f"<h1>Open data</h1><ul>{links}</ul>"))
+    assert isinstance(text, MainText)
+    assert text.fallback == "page"
+    assert "Download dataset number 39 (CSV)" in text and "Open data" in text
+
+
+def test_a_short_page_is_not_a_failure():
+    text = main_text(page(f"<p>{BUDGET}</p>"))
+    assert text.endswith(BUDGET) and text.fallback is None
+
+
+def test_main_text_survives_pickling_with_its_reason():
+    import pickle
+
+    text = MainText.of("some text", "page")
+    copy = pickle.loads(pickle.dumps(text))
+    assert copy == "some text" and copy.fallback == "page"
+
+
+@deferred_f_from_coro_f
+async def test_the_pipeline_counts_and_logs_pages_without_a_main_text(tmp_path, caplog):
+    pipeline = make_pipeline(tmp_path, SIMHASH_TEXT_FIELDS=["html"])
+    links = "".join(f"<li><a href='/d/{i}'>Dataset {i} of the survey</a></li>" for i in range(40))
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash"):
+        item = {"url": "https://a.example/data", "html": page(f"<ul>{links}</ul>")}
+        assert await pipeline.process_item(item) is item
+        item = {"url": "https://a.example/budget", "html": page(article(BUDGET, SECOND))}
+        assert await pipeline.process_item(item) is item
+    stats = simhash_stats(pipeline)
+    assert stats["extraction/fallback"] == 1
+    assert stats["kept"] == 2
+    messages = [r.getMessage() for r in caplog.records if "No main text" in r.getMessage()]
+    assert len(messages) == 1 and "https://a.example/data" in messages[0]
