@@ -89,9 +89,10 @@ class Env:
 
         return "sqlite:///" + data_path("simhash.db")
 
-    def open(self, given: str | None) -> NearDuplicateIndex:
-        """Open an existing index (never creates one)."""
-        return open_index(self.index_uri(given), create=False)
+    def open(self, given: str | None, *, read_only: bool = False) -> NearDuplicateIndex:
+        """Open an existing index (never creates one); *read_only* for commands that only
+        read, which then also work on a read-only file system."""
+        return open_index(self.index_uri(given), create=False, read_only=read_only)
 
     def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
         """A deduplicator for *index* with the project's fingerprinter, which must produce
@@ -242,7 +243,7 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
       scrapy-simhash stats
       scrapy-simhash stats --index sqlite:///crawl.db --json
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         count = exact = 0
         oldest = newest = None
         for page in index.pages():  # streamed: an index may hold millions
@@ -332,7 +333,7 @@ def check(
       scrapy-simhash check saved-page.html --max-distance 8
       curl -s https://news.example/ | scrapy-simhash check -
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         k = index.plan.max_distance if max_distance is None else max_distance
         stored = index.find(source) if source != "-" else []
         stored_fp = [p for p in stored if not p.exact]
@@ -426,7 +427,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
       scrapy-simhash explain "The council approved the tram" "Council approves tram line"
     """
     try:
-        index = env.open(index_uri)
+        index = env.open(index_uri, read_only=True)
     except IndexNotFound:
         config = env.settings
         index = open_index(
@@ -497,7 +498,7 @@ def dropped(
       scrapy-simhash dropped --kept https://news.example/tram.html --csv > drops.csv
     """
     cutoff = parse_cutoff(since) if since else None
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         records = [
             r
             for r in index.drops(since=cutoff)
@@ -550,7 +551,7 @@ def export_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
       scrapy-simhash export backup.simhash
       scrapy-simhash export moved.simhash --index sqlite:///old.db
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         count = export_index(index, file)
         location = index.location
     size = os.path.getsize(file)
@@ -869,7 +870,7 @@ def calibrate_command(
       scrapy-simhash calibrate
       scrapy-simhash calibrate --sample 5000 --html calibration.html
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         result = calibrate(index, sample=sample, pairs=pairs, seed=seed)
         location = index.location
     if html_path is not None:

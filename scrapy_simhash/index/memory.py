@@ -47,7 +47,9 @@ class MemoryIndex(IndexBase):
         self._next_id = 1
 
     @classmethod
-    def from_uri(cls, uri: str, *, create: bool = True, **parameters) -> MemoryIndex:
+    def from_uri(
+        cls, uri: str, *, create: bool = True, read_only: bool = False, **parameters
+    ) -> MemoryIndex:
         """Open ``memory:``: a new, empty index every time."""
         uri_options(uri, {})
         return cls(**parameters)

@@ -373,6 +373,7 @@ class RedisIndex(IndexBase):
     *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
     (seconds) makes pages expire that long after they were stored. After a failure to reach
     the server, calls fail at once for *reconnect_pause* seconds, then try again.
+    *read_only* marks an index opened by a command that only reads.
     """
 
     def __init__(
@@ -385,6 +386,7 @@ class RedisIndex(IndexBase):
         blocks: int | None = None,
         features: str | None = None,
         create: bool = True,
+        read_only: bool = False,
         bucket_bits: int | None = None,
         ttl: float | None = None,
         password: str | None = None,
@@ -411,6 +413,7 @@ class RedisIndex(IndexBase):
         self._password = password
         self.prefix = prefix
         self.location = location or _describe(client, prefix)
+        self.read_only = read_only
         self.ttl = ttl
         self._tag = "{" + prefix + "}"
         self._meta_key = f"{self._tag}:meta"

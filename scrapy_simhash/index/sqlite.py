@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -48,7 +49,8 @@ from .base import (
     StoredPage,
     nearest,
 )
-from .uri import uri_options
+from .sqlite_layout import missing_layout, sqlite_file_uri
+from .uri import path_and_options
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
 #: recognised and left alone. The bytes spell "SmHs".
@@ -83,18 +85,18 @@ def sqlite_path(uri: str) -> str:
     """The file path of a ``sqlite:///...`` URI or a plain path, exactly as written.
 
     ``sqlite:///crawl.db`` is ``crawl.db`` (relative), ``sqlite:////data/crawl.db`` is
-    ``/data/crawl.db``. Nothing is resolved, expanded or unquoted.
+    ``/data/crawl.db``. Nothing is resolved, expanded or unquoted; a ``?`` belongs to the
+    path unless what follows it is options (``name=value&...``).
     """
-    path = uri
-    if uri.lower().startswith("sqlite:"):
-        rest = uri[len("sqlite:") :]
+    path = path_and_options(uri)[0]
+    if path.lower().startswith("sqlite:"):
+        rest = path[len("sqlite:") :]
         if not rest.startswith("///"):
             raise UnsupportedIndexURI(
                 f"{uri!r} is not a SQLite index URI; write sqlite:///relative/path.db or "
                 "sqlite:////absolute/path.db"
             )
         path = rest[3:]
-    path = path.partition("?")[0]
     if not path:
         raise UnsupportedIndexURI(f"{uri!r} names no file; write sqlite:///path/to/index.db")
     return path
@@ -108,6 +110,8 @@ class SqliteIndex(IndexBase):
     with matching parameters. *synchronous* is SQLite's setting: ``NORMAL`` (default)
     survives any crash of the process, ``FULL`` also a power cut, at a cost in commits per
     second. *timeout* is how long a write waits for another process's transaction.
+    *read_only* opens an existing index without writing anything (also on a read-only
+    file system). An empty or foreign file is never turned into an index.
     """
 
     def __init__(
@@ -120,10 +124,12 @@ class SqliteIndex(IndexBase):
         create: bool = True,
         synchronous: str = "NORMAL",
         timeout: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         from ..fingerprint import Fingerprinter
 
         self.path = Path(path)
+        self.read_only = read_only
         self.location = str(self.path)
         synchronous = synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
@@ -132,27 +138,37 @@ class SqliteIndex(IndexBase):
             )
         self._timeout = timeout
         requested = RequestedParameters(max_distance, blocks, features)
-        self._check_file(create)
-        with self._errors("open"):
-            # An absolute path is never read as a "file:" URI, whatever SQLite's build
-            # options; uri=True is never passed, so "?mode=" and the like mean nothing.
-            self._conn = sqlite3.connect(
-                os.path.abspath(self.path), timeout=timeout, isolation_level=None
-            )
+        if not self._check_file(create and not read_only):
+            with self._errors("create"):
+                self._create_file(requested.for_new_index(Fingerprinter().signature))
+        self._conn = self._connect()
 
         def configure_and_load() -> IndexParameters:
             self._check_application()
-            self._conn.execute(f"PRAGMA synchronous={synchronous}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            if not read_only:
+                self._conn.execute(f"PRAGMA synchronous={synchronous}")
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
             self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-            self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
-            return self._load_or_create(
-                requested, lambda: requested.for_new_index(Fingerprinter().signature)
-            )
+            return self._load(requested)
 
         try:
             with self._errors("open"):
-                self.parameters = self._retry_while_locked(configure_and_load)
+                try:
+                    self.parameters = self._retry_while_locked(configure_and_load)
+                except sqlite3.OperationalError as e:
+                    # A cleanly closed index on a read-only file system: SQLite cannot make
+                    # the -shm file a WAL reader needs. With no -wal file no process has the
+                    # index open, and none can write it there: read it as immutable.
+                    if not (
+                        read_only
+                        and "unable to open" in str(e)
+                        and not os.path.exists(f"{self.path}-wal")
+                    ):
+                        raise
+                    self._conn.close()
+                    self._conn = self._connect(immutable=True)
+                    self.parameters = configure_and_load()
         except BaseException:
             self._conn.close()
             raise
@@ -164,13 +180,25 @@ class SqliteIndex(IndexBase):
     @classmethod
     def from_uri(cls, uri: str, **parameters) -> SqliteIndex:
         """Open ``sqlite:///path?synchronous=FULL&timeout=60`` (or a plain path)."""
-        options = uri_options(uri, {"synchronous": str, "timeout": float})
+        options = path_and_options(uri, {"synchronous": str, "timeout": float})[1]
         path = sqlite_path(uri)
         return cls(path, **parameters, **options)
 
     # -- opening -----------------------------------------------------------------------
 
-    def _check_file(self, create: bool) -> None:
+    def _connect(self, *, immutable: bool = False) -> sqlite3.Connection:
+        """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one."""
+        mode = "ro" if self.read_only else "rw"
+        with self._errors("open"):
+            return sqlite3.connect(
+                sqlite_file_uri(self.path, mode, immutable),
+                uri=True,
+                timeout=self._timeout,
+                isolation_level=None,
+            )
+
+    def _check_file(self, create: bool) -> bool:
+        """Refuse what cannot be an index; return whether the file exists."""
         if self.path.is_dir():
             raise NotAnIndex(f"{self.path} is a directory; give the path of an index file")
         if not self.path.exists():
@@ -181,17 +209,55 @@ class SqliteIndex(IndexBase):
                     f"Cannot create the index {self.path}: directory {self.path.parent} "
                     "does not exist; create it or choose another path"
                 )
-            return
+            return False
         try:
             with self.path.open("rb") as f:
                 header = f.read(len(SQLITE_HEADER))
         except OSError as e:
             raise IndexUnavailable(f"Cannot read the index {self.path}: {e.strerror}") from None
-        if header and header != SQLITE_HEADER:
+        if not header:
+            # New indexes appear complete (see _create_file), so an empty file is never
+            # one being created: it is an index truncated by a failed copy or a full disk,
+            # or a file made by something else.
+            raise NotAnIndex(
+                f"{self.path} is empty (0 bytes), so not a scrapy-simhash index; it was left "
+                "untouched. Restore the index from a backup, or delete the file to start a "
+                "new index there."
+            )
+        if header != SQLITE_HEADER:
             raise NotAnIndex(
                 f"{self.path} is not a SQLite file, so not a scrapy-simhash index; it was left "
                 "untouched. Point SIMHASH_INDEX_URI at another file."
             )
+        return True
+
+    def _create_file(self, parameters: IndexParameters) -> None:
+        """Build a new index beside *path* and link it into place: another process sees
+        no file or a complete index, never an empty file; of two processes creating the
+        same index at once, the first link wins and the other opens that one."""
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        try:
+            conn = sqlite3.connect(sqlite_file_uri(temp, "rwc"), uri=True, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                self._create_schema(conn, parameters)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            try:
+                os.link(temp, self.path)
+            except FileExistsError:
+                pass  # created meanwhile by another process: open that one
+            except OSError:
+                # A file system without hard links: not atomic against another process
+                # creating the same index at this very moment, but never overwrites one.
+                if not self.path.exists():
+                    os.replace(temp, self.path)
+        finally:
+            for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
 
     def _check_application(self) -> None:
         app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
@@ -203,6 +269,11 @@ class SqliteIndex(IndexBase):
                 f"{app_id:#x}), not a scrapy-simhash index; it was left untouched. Point "
                 "SIMHASH_INDEX_URI at another file."
             )
+        raise NotAnIndex(
+            f"{self.path} is an empty SQLite database, not a scrapy-simhash index; it was left "
+            "untouched. Restore the index from a backup, or delete the file to start a new "
+            "index there."
+        )
 
     def _has_tables(self) -> bool:
         return self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
@@ -226,10 +297,9 @@ class SqliteIndex(IndexBase):
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
 
-    def _load_or_create(self, requested: RequestedParameters, new_parameters) -> IndexParameters:
-        # BEGIN IMMEDIATE: of two processes creating the same new index, the second waits and
-        # then finds the first one's schema instead of creating it again.
-        with self._transaction():
+    def _load(self, requested: RequestedParameters) -> IndexParameters:
+        # BEGIN IMMEDIATE unless read-only: the index must take writes (checked below).
+        with self._transaction(immediate=not self.read_only):
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and self._has_tables():
                 raise IndexUnavailable(
@@ -245,16 +315,21 @@ class SqliteIndex(IndexBase):
                     "It was left untouched: export it with the scrapy-simhash that built it "
                     "and import it into a new index"
                 )
-            if version == 0:
-                parameters = new_parameters()
-                self._create_schema(parameters)
-                return parameters
             if version > SCHEMA_VERSION:
                 raise IndexUnavailable(
                     f"The index {self.path} has schema version {version}, newer than this "
                     f"scrapy-simhash knows ({SCHEMA_VERSION}); upgrade scrapy-simhash"
                 )
+            missing = missing_layout(self._conn)
+            if missing:
+                raise IndexCorrupt(
+                    f"The index {self.path} is damaged: it lacks {', '.join(missing)}. It was "
+                    "left untouched: restore it from a backup (scrapy-simhash export/import) "
+                    "or use another file"
+                )
             meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
+        if not self.read_only:
+            self._check_writable()
         try:
             stored = IndexParameters(
                 int(meta["max_distance"]), int(meta["blocks"]), meta["features"]
@@ -266,8 +341,18 @@ class SqliteIndex(IndexBase):
             ) from None
         return requested.check(stored, self.location)
 
-    def _create_schema(self, parameters: IndexParameters) -> None:
-        db = sqlite_utils.Database(self._conn)
+    def _check_writable(self) -> None:
+        """Fail now, not at the first page of a crawl, if the file cannot be written: a
+        write that is rolled back (it never reaches the disk)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        finally:
+            self._conn.execute("ROLLBACK")
+
+    @staticmethod
+    def _create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None:
+        db = sqlite_utils.Database(conn)
         db["simhash_meta"].create({"name": str, "value": str}, pk="name")
         db["simhash_meta"].insert_all(
             [
@@ -310,8 +395,8 @@ class SqliteIndex(IndexBase):
             not_null={"key", "kept_key", "distance", "exact", "at"},
         )
         db["drops"].create_index(["at"])
-        self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     # -- errors and transactions -------------------------------------------------------
 
@@ -351,16 +436,18 @@ class SqliteIndex(IndexBase):
             raise IndexUnavailable(f"SQLite failed on {where}") from None
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._conn.execute("BEGIN IMMEDIATE")
+    def _transaction(self, immediate: bool = True) -> Iterator[None]:
+        self._conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         try:
             yield
-        except BaseException:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-            raise
-        else:
             self._conn.execute("COMMIT")
+        except BaseException:
+            # Also after a failed COMMIT (SQLite keeps the transaction open when it cannot
+            # commit yet): rolled back, so the lock is released and the next call works.
+            if self._conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+            raise
 
     # -- the index ---------------------------------------------------------------------
 
@@ -558,7 +645,8 @@ class SqliteIndex(IndexBase):
         if conn is None:
             return
         try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if not self.read_only:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.DatabaseError:
             pass  # another process is reading; the last one to close checkpoints
         finally:
