@@ -81,8 +81,11 @@ def write_feed(path: str | os.PathLike[str], items: Iterable[dict[str, Any]]) ->
     """Write *items* in the format of *path*'s suffix; return how many."""
     fmt = feed_format(path)
     items = list(items)
+    newline = "" if fmt == "csv" else None
     try:
-        with open(path, "w", encoding="utf-8", newline="" if fmt == "csv" else None) as f:
+        # A lone surrogate (from a "\ud800" escape in the feed read) is written back as
+        # that escape, which JSON reads again as the same string.
+        with open(path, "w", encoding="utf-8", errors="backslashreplace", newline=newline) as f:
             if fmt == "csv":
                 fields: dict[str, None] = {}
                 for item in items:

@@ -299,6 +299,9 @@ def exact_form(text: str) -> str:
 #: Characters of one item field read at most (HTML included): a hostile 50 MB page of
 #: nested tags takes lxml 5 s and 700 MB; 10 MB of it about 1 s.
 MAX_FIELD_LENGTH = 10_000_000
+#: Levels of lists in one item field followed at most: deeper ones, and a list that holds
+#: itself, are left out, so that a hostile item cannot exhaust the stack.
+MAX_FIELD_DEPTH = 100
 
 
 def field_text(
@@ -311,7 +314,18 @@ def field_text(
     as UTF-8 (undecodable bytes replaced), lists joined line by line, ``None`` as ``""``.
 
     *extractor*, if given, reduces HTML instead of :func:`visible_text` (see
-    :mod:`scrapy_simhash.extract`)."""
+    :mod:`scrapy_simhash.extract`). Lists nested deeper than :data:`MAX_FIELD_DEPTH`, and
+    lists that hold themselves, are left out below that point."""
+    return _field_text(value, remove_boilerplate, extractor, ())
+
+
+def _field_text(
+    value: object,
+    remove_boilerplate: bool,
+    extractor: Callable[[str], str] | None,
+    within: tuple[int, ...],
+) -> str:
+    """:func:`field_text`, *within* the lists (their ids) that hold *value*."""
     if value is None:
         return ""
     if isinstance(value, bytes | bytearray):
@@ -326,9 +340,13 @@ def field_text(
             return visible_text(value, remove_boilerplate=remove_boilerplate)
         return value
     if isinstance(value, list | tuple):
+        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
+            return ""
+        within = (*within, id(value))
         return "\n".join(
-            field_text(v, remove_boilerplate=remove_boilerplate, extractor=extractor)
-            for v in value
-            if v is not None
+            _field_text(v, remove_boilerplate, extractor, within) for v in value if v is not None
         )
-    return str(value)
+    try:
+        return str(value)
+    except RecursionError:  # e.g. a dict nested thousands of levels deep
+        return ""

@@ -441,6 +441,22 @@ def test_dedup_bad_feeds(run, tmp_path):
     assert "would overwrite the feed" in result.output
 
 
+def test_dedup_keys_with_lone_surrogates(run, tmp_path):
+    # JSON can escape a lone surrogate ("\\ud800"); json.loads then returns one.
+    article = (SITE / "tram.html").read_text(encoding="utf-8")
+    feed = tmp_path / "items.jl"
+    rows = [{"url": "a\ud800", "content": article}, {"url": "b\udfff", "content": article}]
+    feed.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    for index in ("memory:", f"sqlite:///{tmp_path / 'index.db'}"):
+        summary = json.loads(run("dedup", str(feed), "--index", index, "--json").stdout)
+        assert (summary["kept"], summary["dropped"]) == (1, 1)
+        kept = tmp_path / "items.kept.jl"
+        assert [json.loads(line) for line in kept.read_text().splitlines()] == rows[:1]
+        with (tmp_path / "items.duplicates.csv").open(newline="", encoding="utf-8") as f:
+            (duplicate,) = csv.DictReader(f)
+        assert (duplicate["key"], duplicate["duplicate_of"]) == ("b\\udfff", "a\\ud800")
+
+
 # -- calibrate ---------------------------------------------------------------------------
 
 

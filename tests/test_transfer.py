@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+import zlib
 
 import pytest
 
@@ -136,3 +137,20 @@ def test_corrupt_body(memory_index, tmp_path):
     path.write_bytes(bytes(raw))
     with open_index("memory:") as index, pytest.raises(ExportFormatError, match="damaged"):
         import_index(index, path)
+
+
+def test_import_a_key_with_a_lone_surrogate(tmp_path):
+    # Export files keep keys byte for byte ("surrogatepass"): one written before keys were
+    # escaped can hold a lone surrogate, which SQLite cannot store as is.
+    with open_index("memory:") as source:
+        source.add_pages([StoredPage("https://news.example/AAA", 99, 1.7e9)])
+        data = io.BytesIO()
+        export_index(source, data)
+    raw = data.getvalue()
+    body_at = len(MAGIC) + 5 + int.from_bytes(raw[len(MAGIC) + 1 : len(MAGIC) + 5], "big")
+    body = zlib.decompress(raw[body_at:]).replace(b"AAA", "\ud800".encode("utf-8", "surrogatepass"))
+    path = tmp_path / "old.simhash"
+    path.write_bytes(raw[:body_at] + zlib.compress(body))
+    with open_index(f"sqlite:///{tmp_path / 'index.db'}") as target:
+        assert import_index(target, path) == 1
+        assert [p.key for p in target.pages()] == ["https://news.example/\\ud800"]

@@ -76,6 +76,8 @@ from .base import (
     RequestedParameters,
     StoredPage,
     nearest,
+    storable_key,
+    storable_pages,
 )
 from .uri import redact, uri_options
 
@@ -690,6 +692,7 @@ class RedisIndex(IndexBase):
     # -- the index ---------------------------------------------------------------------
 
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        key = storable_key(key)
         self._sweep_if_due()
         keys, members = self._script_keys(fingerprint)
         args: list[object] = [self.plan.max_distance]
@@ -741,6 +744,7 @@ class RedisIndex(IndexBase):
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        key = storable_key(key)
         self._sweep_if_due()
         added_at = time.time()
         with self._errors("add"):
@@ -763,7 +767,7 @@ class RedisIndex(IndexBase):
 
     def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
         fields = {
-            "key": key,
+            "key": storable_key(key),
             "kept": match.key,
             "distance": match.distance,
             "exact": int(exact),
@@ -811,13 +815,14 @@ class RedisIndex(IndexBase):
             yield page
 
     def find(self, key: str) -> list[StoredPage]:
+        key = storable_key(key)
         found = [(page.added_at, seq, page) for seq, page in self._stored() if page.key == key]
         return [page for _, _, page in sorted(found, key=lambda item: item[:2])]
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         added = 0
         batch: list[StoredPage] = []
-        for page in pages:
+        for page in storable_pages(pages):
             batch.append(page)
             if len(batch) >= _BATCH:
                 added += self._add_batch(batch)
@@ -883,6 +888,7 @@ class RedisIndex(IndexBase):
         return removed
 
     def forget(self, key: str) -> int:
+        key = storable_key(key)
         return self._delete([(seq, page) for seq, page in self._stored() if page.key == key])
 
     def expire(self, older_than: float) -> int:

@@ -48,6 +48,8 @@ from .base import (
     RequestedParameters,
     StoredPage,
     nearest,
+    storable_key,
+    storable_pages,
 )
 from .sqlite_layout import missing_layout, sqlite_file_uri
 from .uri import path_and_options
@@ -485,6 +487,7 @@ class SqliteIndex(IndexBase):
             return self._matches(fingerprint, k, first_only=False)
 
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        key = storable_key(key)
         with self._errors("add"), self._transaction():
             found = self._matches(fingerprint, self.plan.max_distance, first_only=True)
             if found:
@@ -504,6 +507,7 @@ class SqliteIndex(IndexBase):
             return None
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        key = storable_key(key)
         signed = to_signed64(digest)
         with self._errors("add"), self._transaction():
             row = self._conn.execute(
@@ -529,7 +533,7 @@ class SqliteIndex(IndexBase):
         with self._errors("record a drop"):
             self._conn.execute(
                 "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
-                (key, match.key, match.distance, int(exact), time.time()),
+                (storable_key(key), match.key, match.distance, int(exact), time.time()),
             )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
@@ -563,11 +567,11 @@ class SqliteIndex(IndexBase):
 
     def find(self, key: str) -> list[StoredPage]:
         with self._errors("find"):
-            return list(self._select_pages("WHERE key = ?", (key,)))
+            return list(self._select_pages("WHERE key = ?", (storable_key(key),)))
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         added = 0
-        pages = iter(pages)
+        pages = storable_pages(pages)
         with self._errors("add pages"), self._transaction():
             (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
             while batch := list(islice(pages, 10_000)):
@@ -622,7 +626,7 @@ class SqliteIndex(IndexBase):
         return removed
 
     def forget(self, key: str) -> int:
-        return self._delete("WHERE key = ?", (key,))
+        return self._delete("WHERE key = ?", (storable_key(key),))
 
     def expire(self, older_than: float) -> int:
         return self._delete("WHERE added_at < ?", (older_than,))
