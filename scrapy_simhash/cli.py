@@ -31,7 +31,7 @@ from .calibrate import FingerprintTable, calibrate, render_html, render_text
 from .dedup import Analysis, Deduplicator
 from .exceptions import IndexNotFound, SimhashError
 from .explain import explain as explain_texts
-from .feeds import dedup_items, read_feed, write_feed
+from .feeds import dedup_items, read_feed, spreadsheet_safe, write_feed
 from .fingerprint import format_fingerprint
 from .index import open_index
 from .index.base import NearDuplicateIndex
@@ -157,6 +157,16 @@ def index_option(f):
         metavar="URI",
         help="The index: sqlite:///path.db, redis://host:6379/0, a path. "
         "[default: the project's SIMHASH_INDEX_URI, else .scrapy/simhash.db]",
+    )(f)
+
+
+def raw_csv_option(f):
+    return click.option(
+        "--raw-csv",
+        is_flag=True,
+        help="Write CSV cells as they are. By default a cell starting with = + - @ (or a "
+        "tab or carriage return) gets a leading ' so that spreadsheets do not run it as "
+        "a formula.",
     )(f)
 
 
@@ -477,6 +487,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
 @click.option("--contains", metavar="TEXT", help="Only drops whose URL contains TEXT.")
 @click.option("--limit", type=int, help="Only the last N drops.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
+@raw_csv_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
 @click.pass_obj
 def dropped(
@@ -487,6 +498,7 @@ def dropped(
     contains: str | None,
     limit: int | None,
     as_csv: bool,
+    raw_csv: bool,
     as_json: bool,
 ) -> None:
     """The audit log: every page dropped as a duplicate, the page it matched, the
@@ -523,7 +535,8 @@ def dropped(
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=["at", "dropped", "kept", "distance", "exact"])
         writer.writeheader()
-        writer.writerows(rows)
+        for row in rows:
+            writer.writerow(row if raw_csv else {k: spreadsheet_safe(v) for k, v in row.items()})
         click.echo(out.getvalue(), nl=False)
     elif not rows:
         click.echo("No drops recorded" + (" matching the filters." if records != [] else "."))
@@ -747,6 +760,7 @@ def _sibling(path: Path, tag: str, suffix: str | None = None) -> Path:
     help="Check against (and add the kept items to) this index; memory: compares the "
     "feed's items only with each other.",
 )
+@raw_csv_option
 @json_option
 @click.pass_obj
 def dedup(
@@ -757,6 +771,7 @@ def dedup(
     fields: str | None,
     key_field: str | None,
     index_uri: str,
+    raw_csv: bool,
     as_json: bool,
 ) -> None:
     """Remove near-duplicate items from an exported FEED (.jl, .json or .csv, as Scrapy's
@@ -812,8 +827,8 @@ def dedup(
                         "match": "exact" if exact else "near",
                     }
                 )
-    write_feed(output, kept)
-    write_feed(report, duplicates)
+    write_feed(output, kept, raw_csv=raw_csv)
+    write_feed(report, duplicates, raw_csv=raw_csv)
     summary = {
         "items": len(items),
         "kept": len(kept),
