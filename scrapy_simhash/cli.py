@@ -29,7 +29,7 @@ import click
 
 from .calibrate import FingerprintTable, calibrate, render_html, render_text
 from .dedup import Analysis, Deduplicator
-from .exceptions import IndexNotFound, SimhashError
+from .exceptions import IndexNotFound, Interrupted, SimhashError
 from .explain import explain as explain_texts
 from .feeds import dedup_items, read_feed, spreadsheet_safe, write_feed
 from .fingerprint import format_fingerprint
@@ -550,6 +550,16 @@ def dropped(
 # -- export / import ---------------------------------------------------------------------
 
 
+def _interrupted(done: str, rest: str) -> None:
+    """Ctrl-C during a command that commits in batches: say how far it got, exit 130."""
+    click.echo(
+        f"Interrupted after {done}; those are committed and the index is consistent. "
+        f"Run the command again to {rest}.",
+        err=True,
+    )
+    raise click.exceptions.Exit(130)
+
+
 @main.command("export", short_help="Write the index to a compact portable file.")
 @click.argument("file", type=click.Path(dir_okay=False, writable=True))
 @index_option
@@ -599,7 +609,12 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
             uri, max_distance=params.max_distance, blocks=params.blocks, features=params.features
         )
     with index:
-        added = import_index(index, file)
+        try:
+            added = import_index(index, file)
+        except Interrupted as e:
+            _interrupted(
+                f"importing {e.done} pages", "import the rest (pages already stored are skipped)"
+            )
         location = index.location
     skipped = header.pages - added
     if as_json:
@@ -665,7 +680,10 @@ def expire(
             )
         removed = 0
         if count and not dry_run:
-            removed = index.expire_drops(cutoff) if drops else index.expire(cutoff)
+            try:
+                removed = index.expire_drops(cutoff) if drops else index.expire(cutoff)
+            except Interrupted as e:
+                _interrupted(f"removing {e.done} {noun}", "remove the rest")
         left = total - removed if drops else len(index)
     if as_json:
         _echo_json({"before": cutoff, "matching": count, "removed": removed, "left": left})

@@ -416,9 +416,8 @@ REVIEWED_SQL = {
     "self._probe_sql",
     "'BEGIN IMMEDIATE' if immediate else 'BEGIN'",
     "self._PAGES_SQL.format(where=where)",
-    "f'SELECT id, fingerprint FROM pages {where}'",
-    "f'DELETE FROM pages {where}'",
-    "f'DELETE FROM exact_texts {where}'",
+    "f'SELECT id, fingerprint FROM pages {where} LIMIT ?'",
+    "f'DELETE FROM exact_texts WHERE rowid IN (SELECT rowid FROM exact_texts {where} LIMIT ?)'",
     "sql + ' ORDER BY at, id'",
     'f"SELECT id, key, added_at, fingerprint FROM pages '
     "WHERE id IN ({','.join('?' * len(found))})\"",

@@ -37,6 +37,7 @@ from ..exceptions import (
     IndexCorrupt,
     IndexNotFound,
     IndexUnavailable,
+    Interrupted,
     NotAnIndex,
     UnsupportedIndexURI,
 )
@@ -69,6 +70,13 @@ CACHE_KIB = 32 * 1024
 #: pages with 10 tables wait ~15 ms for a checkpoint: that was the whole p99 latency. Fewer,
 #: larger checkpoints cost less in total; the log stays bounded (16 MB with 4 KB pages).
 AUTOCHECKPOINT_PAGES = 4000
+#: Pages per transaction of long maintenance (expire, import, forget, pruning the audit
+#: log): each batch is committed whole or not at all, and between two the write lock is
+#: free, so that a crawl on the same index waits for one batch, not for the whole command.
+BATCH_PAGES = 10_000
+#: Pause between two batches, in seconds: longer than SQLite's busy handler sleeps between
+#: two attempts (at most 100 ms), so that a process waiting for the lock gets it.
+BATCH_PAUSE = 0.1
 
 _SIGN = 1 << 63
 _MASK64 = (1 << 64) - 1
@@ -570,60 +578,93 @@ class SqliteIndex(IndexBase):
             return list(self._select_pages("WHERE key = ?", (storable_key(key),)))
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        """See :meth:`NearDuplicateIndex.add_pages`. Committed in batches of
+        :data:`BATCH_PAGES`; Ctrl-C raises :class:`Interrupted` with how many were added."""
         added = 0
         pages = storable_pages(pages)
-        with self._errors("add pages"), self._transaction():
-            (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-            while batch := list(islice(pages, 10_000)):
-                page_rows, key_rows, exact_rows = [], [], []
-                seen: set[tuple[str, int]] = set()
-                for page in batch:
-                    signed = to_signed64(page.fingerprint)
-                    if page.exact:
-                        exact_rows.append((signed, page.key, page.added_at))
-                        continue
-                    if (page.key, signed) in seen or self._conn.execute(
-                        "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
-                        (page.key, signed),
-                    ).fetchone():
-                        continue
-                    seen.add((page.key, signed))
-                    page_rows.append((next_id, signed, page.key, page.added_at))
-                    key_rows += [
-                        (table, to_signed64(block_key), next_id, signed)
-                        for table, block_key in enumerate(self.plan.keys(page.fingerprint))
-                    ]
-                    next_id += 1
-                before = self._conn.total_changes
-                self._conn.executemany(
-                    "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
-                    exact_rows,
-                )
-                added += self._conn.total_changes - before + len(page_rows)
-                self._conn.executemany(
-                    "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
-                    page_rows,
-                )
-                self._conn.executemany(
-                    "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
-                    key_rows,
-                )
+        try:
+            first = True
+            while batch := list(islice(pages, BATCH_PAGES)):
+                if not first:
+                    time.sleep(BATCH_PAUSE)
+                first = False
+                with self._errors("add pages"), self._transaction():
+                    added += self._add_batch(batch)
+        except KeyboardInterrupt:
+            raise Interrupted(added) from None
+        return added
+
+    def _add_batch(self, batch: list[StoredPage]) -> int:
+        (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
+        page_rows, key_rows, exact_rows = [], [], []
+        seen: set[tuple[str, int]] = set()
+        for page in batch:
+            signed = to_signed64(page.fingerprint)
+            if page.exact:
+                exact_rows.append((signed, page.key, page.added_at))
+                continue
+            if (page.key, signed) in seen or self._conn.execute(
+                "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
+                (page.key, signed),
+            ).fetchone():
+                continue
+            seen.add((page.key, signed))
+            page_rows.append((next_id, signed, page.key, page.added_at))
+            key_rows += [
+                (table, to_signed64(block_key), next_id, signed)
+                for table, block_key in enumerate(self.plan.keys(page.fingerprint))
+            ]
+            next_id += 1
+        before = self._conn.total_changes
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
+            exact_rows,
+        )
+        added = self._conn.total_changes - before + len(page_rows)
+        self._conn.executemany(
+            "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
+            page_rows,
+        )
+        self._conn.executemany(
+            "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
+            key_rows,
+        )
         return added
 
     def _delete(self, where: str, args: tuple) -> int:
-        with self._errors("remove pages"), self._transaction():
-            doomed = self._conn.execute(f"SELECT id, fingerprint FROM pages {where}", args)
-            key_rows = [
-                (table, to_signed64(block_key), page_id)
-                for page_id, fp in doomed.fetchall()
-                for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
-            ]
-            self._conn.executemany(
-                "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?", key_rows
-            )
-            removed = self._conn.execute(f"DELETE FROM pages {where}", args).rowcount
-            removed += self._conn.execute(f"DELETE FROM exact_texts {where}", args).rowcount
-        return removed
+        """Remove the pages *where* says, in batches of :data:`BATCH_PAGES` (each page with
+        its table keys); Ctrl-C raises :class:`Interrupted` with how many were removed."""
+        removed = 0
+        limited = (*args, BATCH_PAGES)
+        try:
+            while True:
+                with self._errors("remove pages"), self._transaction():
+                    doomed = self._conn.execute(
+                        f"SELECT id, fingerprint FROM pages {where} LIMIT ?", limited
+                    ).fetchall()
+                    key_rows = [
+                        (table, to_signed64(block_key), page_id)
+                        for page_id, fp in doomed
+                        for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
+                    ]
+                    self._conn.executemany(
+                        "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?",
+                        key_rows,
+                    )
+                    self._conn.executemany(
+                        "DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _ in doomed]
+                    )
+                    exact = self._conn.execute(
+                        f"DELETE FROM exact_texts WHERE rowid IN "
+                        f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
+                        limited,
+                    ).rowcount
+                removed += len(doomed) + exact
+                if len(doomed) < BATCH_PAGES and exact < BATCH_PAGES:
+                    return removed
+                time.sleep(BATCH_PAUSE)
+        except KeyboardInterrupt:
+            raise Interrupted(removed) from None
 
     def forget(self, key: str) -> int:
         return self._delete("WHERE key = ?", (storable_key(key),))
@@ -632,8 +673,20 @@ class SqliteIndex(IndexBase):
         return self._delete("WHERE added_at < ?", (older_than,))
 
     def expire_drops(self, older_than: float) -> int:
-        with self._errors("remove audit-log entries"), self._transaction():
-            return self._conn.execute("DELETE FROM drops WHERE at < ?", (older_than,)).rowcount
+        removed = 0
+        try:
+            while True:
+                with self._errors("remove audit-log entries"), self._transaction():
+                    batch = self._conn.execute(
+                        "DELETE FROM drops WHERE id IN (SELECT id FROM drops WHERE at < ? LIMIT ?)",
+                        (older_than, BATCH_PAGES),
+                    ).rowcount
+                removed += batch
+                if batch < BATCH_PAGES:
+                    return removed
+                time.sleep(BATCH_PAUSE)
+        except KeyboardInterrupt:
+            raise Interrupted(removed) from None
 
     def vacuum(self) -> None:
         """Rebuild the file without the space of removed pages (``VACUUM``) and truncate
