@@ -308,8 +308,8 @@ class SqliteIndex(IndexBase):
             delay = min(delay * 2, 0.25)
 
     def _load(self, requested: RequestedParameters) -> IndexParameters:
-        # BEGIN IMMEDIATE unless read-only: the index must take writes (checked below).
-        with self._transaction(immediate=not self.read_only):
+        # One read transaction: a consistent view of the layout and parameters.
+        with self._transaction(immediate=False):
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and self._has_tables():
                 raise IndexUnavailable(
