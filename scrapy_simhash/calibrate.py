@@ -24,6 +24,30 @@ from .index.base import NearDuplicateIndex, StoredPage
 
 __all__ = ["Calibration", "FingerprintTable", "Pair", "calibrate", "render_html", "render_text"]
 
+_M1, _M2, _M4, _H01 = (
+    np.uint64(m)
+    for m in (
+        0x5555_5555_5555_5555,
+        0x3333_3333_3333_3333,
+        0x0F0F_0F0F_0F0F_0F0F,
+        0x0101_0101_0101_0101,
+    )
+)
+
+
+def popcount_swar(values: np.ndarray) -> np.ndarray:
+    """Set bits of each value of a uint64 array, with shifts and masks: what
+    ``np.bitwise_count`` does in NumPy 2, for NumPy 1.24 to 1.26."""
+    x = values.astype(np.uint64, copy=True)
+    x -= (x >> np.uint64(1)) & _M1
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return ((x * _H01) >> np.uint64(56)).astype(np.uint8)
+
+
+#: Set bits of each value of a uint64 array.
+popcount = getattr(np, "bitwise_count", popcount_swar)
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -80,7 +104,7 @@ class FingerprintTable:
         return len(self.keys)
 
     def distances(self, fingerprint: int) -> np.ndarray:
-        return np.bitwise_count(self.fingerprints ^ np.uint64(fingerprint)).astype(np.int16)
+        return popcount(self.fingerprints ^ np.uint64(fingerprint)).astype(np.int16)
 
     def nearest(self, fingerprint: int, limit: int, max_distance: int = 64) -> list[tuple]:
         """``(distance, key, fingerprint)`` of the *limit* nearest pages within

@@ -29,9 +29,9 @@ import click
 
 from .calibrate import FingerprintTable, calibrate, render_html, render_text
 from .dedup import Analysis, Deduplicator
-from .exceptions import IndexNotFound, SimhashError
+from .exceptions import IndexNotFound, Interrupted, SimhashError
 from .explain import explain as explain_texts
-from .feeds import dedup_items, read_feed, write_feed
+from .feeds import dedup_items, read_feed, spreadsheet_safe, write_feed
 from .fingerprint import format_fingerprint
 from .index import open_index
 from .index.base import NearDuplicateIndex
@@ -89,9 +89,10 @@ class Env:
 
         return "sqlite:///" + data_path("simhash.db")
 
-    def open(self, given: str | None) -> NearDuplicateIndex:
-        """Open an existing index (never creates one)."""
-        return open_index(self.index_uri(given), create=False)
+    def open(self, given: str | None, *, read_only: bool = False) -> NearDuplicateIndex:
+        """Open an existing index (never creates one); *read_only* for commands that only
+        read, which then also work on a read-only file system."""
+        return open_index(self.index_uri(given), create=False, read_only=read_only)
 
     def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
         """A deduplicator for *index* with the project's fingerprinter, which must produce
@@ -156,6 +157,16 @@ def index_option(f):
         metavar="URI",
         help="The index: sqlite:///path.db, redis://host:6379/0, a path. "
         "[default: the project's SIMHASH_INDEX_URI, else .scrapy/simhash.db]",
+    )(f)
+
+
+def raw_csv_option(f):
+    return click.option(
+        "--raw-csv",
+        is_flag=True,
+        help="Write CSV cells as they are. By default a cell starting with = + - @ (or a "
+        "tab or carriage return) gets a leading ' so that spreadsheets do not run it as "
+        "a formula.",
     )(f)
 
 
@@ -242,7 +253,7 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
       scrapy-simhash stats
       scrapy-simhash stats --index sqlite:///crawl.db --json
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         count = exact = 0
         oldest = newest = None
         for page in index.pages():  # streamed: an index may hold millions
@@ -332,7 +343,7 @@ def check(
       scrapy-simhash check saved-page.html --max-distance 8
       curl -s https://news.example/ | scrapy-simhash check -
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         k = index.plan.max_distance if max_distance is None else max_distance
         stored = index.find(source) if source != "-" else []
         stored_fp = [p for p in stored if not p.exact]
@@ -426,7 +437,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
       scrapy-simhash explain "The council approved the tram" "Council approves tram line"
     """
     try:
-        index = env.open(index_uri)
+        index = env.open(index_uri, read_only=True)
     except IndexNotFound:
         config = env.settings
         index = open_index(
@@ -476,6 +487,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
 @click.option("--contains", metavar="TEXT", help="Only drops whose URL contains TEXT.")
 @click.option("--limit", type=int, help="Only the last N drops.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
+@raw_csv_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
 @click.pass_obj
 def dropped(
@@ -486,6 +498,7 @@ def dropped(
     contains: str | None,
     limit: int | None,
     as_csv: bool,
+    raw_csv: bool,
     as_json: bool,
 ) -> None:
     """The audit log: every page dropped as a duplicate, the page it matched, the
@@ -497,7 +510,7 @@ def dropped(
       scrapy-simhash dropped --kept https://news.example/tram.html --csv > drops.csv
     """
     cutoff = parse_cutoff(since) if since else None
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         records = [
             r
             for r in index.drops(since=cutoff)
@@ -522,7 +535,8 @@ def dropped(
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=["at", "dropped", "kept", "distance", "exact"])
         writer.writeheader()
-        writer.writerows(rows)
+        for row in rows:
+            writer.writerow(row if raw_csv else {k: spreadsheet_safe(v) for k, v in row.items()})
         click.echo(out.getvalue(), nl=False)
     elif not rows:
         click.echo("No drops recorded" + (" matching the filters." if records != [] else "."))
@@ -534,6 +548,16 @@ def dropped(
 
 
 # -- export / import ---------------------------------------------------------------------
+
+
+def _interrupted(done: str, rest: str) -> None:
+    """Ctrl-C during a command that commits in batches: say how far it got, exit 130."""
+    click.echo(
+        f"Interrupted after {done}; those are committed and the index is consistent. "
+        f"Run the command again to {rest}.",
+        err=True,
+    )
+    raise click.exceptions.Exit(130)
 
 
 @main.command("export", short_help="Write the index to a compact portable file.")
@@ -550,7 +574,7 @@ def export_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
       scrapy-simhash export backup.simhash
       scrapy-simhash export moved.simhash --index sqlite:///old.db
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         count = export_index(index, file)
         location = index.location
     size = os.path.getsize(file)
@@ -585,7 +609,12 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
             uri, max_distance=params.max_distance, blocks=params.blocks, features=params.features
         )
     with index:
-        added = import_index(index, file)
+        try:
+            added = import_index(index, file)
+        except Interrupted as e:
+            _interrupted(
+                f"importing {e.done} pages", "import the rest (pages already stored are skipped)"
+            )
         location = index.location
     skipped = header.pages - added
     if as_json:
@@ -651,7 +680,10 @@ def expire(
             )
         removed = 0
         if count and not dry_run:
-            removed = index.expire_drops(cutoff) if drops else index.expire(cutoff)
+            try:
+                removed = index.expire_drops(cutoff) if drops else index.expire(cutoff)
+            except Interrupted as e:
+                _interrupted(f"removing {e.done} {noun}", "remove the rest")
         left = total - removed if drops else len(index)
     if as_json:
         _echo_json({"before": cutoff, "matching": count, "removed": removed, "left": left})
@@ -746,6 +778,7 @@ def _sibling(path: Path, tag: str, suffix: str | None = None) -> Path:
     help="Check against (and add the kept items to) this index; memory: compares the "
     "feed's items only with each other.",
 )
+@raw_csv_option
 @json_option
 @click.pass_obj
 def dedup(
@@ -756,6 +789,7 @@ def dedup(
     fields: str | None,
     key_field: str | None,
     index_uri: str,
+    raw_csv: bool,
     as_json: bool,
 ) -> None:
     """Remove near-duplicate items from an exported FEED (.jl, .json or .csv, as Scrapy's
@@ -811,8 +845,8 @@ def dedup(
                         "match": "exact" if exact else "near",
                     }
                 )
-    write_feed(output, kept)
-    write_feed(report, duplicates)
+    write_feed(output, kept, raw_csv=raw_csv)
+    write_feed(report, duplicates, raw_csv=raw_csv)
     summary = {
         "items": len(items),
         "kept": len(kept),
@@ -869,7 +903,7 @@ def calibrate_command(
       scrapy-simhash calibrate
       scrapy-simhash calibrate --sample 5000 --html calibration.html
     """
-    with env.open(index_uri) as index:
+    with env.open(index_uri, read_only=True) as index:
         result = calibrate(index, sample=sample, pairs=pairs, seed=seed)
         location = index.location
     if html_path is not None:

@@ -18,6 +18,9 @@ Every error the package raises on purpose derives from :class:`SimhashError`, so
         └── UnsupportedIndexURI   no backend for that URI scheme, or a malformed URI
 
 Messages name the file or server (never a password) and say what to do.
+
+:class:`Interrupted` is no error but a :class:`KeyboardInterrupt` that says how far a long
+maintenance command got before Ctrl-C stopped it.
 """
 
 from __future__ import annotations
@@ -61,6 +64,17 @@ class IndexCorrupt(SimhashIndexError):
 
 class IndexUnavailable(SimhashIndexError):
     """The index cannot be reached or written right now."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a long maintenance command (expire, import) of a SQLite index,
+    which commits in batches: *done* pages were removed or added and committed, the batch
+    under way was rolled back, and the index is consistent. Running the command again goes
+    on where it stopped."""
+
+    def __init__(self, done: int) -> None:
+        super().__init__(done)
+        self.done = done
 
 
 class UnsupportedIndexURI(SimhashIndexError, ConfigurationError):

@@ -19,7 +19,29 @@ from .dedup import Deduplicator, Verdict
 from .exceptions import FeedError
 from .text import field_text
 
-__all__ = ["FEED_FORMATS", "FeedError", "dedup_items", "feed_format", "read_feed", "write_feed"]
+__all__ = [
+    "FEED_FORMATS",
+    "FeedError",
+    "dedup_items",
+    "feed_format",
+    "read_feed",
+    "spreadsheet_safe",
+    "write_feed",
+]
+
+#: First characters that make a spreadsheet read a CSV cell as a formula (or, for tab and
+#: carriage return, that some spreadsheets strip before doing so).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """*value* for a CSV cell that a spreadsheet will not run: a text starting with one of
+    :data:`FORMULA_STARTS` gets a leading ``'`` (as OWASP recommends against CSV
+    injection); anything else is returned unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
 
 #: File suffix -> format.
 FEED_FORMATS = {
@@ -77,19 +99,28 @@ def read_feed(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         raise FeedError(f"{name} is not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
-def write_feed(path: str | os.PathLike[str], items: Iterable[dict[str, Any]]) -> int:
-    """Write *items* in the format of *path*'s suffix; return how many."""
+def write_feed(
+    path: str | os.PathLike[str], items: Iterable[dict[str, Any]], *, raw_csv: bool = False
+) -> int:
+    """Write *items* in the format of *path*'s suffix; return how many. CSV cells are made
+    :func:`spreadsheet_safe` unless *raw_csv*."""
     fmt = feed_format(path)
     items = list(items)
+    newline = "" if fmt == "csv" else None
     try:
-        with open(path, "w", encoding="utf-8", newline="" if fmt == "csv" else None) as f:
+        # A lone surrogate (from a "\ud800" escape in the feed read) is written back as
+        # that escape, which JSON reads again as the same string.
+        with open(path, "w", encoding="utf-8", errors="backslashreplace", newline=newline) as f:
             if fmt == "csv":
                 fields: dict[str, None] = {}
                 for item in items:
                     fields.update(dict.fromkeys(item))
                 writer = csv.DictWriter(f, fieldnames=list(fields))
                 writer.writeheader()
-                writer.writerows(items)
+                for item in items:
+                    writer.writerow(
+                        item if raw_csv else {k: spreadsheet_safe(v) for k, v in item.items()}
+                    )
             elif fmt == "json":
                 json.dump(items, f, ensure_ascii=False, indent=0)
                 f.write("\n")

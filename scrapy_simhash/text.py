@@ -199,6 +199,9 @@ def exact_form(text: str) -> str:
 #: Characters of one item field read at most (HTML included): a hostile 50 MB page of
 #: nested tags takes lxml 5 s and 700 MB; 10 MB of it about 1 s.
 MAX_FIELD_LENGTH = 10_000_000
+#: Levels of lists in one item field followed at most: deeper ones, and a list that holds
+#: itself, are left out, so that a hostile item cannot exhaust the stack.
+MAX_FIELD_DEPTH = 100
 
 
 def field_text(
@@ -213,7 +216,20 @@ def field_text(
 
     *extractor*, if given, reduces HTML instead of :func:`visible_text` (see
     :mod:`scrapy_simhash.extract`); where it had to fall back to a wider text than the main
-    text, the reason is appended to *fallbacks*."""
+    text, the reason is appended to *fallbacks*. Lists nested deeper than
+    :data:`MAX_FIELD_DEPTH`, and lists that hold themselves, are left out below that
+    point."""
+    return _field_text(value, remove_boilerplate, extractor, fallbacks, ())
+
+
+def _field_text(
+    value: object,
+    remove_boilerplate: bool,
+    extractor: Callable[[str], str] | None,
+    fallbacks: list[str] | None,
+    within: tuple[int, ...],
+) -> str:
+    """:func:`field_text`, *within* the lists (their ids) that hold *value*."""
     if value is None:
         return ""
     if isinstance(value, bytes | bytearray):
@@ -232,11 +248,15 @@ def field_text(
             return visible_text(value, remove_boilerplate=remove_boilerplate)
         return value
     if isinstance(value, list | tuple):
+        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
+            return ""
+        within = (*within, id(value))
         return "\n".join(
-            field_text(
-                v, remove_boilerplate=remove_boilerplate, extractor=extractor, fallbacks=fallbacks
-            )
+            _field_text(v, remove_boilerplate, extractor, fallbacks, within)
             for v in value
             if v is not None
         )
-    return str(value)
+    try:
+        return str(value)
+    except RecursionError:  # e.g. a dict nested thousands of levels deep
+        return ""

@@ -50,6 +50,9 @@ __all__ = ["ExportFormatError", "ExportHeader", "export_index", "import_index", 
 MAGIC = b"SIMHASHX"
 FORMAT_VERSION = 1
 _CHUNK = 1 << 20
+#: Longest key an export may hold, in UTF-8 bytes: a sane cap on what one page can make
+#: an import decompress (URLs are rarely longer than a few kilobytes).
+MAX_KEY_BYTES = 1 << 20
 
 FileArg = Union[str, "os.PathLike[str]", IO[bytes]]
 
@@ -105,7 +108,8 @@ class _Reader:
         if count == 0:
             return np.zeros(0, dtype=_U64)
         rest = self.bytes[self.pos :]
-        ends = np.flatnonzero(rest < 0x80)[:count]
+        # A varint takes at most 10 bytes: look no further than that, whatever follows.
+        ends = np.flatnonzero(rest[: 10 * count] < 0x80)[:count]
         if len(ends) < count:
             raise self.damaged("the pages end early")
         starts = np.concatenate(([0], ends[:-1] + 1))
@@ -223,43 +227,99 @@ def read_header(file: FileArg) -> ExportHeader:
         return _read_header(f, name)
 
 
+class _Inflater:
+    """The zlib stream of an export's pages, decompressed no further than asked: a small
+    crafted file cannot make an import hold more than its header and columns declare."""
+
+    def __init__(self, f: IO[bytes], name: str) -> None:
+        self.f = f
+        self.name = name
+        self.decompressor = zlib.decompressobj()
+
+    def read(self, limit: int) -> bytes:
+        """Up to *limit* more bytes of the pages (fewer where the stream ends)."""
+        parts: list[bytes] = []
+        size = 0
+        decompressor = self.decompressor
+        while size < limit and not decompressor.eof:
+            chunk = decompressor.unconsumed_tail or self.f.read(_CHUNK)
+            if not chunk:
+                break
+            try:
+                part = decompressor.decompress(chunk, limit - size)
+            except zlib.error:
+                raise ExportFormatError(
+                    f"{self.name} is damaged (its pages fail the zlib check); export the "
+                    "index again or use another copy"
+                ) from None
+            parts.append(part)
+            size += len(part)
+        return b"".join(parts)
+
+    def finish(self) -> None:
+        """Check that the pages end here, and the file with them."""
+        if self.read(1):
+            raise ExportFormatError(f"{self.name} is damaged (unexpected bytes after the last key)")
+        if not self.decompressor.eof:
+            raise ExportFormatError(
+                f"{self.name} is truncated: its pages end early; export the index again or "
+                "use another copy"
+            )
+        if self.decompressor.unused_data or self.f.read(1):
+            raise ExportFormatError(f"{self.name} has unexpected bytes after its pages")
+
+
+def _compressed_size(f: IO[bytes]) -> int | None:
+    """Bytes left in *f*, where it can tell."""
+    try:
+        here = f.tell()
+        end = f.seek(0, os.SEEK_END)
+        f.seek(here)
+    except (OSError, ValueError):
+        return None
+    return end - here
+
+
 def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
     """Decode an export: its header, and its pages sorted by fingerprint. The whole file is
-    checked before this returns, so a damaged file raises before any page is seen."""
+    checked before this returns, so a damaged file raises before any page is seen.
+
+    Decompression is bounded: first by the page count of the header (every page takes at
+    least a byte of the compressed file, and at most 31 bytes of columns before its key),
+    then by the key lengths those columns give, each at most :data:`MAX_KEY_BYTES`."""
     with _opened(file, "rb") as (f, name):
         header = _read_header(f, name)
-        decompressor = zlib.decompressobj()
-        parts = []
-        try:
-            while chunk := f.read(_CHUNK):
-                parts.append(decompressor.decompress(chunk))
-            parts.append(decompressor.flush())
-        except zlib.error:
+        n = header.pages
+        compressed = _compressed_size(f)
+        if n < 0 or (compressed is not None and n > compressed):
             raise ExportFormatError(
-                f"{name} is damaged (its pages fail the zlib check); export the index again "
-                "or use another copy"
-            ) from None
-        if not decompressor.eof:
-            raise ExportFormatError(
-                f"{name} is truncated: its pages end early; export the index again or use "
+                f"{name} is damaged: its header declares {n} pages, more than its "
+                f"{compressed} bytes of pages can hold; export the index again or use "
                 "another copy"
             )
-        if decompressor.unused_data:
-            raise ExportFormatError(f"{name} has unexpected bytes after its pages")
-    reader = _Reader(b"".join(parts), name)
-    del parts
-    n = header.pages
-    fingerprints = np.cumsum(reader.varints(n), dtype=_U64)
-    if n > 1 and (fingerprints[1:] < fingerprints[:-1]).any():
-        raise reader.damaged("a fingerprint is larger than 64 bits")
-    flags = reader.take(n)
-    (base,) = struct.unpack("<d", reader.take(8))
-    times = (reader.varints(n).astype(np.float64) / 1_000_000 + base).tolist()
-    lengths = reader.varints(n).tolist()
-    offsets = reader.pos
-    reader.take(sum(lengths))
-    if reader.pos != len(reader.data):
-        raise reader.damaged("unexpected bytes after the last key")
+        inflater = _Inflater(f, name)
+        # The columns before the keys: three varints (at most 10 bytes each) and a flag
+        # byte per page, and the 8-byte base time.
+        columns = inflater.read(31 * n + 8)
+        reader = _Reader(columns, name)
+        fingerprints = np.cumsum(reader.varints(n), dtype=_U64)
+        if n > 1 and (fingerprints[1:] < fingerprints[:-1]).any():
+            raise reader.damaged("a fingerprint is larger than 64 bits")
+        flags = reader.take(n)
+        (base,) = struct.unpack("<d", reader.take(8))
+        times = (reader.varints(n).astype(np.float64) / 1_000_000 + base).tolist()
+        lengths = reader.varints(n)
+        if n and int(lengths.max()) > MAX_KEY_BYTES:
+            raise reader.damaged(f"a key is longer than {MAX_KEY_BYTES} bytes")
+        lengths = lengths.tolist()
+        offsets = reader.pos
+        wanted = offsets + sum(lengths)
+        reader = _Reader(columns + inflater.read(max(0, wanted - len(columns))), name)
+        reader.pos = offsets
+        reader.take(sum(lengths))
+        if reader.pos != len(reader.data):
+            raise reader.damaged("unexpected bytes after the last key")
+        inflater.finish()
     try:
         keys = []
         for length in lengths:

@@ -66,9 +66,10 @@ async def test_a_failing_audit_log_does_not_change_the_verdict(tmp_path, caplog)
     import sqlite3
 
     open_index(f"sqlite:///{tmp_path / 'index.db'}").close()
-    with sqlite3.connect(tmp_path / "index.db") as conn:
-        conn.execute("DROP TABLE drops")  # an index whose audit log cannot be written
     pipeline = make_pipeline(tmp_path)
+    # The audit log vanishes during the crawl (at open, a missing table is refused).
+    with sqlite3.connect(tmp_path / "index.db") as conn:
+        conn.execute("DROP TABLE drops")
     await pipeline.process_item(item(1))
     with caplog.at_level(logging.ERROR), pytest.raises(NearDuplicate):
         await pipeline.process_item(item(2))

@@ -61,7 +61,41 @@ BAD_ITEMS = {
     "broken HTML": {"url": "n", "content": "<html><body><div><p>unclosed <b><i>" + ARTICLE},
     "markup only": {"url": "o", "content": "<html><body><div><br><hr></div></body></html>"},
     "script only": {"url": "p", "content": "<html><script>var x = 1;</script></html>" * 100},
+    "a lone surrogate in the key": {"url": "https://example.com/\ud800", "content": ARTICLE},
+    "a lone surrogate as the key, short text": {"url": "\udfff", "content": "Short notice"},
 }
+
+
+def _nested(depth: int, inner: object) -> list:
+    for _ in range(depth):
+        inner = [inner]
+    return inner
+
+
+def _holding_itself() -> list:
+    items: list = [ARTICLE]
+    items.append(items)
+    return items
+
+
+def _dict_nested(depth: int) -> dict:
+    inner: dict = {"text": ARTICLE}
+    for _ in range(depth):
+        inner = {"a": inner}
+    return inner
+
+
+BAD_ITEMS.update(
+    {
+        "a list nested 50,000 deep": {"url": "r", "content": _nested(50_000, ARTICLE)},
+        "text beside a list nested 50,000 deep": {
+            "url": "s",
+            "content": [ARTICLE, _nested(50_000, "x")],
+        },
+        "a list that holds itself": {"url": "t", "content": _holding_itself()},
+        "a dict nested 50,000 deep": {"url": "u", "content": _dict_nested(50_000)},
+    }
+)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_ITEMS))

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from scrapy_simhash import open_index
 from scrapy_simhash.cli import main, parse_cutoff
 from scrapy_simhash.dedup import Deduplicator
-from scrapy_simhash.index.base import StoredPage
+from scrapy_simhash.index.base import Match, StoredPage
 from scrapy_simhash.settings import SimhashSettings
 
 SITE = Path(__file__).resolve().parent / "sites" / "middleware" / "site"
@@ -253,6 +253,42 @@ def test_dropped_formats_and_filters(run, index_uri):
     assert run("dropped", "--index", index_uri, "--since", future).output == "No drops recorded.\n"
 
 
+FORMULAS = ['=HYPERLINK("http://evil.example")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "\r=1"]
+
+
+def test_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    with open_index(uri) as index:
+        for i, key in enumerate(FORMULAS):
+            index.record_drop(key, Match(f"https://news.example/{i}", 1, 2, 0.0))
+    rows = list(csv.DictReader(io.StringIO(run("dropped", "--index", uri, "--csv").output)))
+    assert [r["dropped"] for r in rows] == ["'" + key for key in FORMULAS]
+    assert rows[0]["kept"] == "https://news.example/0"
+    rows = list(
+        csv.DictReader(io.StringIO(run("dropped", "--index", uri, "--csv", "--raw-csv").output))
+    )
+    assert [r["dropped"] for r in rows] == FORMULAS
+
+
+def test_dedup_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
+    article = (SITE / "tram.html").read_text(encoding="utf-8")
+    feed = tmp_path / "items.csv"
+    with feed.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["url", "title", "content"])
+        writer.writeheader()
+        writer.writerow({"url": "=1+1", "title": "-5", "content": article})
+        writer.writerow({"url": "@copy", "title": "plain", "content": article})
+    run("dedup", str(feed))
+    with (tmp_path / "items.kept.csv").open(newline="", encoding="utf-8") as f:
+        assert [(r["url"], r["title"]) for r in csv.DictReader(f)] == [("'=1+1", "'-5")]
+    with (tmp_path / "items.duplicates.csv").open(newline="", encoding="utf-8") as f:
+        (row,) = csv.DictReader(f)
+    assert (row["key"], row["duplicate_of"]) == ("'@copy", "'=1+1")
+    run("dedup", str(feed), "--raw-csv")
+    with (tmp_path / "items.kept.csv").open(newline="", encoding="utf-8") as f:
+        assert [(r["url"], r["title"]) for r in csv.DictReader(f)] == [("=1+1", "-5")]
+
+
 # -- export / import ---------------------------------------------------------------------
 
 
@@ -439,6 +475,22 @@ def test_dedup_bad_feeds(run, tmp_path):
     assert "unknown feed format '.xml'" in run("dedup", str(other), code=1).output
     result = run("dedup", str(feed), "-o", str(feed), code=1)
     assert "would overwrite the feed" in result.output
+
+
+def test_dedup_keys_with_lone_surrogates(run, tmp_path):
+    # JSON can escape a lone surrogate ("\\ud800"); json.loads then returns one.
+    article = (SITE / "tram.html").read_text(encoding="utf-8")
+    feed = tmp_path / "items.jl"
+    rows = [{"url": "a\ud800", "content": article}, {"url": "b\udfff", "content": article}]
+    feed.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    for index in ("memory:", f"sqlite:///{tmp_path / 'index.db'}"):
+        summary = json.loads(run("dedup", str(feed), "--index", index, "--json").stdout)
+        assert (summary["kept"], summary["dropped"]) == (1, 1)
+        kept = tmp_path / "items.kept.jl"
+        assert [json.loads(line) for line in kept.read_text().splitlines()] == rows[:1]
+        with (tmp_path / "items.duplicates.csv").open(newline="", encoding="utf-8") as f:
+            (duplicate,) = csv.DictReader(f)
+        assert (duplicate["key"], duplicate["duplicate_of"]) == ("b\\udfff", "a\\ud800")
 
 
 # -- calibrate ---------------------------------------------------------------------------

@@ -247,6 +247,27 @@ def test_add_pages_stores_as_given_and_skips_what_is_stored(index):
     assert index.add_exact_if_new(5, "other").key == "short"
 
 
+def test_a_lone_surrogate_in_a_key_is_stored_escaped(index):
+    from scrapy_simhash.index.base import StoredPage
+
+    # Not UTF-8, so neither SQLite nor Redis can store it as is; every backend stores the
+    # same escaped key, and finds it under the key as given.
+    key, stored = "https://a.example/\ud800", "https://a.example/\\ud800"
+    assert index.add_if_new(FP, key) is None
+    assert index.add_exact_if_new(7, key) is None
+    assert index.query(FP, 0)[0].key == stored
+    assert [page.key for page in index.find(key)] == [stored, stored]
+    match = index.add_if_new(flip(FP, 1), "\udfff")
+    assert match.key == stored
+    index.record_drop("\udfff", match)
+    assert [(d.key, d.kept_key) for d in index.drops()] == [("\\udfff", stored)]
+    far = flip(FP, 10, 20, 30, 40, 50)
+    assert index.add_pages([StoredPage("\udc80x", far, 1000.0)]) == 1
+    assert index.find("\udc80x") == [StoredPage("\\udc80x", far, 1000.0)]
+    assert index.forget(key) == 2
+    assert len(index) == 1
+
+
 def test_forget_removes_a_key_so_it_can_be_stored_again(index):
     index.add_if_new(FP, "a")
     index.add_if_new(flip(FP, 0, 1, 2, 3, 4, 5, 6), "b")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
 import random
 import shutil
 import sqlite3
@@ -16,11 +18,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from scrapy_simhash import open_index
+from scrapy_simhash.cli import main
 from scrapy_simhash.exceptions import (
     ConfigurationError,
     IndexCorrupt,
+    IndexNotFound,
     IndexParameterMismatch,
     IndexUnavailable,
     NotAnIndex,
@@ -174,6 +179,97 @@ def test_damaged_parameters(index_file):
     assert_refused(index_file, IndexCorrupt, "no valid parameters")
 
 
+@pytest.mark.parametrize("create", [True, False])
+def test_empty_file_is_never_turned_into_an_index(tmp_path, create):
+    # An index truncated to 0 bytes (a failed copy, a full disk) would otherwise restart
+    # its history without a word.
+    path = tmp_path / "index.db"
+    path.write_bytes(b"")
+    before = state(path)
+    for read_only in (False, True):
+        with pytest.raises(NotAnIndex) as info:
+            SqliteIndex(path, create=create, read_only=read_only)
+        assert "empty (0 bytes)" in str(info.value)
+        assert "delete the file to start a new index" in str(info.value)
+    assert state(path) == before
+
+
+def test_empty_sqlite_database_is_not_an_index(tmp_path):
+    path = tmp_path / "empty.db"
+    sqlite3.connect(path).execute("VACUUM").connection.close()
+    assert path.stat().st_size > 0
+    assert_refused(path, NotAnIndex, "empty SQLite database", "left untouched")
+
+
+def test_create_false_never_creates(tmp_path):
+    path = tmp_path / "index.db"
+    for read_only in (False, True):
+        with pytest.raises(IndexNotFound):
+            open_index(str(path), create=False, read_only=read_only)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_index_appears_complete(tmp_path):
+    # Created beside its path and linked into place: no empty file and no temporary
+    # file is ever left behind, and the file at the path is an index from the start.
+    path = tmp_path / "index.db"
+    with SqliteIndex(path) as index:
+        assert sorted(
+            p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm"))
+        ) == ["index.db"]
+        index.add_if_new(1, "a")
+    with SqliteIndex(path, create=False, read_only=True) as index:
+        assert len(index) == 1
+
+
+@pytest.mark.parametrize("table", ["block_keys", "pages", "exact_texts", "drops", "simhash_meta"])
+def test_missing_table_is_refused_at_open(index_file, table):
+    conn = sqlite3.connect(index_file)
+    conn.execute(f"DROP TABLE {table}")
+    conn.commit()
+    conn.close()
+    assert_refused(index_file, IndexCorrupt, f"the table {table}", "damaged", "backup")
+
+
+def test_missing_column_is_refused_at_open(index_file):
+    conn = sqlite3.connect(index_file)
+    conn.execute("ALTER TABLE drops DROP COLUMN kept_key")
+    conn.commit()
+    conn.close()
+    assert_refused(index_file, IndexCorrupt, "the column drops.kept_key", "damaged")
+
+
+@pytest.fixture
+def read_only_file(index_file):
+    """*index_file* made read-only for this process (for root: the immutable attribute,
+    which root cannot write through either)."""
+    index_file.chmod(0o444)
+    immutable = os.geteuid() == 0
+    if immutable:
+        result = subprocess.run(["chattr", "+i", str(index_file)], capture_output=True)
+        if result.returncode != 0:
+            pytest.skip("root and no chattr +i here: cannot make a file read-only for root")
+    try:
+        yield index_file
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(index_file)], check=True)
+        index_file.chmod(0o644)
+
+
+def test_read_only_file_is_refused_at_open_for_writing(read_only_file):
+    before = state(read_only_file)
+    with pytest.raises(IndexUnavailable) as info:
+        open_index(str(read_only_file))
+    assert "writable" in str(info.value)
+    assert str(read_only_file) in str(info.value)
+    # Bytes and mtime unchanged (SQLite may leave its empty -wal and -shm files beside).
+    assert state(read_only_file)[:2] == before[:2]
+    # Reading needs no write access.
+    with open_index(str(read_only_file), create=False, read_only=True) as index:
+        assert len(index) == 2000
+
+
 def test_directory_instead_of_file(tmp_path):
     with pytest.raises(NotAnIndex, match="is a directory"):
         open_index(str(tmp_path))
@@ -228,6 +324,31 @@ def test_read_only_directory(tmpfs):
     assert "writable" in str(info.value)
     with pytest.raises(IndexUnavailable, match="writable"):
         open_index(str(mount / "new.db"))
+    assert state(path) == before
+
+
+def test_reading_a_cleanly_closed_index_on_a_read_only_file_system(tmpfs, tmp_path, monkeypatch):
+    mount, remount = tmpfs
+    path = mount / "index.db"
+    fps = fill(path, 200)
+    remount("ro")
+    before = state(path)
+    with SqliteIndex(path, create=False, read_only=True) as index:
+        assert len(index) == 200
+        assert len(list(index.pages())) == 200
+        assert index.query(fps[7], 0)[0].key == "https://example.com/7"
+        assert list(index.drops()) == []
+    # The commands that only read, too.
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for args in (["stats", "--json"], ["dropped", "--csv"], ["export", "backup.simhash"]):
+        result = runner.invoke(main, [*args, "--index", str(path)])
+        assert result.exit_code == 0, result.output
+    assert (
+        json.loads(runner.invoke(main, ["stats", "--json", "--index", str(path)]).output)["pages"]
+        == 200
+    )
+    assert (tmp_path / "backup.simhash").stat().st_size > 0
     assert state(path) == before
 
 
@@ -293,10 +414,10 @@ REVIEWED_SQL = {
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
     "self._probe_sql",
+    "'BEGIN IMMEDIATE' if immediate else 'BEGIN'",
     "self._PAGES_SQL.format(where=where)",
-    "f'SELECT id, fingerprint FROM pages {where}'",
-    "f'DELETE FROM pages {where}'",
-    "f'DELETE FROM exact_texts {where}'",
+    "f'SELECT id, fingerprint FROM pages {where} LIMIT ?'",
+    "f'DELETE FROM exact_texts WHERE rowid IN (SELECT rowid FROM exact_texts {where} LIMIT ?)'",
     "sql + ' ORDER BY at, id'",
     'f"SELECT id, key, added_at, fingerprint FROM pages '
     "WHERE id IN ({','.join('?' * len(found))})\"",
@@ -320,8 +441,9 @@ def test_sql_is_built_from_constants_only():
         name = getattr(call.func, "attr", getattr(call.func, "id", ""))
         if name in ("_delete", "_select_pages") and call.args:
             assert isinstance(call.args[0], ast.Constant), ast.unparse(call)
-        if name == "connect":
-            assert "uri" not in {k.arg for k in call.keywords}, ast.unparse(call)
+        if name == "connect" and "uri" in {k.arg for k in call.keywords}:
+            # A "file:" URI only as built by sqlite_file_uri, which quotes the path.
+            assert ast.unparse(call.args[0]).startswith("sqlite_file_uri("), ast.unparse(call)
 
 
 def test_path_is_not_a_sqlite_uri(tmp_path, monkeypatch):
@@ -336,6 +458,27 @@ def test_path_is_not_a_sqlite_uri(tmp_path, monkeypatch):
     with pytest.raises(UnsupportedIndexURI, match="'mode'"):
         open_index("sqlite:///other.db?mode=ro")
     assert not list(tmp_path.glob("other.db*"))
+
+
+def test_question_mark_belongs_to_a_plain_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    with open_index("data/what?.db") as index:
+        index.add_if_new(1, "a")
+    assert (tmp_path / "data" / "what?.db").is_file()
+    assert not (tmp_path / "data" / "what").exists()
+    with open_index("sqlite:///data/what?.db", create=False) as index:
+        assert len(index) == 1
+    # Options still follow the last "?", with or without the sqlite: scheme.
+    with open_index("data/what?.db?timeout=5", create=False) as index:
+        assert len(index) == 1 and index._timeout == 5
+    with open_index("sqlite:///data/what?.db?synchronous=FULL&timeout=7") as index:
+        assert len(index) == 1 and index._timeout == 7
+    # "#", "%" and "&" are part of a name too, never read as URI syntax.
+    with open_index("data/a#b%20c?d&e.db") as index:
+        index.add_if_new(1, "b")
+    assert (tmp_path / "data" / "a#b%20c?d&e.db").is_file()
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["a#b%20c?d&e.db", "what?.db"]
 
 
 def test_dot_dot_is_taken_as_written(tmp_path, monkeypatch):
@@ -371,6 +514,31 @@ def test_busy_index_times_out_with_a_clear_error(tmp_path):
         assert "Timed out after 0.2 s waiting for another process" in str(info.value)
         assert str(path) in str(info.value)
         assert index.add_if_new(1, "a") is None
+
+
+def test_failed_commit_is_rolled_back(tmp_path):
+    path = tmp_path / "index.db"
+    rng = random.Random(4)
+    with open_index(f"sqlite:///{path}?timeout=0.2") as index:
+        # Without WAL (a file system without shared memory), COMMIT waits for readers to
+        # finish and fails after the timeout with the transaction still open in SQLite.
+        assert index._conn.execute("PRAGMA journal_mode=DELETE").fetchone() == ("delete",)
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM pages").fetchone()
+        fp = rng.getrandbits(64)
+        with pytest.raises(IndexUnavailable, match="Timed out"):
+            index.add_if_new(fp, "a")
+        reader.execute("COMMIT")
+        reader.close()
+        assert not index._conn.in_transaction
+        # The lock is released: another process writes at once, and so does this index.
+        other = sqlite3.connect(path, timeout=0, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        other.close()
+        assert index.add_if_new(fp, "a") is None
+        assert index.query(fp, 0)[0].key == "a"
 
 
 # -- the write-ahead log -------------------------------------------------------------------

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import io
+import json
 import random
+import tracemalloc
+import zlib
 
 import pytest
 
@@ -16,6 +20,7 @@ from scrapy_simhash.transfer import (
     export_index,
     import_index,
     read_header,
+    read_pages,
 )
 
 
@@ -136,3 +141,75 @@ def test_corrupt_body(memory_index, tmp_path):
     path.write_bytes(bytes(raw))
     with open_index("memory:") as index, pytest.raises(ExportFormatError, match="damaged"):
         import_index(index, path)
+
+
+def test_import_a_key_with_a_lone_surrogate(tmp_path):
+    # Export files keep keys byte for byte ("surrogatepass"): one written before keys were
+    # escaped can hold a lone surrogate, which SQLite cannot store as is.
+    with open_index("memory:") as source:
+        source.add_pages([StoredPage("https://news.example/AAA", 99, 1.7e9)])
+        data = io.BytesIO()
+        export_index(source, data)
+    raw = data.getvalue()
+    body_at = len(MAGIC) + 5 + int.from_bytes(raw[len(MAGIC) + 1 : len(MAGIC) + 5], "big")
+    body = zlib.decompress(raw[body_at:]).replace(b"AAA", "\ud800".encode("utf-8", "surrogatepass"))
+    path = tmp_path / "old.simhash"
+    path.write_bytes(raw[:body_at] + zlib.compress(body))
+    with open_index(f"sqlite:///{tmp_path / 'index.db'}") as target:
+        assert import_index(target, path) == 1
+        assert [p.key for p in target.pages()] == ["https://news.example/\\ud800"]
+
+
+def crafted_export(path, pages: int, body_parts) -> None:
+    """An export file with a valid header declaring *pages* and a body of *body_parts*."""
+    head = json.dumps(
+        {"format": 1, "max_distance": 3, "blocks": 5, "features": "f", "pages": pages}
+        | {"exported_at": 0}
+    ).encode()
+    with open(path, "wb") as f:
+        f.write(MAGIC + bytes([1]) + len(head).to_bytes(4, "big") + head)
+        f.write(compressed(tuple(body_parts)))
+
+
+@functools.lru_cache(maxsize=4)
+def compressed(parts: tuple) -> bytes:
+    compressor = zlib.compressobj(9)
+    out = [compressor.compress(part) for part in parts]
+    return b"".join([*out, compressor.flush()])
+
+
+def zeros(total: int, chunk: int = 1 << 22):
+    return (bytes(chunk),) * (total // chunk)
+
+
+@pytest.mark.parametrize(
+    ("pages", "error"),
+    [
+        (1, "unexpected bytes after the last key"),
+        (100_000, "unexpected bytes after the last key"),
+        (10**9, "declares 1000000000 pages"),
+    ],
+)
+def test_zlib_bomb_is_refused_without_inflating_it(tmp_path, pages, error):
+    # 256 MB of zeros in a 250 KB file: before decompression was bounded, an import held
+    # all of it, and numpy arrays of 8 bytes per byte of it on top.
+    path = tmp_path / "bomb.simhash"
+    crafted_export(path, pages, zeros(256 << 20))
+    assert path.stat().st_size < 300_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ExportFormatError, match=error):
+            read_pages(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 << 20, f"{peak >> 20} MB held to refuse a {path.stat().st_size} byte file"
+
+
+def test_key_longer_than_the_cap_is_refused(tmp_path):
+    # One page whose key length says 1 GiB: refused before the key is decompressed.
+    columns = b"\x05" + b"\x00" + bytes(8) + b"\x00" + bytes([0x80, 0x80, 0x80, 0x80, 0x04])
+    path = tmp_path / "long.simhash"
+    crafted_export(path, 1, [columns, *zeros(32 << 20)])
+    with pytest.raises(ExportFormatError, match="a key is longer than 1048576 bytes"):
+        read_pages(path)

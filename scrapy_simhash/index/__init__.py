@@ -46,8 +46,13 @@ def open_index(
     blocks: int | None = None,
     features: str | None = None,
     create: bool = True,
+    read_only: bool = False,
 ) -> NearDuplicateIndex:
     """Open (or create) the index at *uri*.
+
+    *create* false: an index that does not exist raises
+    :class:`~scrapy_simhash.exceptions.IndexNotFound`. *read_only*: nothing is written
+    (never creates; for commands that only read, also on a read-only file system).
 
     ``None`` for a parameter means "what the index was built with" when it exists, and the
     default when it is created (``max_distance=3``, ``blocks=max_distance + 2``, the default
@@ -60,6 +65,7 @@ def open_index(
         blocks=blocks,
         features=features,
         create=create,
+        read_only=read_only,
     )
 
 

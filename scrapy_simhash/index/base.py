@@ -9,7 +9,7 @@ suite runs against each.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from ..blocks import BlockPlan, default_blocks
@@ -201,6 +201,24 @@ class IndexBase:
                 f"guarantees to find (0 to {k}); build an index with a larger max_distance"
             )
         return max_distance
+
+
+def storable_key(key: str) -> str:
+    """*key* as every backend stores it. A lone surrogate (``"\\ud800"``, from a broken
+    decoder upstream) cannot be written as UTF-8, which SQLite and Redis need: it becomes
+    its escape (``\\ud800`` as six characters). Any other key is returned unchanged."""
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return key.encode("utf-8", "backslashreplace").decode("utf-8")
+    return key
+
+
+def storable_pages(pages: Iterable[StoredPage]) -> Iterator[StoredPage]:
+    """*pages* with their keys made storable (see :func:`storable_key`)."""
+    for page in pages:
+        key = storable_key(page.key)
+        yield page if key is page.key else replace(page, key=key)
 
 
 def nearest(fingerprint: int, candidates, max_distance: int) -> list[tuple[int, object]]:

@@ -14,6 +14,8 @@ from .base import (
     RequestedParameters,
     StoredPage,
     nearest,
+    storable_key,
+    storable_pages,
 )
 from .uri import uri_options
 
@@ -47,7 +49,9 @@ class MemoryIndex(IndexBase):
         self._next_id = 1
 
     @classmethod
-    def from_uri(cls, uri: str, *, create: bool = True, **parameters) -> MemoryIndex:
+    def from_uri(
+        cls, uri: str, *, create: bool = True, read_only: bool = False, **parameters
+    ) -> MemoryIndex:
         """Open ``memory:``: a new, empty index every time."""
         uri_options(uri, {})
         return cls(**parameters)
@@ -65,6 +69,7 @@ class MemoryIndex(IndexBase):
         return self._matches(fingerprint, self._query_distance(max_distance))
 
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        key = storable_key(key)
         found = self._matches(fingerprint, self.plan.max_distance)
         if found:
             return found[0]
@@ -86,6 +91,7 @@ class MemoryIndex(IndexBase):
                 del table[block_key]
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        key = storable_key(key)
         if digest in self._exact:
             stored_key, added_at = self._exact[digest]
             return Match(stored_key, digest, 0, added_at)
@@ -98,7 +104,9 @@ class MemoryIndex(IndexBase):
     # -- maintenance and audit ---------------------------------------------------------
 
     def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
-        self._drops.append(DropRecord(key, match.key, match.distance, exact, time.time()))
+        self._drops.append(
+            DropRecord(storable_key(key), match.key, match.distance, exact, time.time())
+        )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
         for record in list(self._drops):
@@ -115,12 +123,13 @@ class MemoryIndex(IndexBase):
         yield from self._all_pages()
 
     def find(self, key: str) -> list[StoredPage]:
+        key = storable_key(key)
         return [page for page in self._all_pages() if page.key == key]
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         stored = {(k, fp) for fp, k, _ in self._pages.values()}
         added = 0
-        for page in pages:
+        for page in storable_pages(pages):
             if page.exact:
                 if page.fingerprint in self._exact:
                     continue
@@ -142,6 +151,7 @@ class MemoryIndex(IndexBase):
         return len(page_ids) + len(digests)
 
     def forget(self, key: str) -> int:
+        key = storable_key(key)
         return self._delete(
             (i for i, (_, k, _) in self._pages.items() if k == key),
             (d for d, (k, _) in self._exact.items() if k == key),

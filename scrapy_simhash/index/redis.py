@@ -76,6 +76,8 @@ from .base import (
     RequestedParameters,
     StoredPage,
     nearest,
+    storable_key,
+    storable_pages,
 )
 from .uri import redact, uri_options
 
@@ -373,6 +375,7 @@ class RedisIndex(IndexBase):
     *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
     (seconds) makes pages expire that long after they were stored. After a failure to reach
     the server, calls fail at once for *reconnect_pause* seconds, then try again.
+    *read_only* marks an index opened by a command that only reads.
     """
 
     def __init__(
@@ -385,6 +388,7 @@ class RedisIndex(IndexBase):
         blocks: int | None = None,
         features: str | None = None,
         create: bool = True,
+        read_only: bool = False,
         bucket_bits: int | None = None,
         ttl: float | None = None,
         password: str | None = None,
@@ -411,6 +415,7 @@ class RedisIndex(IndexBase):
         self._password = password
         self.prefix = prefix
         self.location = location or _describe(client, prefix)
+        self.read_only = read_only
         self.ttl = ttl
         self._tag = "{" + prefix + "}"
         self._meta_key = f"{self._tag}:meta"
@@ -687,6 +692,7 @@ class RedisIndex(IndexBase):
     # -- the index ---------------------------------------------------------------------
 
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        key = storable_key(key)
         self._sweep_if_due()
         keys, members = self._script_keys(fingerprint)
         args: list[object] = [self.plan.max_distance]
@@ -738,6 +744,7 @@ class RedisIndex(IndexBase):
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        key = storable_key(key)
         self._sweep_if_due()
         added_at = time.time()
         with self._errors("add"):
@@ -760,7 +767,7 @@ class RedisIndex(IndexBase):
 
     def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
         fields = {
-            "key": key,
+            "key": storable_key(key),
             "kept": match.key,
             "distance": match.distance,
             "exact": int(exact),
@@ -808,13 +815,14 @@ class RedisIndex(IndexBase):
             yield page
 
     def find(self, key: str) -> list[StoredPage]:
+        key = storable_key(key)
         found = [(page.added_at, seq, page) for seq, page in self._stored() if page.key == key]
         return [page for _, _, page in sorted(found, key=lambda item: item[:2])]
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         added = 0
         batch: list[StoredPage] = []
-        for page in pages:
+        for page in storable_pages(pages):
             batch.append(page)
             if len(batch) >= _BATCH:
                 added += self._add_batch(batch)
@@ -880,6 +888,7 @@ class RedisIndex(IndexBase):
         return removed
 
     def forget(self, key: str) -> int:
+        key = storable_key(key)
         return self._delete([(seq, page) for seq, page in self._stored() if page.key == key])
 
     def expire(self, older_than: float) -> int:

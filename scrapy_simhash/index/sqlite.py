@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -36,6 +37,7 @@ from ..exceptions import (
     IndexCorrupt,
     IndexNotFound,
     IndexUnavailable,
+    Interrupted,
     NotAnIndex,
     UnsupportedIndexURI,
 )
@@ -47,8 +49,11 @@ from .base import (
     RequestedParameters,
     StoredPage,
     nearest,
+    storable_key,
+    storable_pages,
 )
-from .uri import uri_options
+from .sqlite_layout import missing_layout, sqlite_file_uri
+from .uri import path_and_options
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
 #: recognised and left alone. The bytes spell "SmHs".
@@ -65,6 +70,13 @@ CACHE_KIB = 32 * 1024
 #: pages with 10 tables wait ~15 ms for a checkpoint: that was the whole p99 latency. Fewer,
 #: larger checkpoints cost less in total; the log stays bounded (16 MB with 4 KB pages).
 AUTOCHECKPOINT_PAGES = 4000
+#: Pages per transaction of long maintenance (expire, import, forget, pruning the audit
+#: log): each batch is committed whole or not at all, and between two the write lock is
+#: free, so that a crawl on the same index waits for one batch, not for the whole command.
+BATCH_PAGES = 10_000
+#: Pause between two batches, in seconds: longer than SQLite's busy handler sleeps between
+#: two attempts (at most 100 ms), so that a process waiting for the lock gets it.
+BATCH_PAUSE = 0.1
 
 _SIGN = 1 << 63
 _MASK64 = (1 << 64) - 1
@@ -83,18 +95,18 @@ def sqlite_path(uri: str) -> str:
     """The file path of a ``sqlite:///...`` URI or a plain path, exactly as written.
 
     ``sqlite:///crawl.db`` is ``crawl.db`` (relative), ``sqlite:////data/crawl.db`` is
-    ``/data/crawl.db``. Nothing is resolved, expanded or unquoted.
+    ``/data/crawl.db``. Nothing is resolved, expanded or unquoted; a ``?`` belongs to the
+    path unless what follows it is options (``name=value&...``).
     """
-    path = uri
-    if uri.lower().startswith("sqlite:"):
-        rest = uri[len("sqlite:") :]
+    path = path_and_options(uri)[0]
+    if path.lower().startswith("sqlite:"):
+        rest = path[len("sqlite:") :]
         if not rest.startswith("///"):
             raise UnsupportedIndexURI(
                 f"{uri!r} is not a SQLite index URI; write sqlite:///relative/path.db or "
                 "sqlite:////absolute/path.db"
             )
         path = rest[3:]
-    path = path.partition("?")[0]
     if not path:
         raise UnsupportedIndexURI(f"{uri!r} names no file; write sqlite:///path/to/index.db")
     return path
@@ -108,6 +120,8 @@ class SqliteIndex(IndexBase):
     with matching parameters. *synchronous* is SQLite's setting: ``NORMAL`` (default)
     survives any crash of the process, ``FULL`` also a power cut, at a cost in commits per
     second. *timeout* is how long a write waits for another process's transaction.
+    *read_only* opens an existing index without writing anything (also on a read-only
+    file system). An empty or foreign file is never turned into an index.
     """
 
     def __init__(
@@ -120,10 +134,12 @@ class SqliteIndex(IndexBase):
         create: bool = True,
         synchronous: str = "NORMAL",
         timeout: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         from ..fingerprint import Fingerprinter
 
         self.path = Path(path)
+        self.read_only = read_only
         self.location = str(self.path)
         synchronous = synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
@@ -132,27 +148,37 @@ class SqliteIndex(IndexBase):
             )
         self._timeout = timeout
         requested = RequestedParameters(max_distance, blocks, features)
-        self._check_file(create)
-        with self._errors("open"):
-            # An absolute path is never read as a "file:" URI, whatever SQLite's build
-            # options; uri=True is never passed, so "?mode=" and the like mean nothing.
-            self._conn = sqlite3.connect(
-                os.path.abspath(self.path), timeout=timeout, isolation_level=None
-            )
+        if not self._check_file(create and not read_only):
+            with self._errors("create"):
+                self._create_file(requested.for_new_index(Fingerprinter().signature))
+        self._conn = self._connect()
 
         def configure_and_load() -> IndexParameters:
             self._check_application()
-            self._conn.execute(f"PRAGMA synchronous={synchronous}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            if not read_only:
+                self._conn.execute(f"PRAGMA synchronous={synchronous}")
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
             self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-            self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
-            return self._load_or_create(
-                requested, lambda: requested.for_new_index(Fingerprinter().signature)
-            )
+            return self._load(requested)
 
         try:
             with self._errors("open"):
-                self.parameters = self._retry_while_locked(configure_and_load)
+                try:
+                    self.parameters = self._retry_while_locked(configure_and_load)
+                except sqlite3.OperationalError as e:
+                    # A cleanly closed index on a read-only file system: SQLite cannot make
+                    # the -shm file a WAL reader needs. With no -wal file no process has the
+                    # index open, and none can write it there: read it as immutable.
+                    if not (
+                        read_only
+                        and "unable to open" in str(e)
+                        and not os.path.exists(f"{self.path}-wal")
+                    ):
+                        raise
+                    self._conn.close()
+                    self._conn = self._connect(immutable=True)
+                    self.parameters = configure_and_load()
         except BaseException:
             self._conn.close()
             raise
@@ -164,13 +190,25 @@ class SqliteIndex(IndexBase):
     @classmethod
     def from_uri(cls, uri: str, **parameters) -> SqliteIndex:
         """Open ``sqlite:///path?synchronous=FULL&timeout=60`` (or a plain path)."""
-        options = uri_options(uri, {"synchronous": str, "timeout": float})
+        options = path_and_options(uri, {"synchronous": str, "timeout": float})[1]
         path = sqlite_path(uri)
         return cls(path, **parameters, **options)
 
     # -- opening -----------------------------------------------------------------------
 
-    def _check_file(self, create: bool) -> None:
+    def _connect(self, *, immutable: bool = False) -> sqlite3.Connection:
+        """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one."""
+        mode = "ro" if self.read_only else "rw"
+        with self._errors("open"):
+            return sqlite3.connect(
+                sqlite_file_uri(self.path, mode, immutable),
+                uri=True,
+                timeout=self._timeout,
+                isolation_level=None,
+            )
+
+    def _check_file(self, create: bool) -> bool:
+        """Refuse what cannot be an index; return whether the file exists."""
         if self.path.is_dir():
             raise NotAnIndex(f"{self.path} is a directory; give the path of an index file")
         if not self.path.exists():
@@ -181,17 +219,55 @@ class SqliteIndex(IndexBase):
                     f"Cannot create the index {self.path}: directory {self.path.parent} "
                     "does not exist; create it or choose another path"
                 )
-            return
+            return False
         try:
             with self.path.open("rb") as f:
                 header = f.read(len(SQLITE_HEADER))
         except OSError as e:
             raise IndexUnavailable(f"Cannot read the index {self.path}: {e.strerror}") from None
-        if header and header != SQLITE_HEADER:
+        if not header:
+            # New indexes appear complete (see _create_file), so an empty file is never
+            # one being created: it is an index truncated by a failed copy or a full disk,
+            # or a file made by something else.
+            raise NotAnIndex(
+                f"{self.path} is empty (0 bytes), so not a scrapy-simhash index; it was left "
+                "untouched. Restore the index from a backup, or delete the file to start a "
+                "new index there."
+            )
+        if header != SQLITE_HEADER:
             raise NotAnIndex(
                 f"{self.path} is not a SQLite file, so not a scrapy-simhash index; it was left "
                 "untouched. Point SIMHASH_INDEX_URI at another file."
             )
+        return True
+
+    def _create_file(self, parameters: IndexParameters) -> None:
+        """Build a new index beside *path* and link it into place: another process sees
+        no file or a complete index, never an empty file; of two processes creating the
+        same index at once, the first link wins and the other opens that one."""
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        try:
+            conn = sqlite3.connect(sqlite_file_uri(temp, "rwc"), uri=True, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                self._create_schema(conn, parameters)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            try:
+                os.link(temp, self.path)
+            except FileExistsError:
+                pass  # created meanwhile by another process: open that one
+            except OSError:
+                # A file system without hard links: not atomic against another process
+                # creating the same index at this very moment, but never overwrites one.
+                if not self.path.exists():
+                    os.replace(temp, self.path)
+        finally:
+            for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
 
     def _check_application(self) -> None:
         app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
@@ -203,6 +279,11 @@ class SqliteIndex(IndexBase):
                 f"{app_id:#x}), not a scrapy-simhash index; it was left untouched. Point "
                 "SIMHASH_INDEX_URI at another file."
             )
+        raise NotAnIndex(
+            f"{self.path} is an empty SQLite database, not a scrapy-simhash index; it was left "
+            "untouched. Restore the index from a backup, or delete the file to start a new "
+            "index there."
+        )
 
     def _has_tables(self) -> bool:
         return self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
@@ -226,10 +307,9 @@ class SqliteIndex(IndexBase):
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
 
-    def _load_or_create(self, requested: RequestedParameters, new_parameters) -> IndexParameters:
-        # BEGIN IMMEDIATE: of two processes creating the same new index, the second waits and
-        # then finds the first one's schema instead of creating it again.
-        with self._transaction():
+    def _load(self, requested: RequestedParameters) -> IndexParameters:
+        # One read transaction: a consistent view of the layout and parameters.
+        with self._transaction(immediate=False):
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and self._has_tables():
                 raise IndexUnavailable(
@@ -245,16 +325,21 @@ class SqliteIndex(IndexBase):
                     "It was left untouched: export it with the scrapy-simhash that built it "
                     "and import it into a new index"
                 )
-            if version == 0:
-                parameters = new_parameters()
-                self._create_schema(parameters)
-                return parameters
             if version > SCHEMA_VERSION:
                 raise IndexUnavailable(
                     f"The index {self.path} has schema version {version}, newer than this "
                     f"scrapy-simhash knows ({SCHEMA_VERSION}); upgrade scrapy-simhash"
                 )
+            missing = missing_layout(self._conn)
+            if missing:
+                raise IndexCorrupt(
+                    f"The index {self.path} is damaged: it lacks {', '.join(missing)}. It was "
+                    "left untouched: restore it from a backup (scrapy-simhash export/import) "
+                    "or use another file"
+                )
             meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
+        if not self.read_only:
+            self._check_writable()
         try:
             stored = IndexParameters(
                 int(meta["max_distance"]), int(meta["blocks"]), meta["features"]
@@ -266,8 +351,18 @@ class SqliteIndex(IndexBase):
             ) from None
         return requested.check(stored, self.location)
 
-    def _create_schema(self, parameters: IndexParameters) -> None:
-        db = sqlite_utils.Database(self._conn)
+    def _check_writable(self) -> None:
+        """Fail now, not at the first page of a crawl, if the file cannot be written: a
+        write that is rolled back (it never reaches the disk)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        finally:
+            self._conn.execute("ROLLBACK")
+
+    @staticmethod
+    def _create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None:
+        db = sqlite_utils.Database(conn)
         db["simhash_meta"].create({"name": str, "value": str}, pk="name")
         db["simhash_meta"].insert_all(
             [
@@ -310,8 +405,8 @@ class SqliteIndex(IndexBase):
             not_null={"key", "kept_key", "distance", "exact", "at"},
         )
         db["drops"].create_index(["at"])
-        self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     # -- errors and transactions -------------------------------------------------------
 
@@ -351,16 +446,18 @@ class SqliteIndex(IndexBase):
             raise IndexUnavailable(f"SQLite failed on {where}") from None
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._conn.execute("BEGIN IMMEDIATE")
+    def _transaction(self, immediate: bool = True) -> Iterator[None]:
+        self._conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         try:
             yield
-        except BaseException:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-            raise
-        else:
             self._conn.execute("COMMIT")
+        except BaseException:
+            # Also after a failed COMMIT (SQLite keeps the transaction open when it cannot
+            # commit yet): rolled back, so the lock is released and the next call works.
+            if self._conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+            raise
 
     # -- the index ---------------------------------------------------------------------
 
@@ -398,6 +495,7 @@ class SqliteIndex(IndexBase):
             return self._matches(fingerprint, k, first_only=False)
 
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        key = storable_key(key)
         with self._errors("add"), self._transaction():
             found = self._matches(fingerprint, self.plan.max_distance, first_only=True)
             if found:
@@ -417,6 +515,7 @@ class SqliteIndex(IndexBase):
             return None
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        key = storable_key(key)
         signed = to_signed64(digest)
         with self._errors("add"), self._transaction():
             row = self._conn.execute(
@@ -442,7 +541,7 @@ class SqliteIndex(IndexBase):
         with self._errors("record a drop"):
             self._conn.execute(
                 "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
-                (key, match.key, match.distance, int(exact), time.time()),
+                (storable_key(key), match.key, match.distance, int(exact), time.time()),
             )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
@@ -476,73 +575,118 @@ class SqliteIndex(IndexBase):
 
     def find(self, key: str) -> list[StoredPage]:
         with self._errors("find"):
-            return list(self._select_pages("WHERE key = ?", (key,)))
+            return list(self._select_pages("WHERE key = ?", (storable_key(key),)))
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        """See :meth:`NearDuplicateIndex.add_pages`. Committed in batches of
+        :data:`BATCH_PAGES`; Ctrl-C raises :class:`Interrupted` with how many were added."""
         added = 0
-        pages = iter(pages)
-        with self._errors("add pages"), self._transaction():
-            (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-            while batch := list(islice(pages, 10_000)):
-                page_rows, key_rows, exact_rows = [], [], []
-                seen: set[tuple[str, int]] = set()
-                for page in batch:
-                    signed = to_signed64(page.fingerprint)
-                    if page.exact:
-                        exact_rows.append((signed, page.key, page.added_at))
-                        continue
-                    if (page.key, signed) in seen or self._conn.execute(
-                        "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
-                        (page.key, signed),
-                    ).fetchone():
-                        continue
-                    seen.add((page.key, signed))
-                    page_rows.append((next_id, signed, page.key, page.added_at))
-                    key_rows += [
-                        (table, to_signed64(block_key), next_id, signed)
-                        for table, block_key in enumerate(self.plan.keys(page.fingerprint))
-                    ]
-                    next_id += 1
-                before = self._conn.total_changes
-                self._conn.executemany(
-                    "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
-                    exact_rows,
-                )
-                added += self._conn.total_changes - before + len(page_rows)
-                self._conn.executemany(
-                    "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
-                    page_rows,
-                )
-                self._conn.executemany(
-                    "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
-                    key_rows,
-                )
+        pages = storable_pages(pages)
+        try:
+            first = True
+            while batch := list(islice(pages, BATCH_PAGES)):
+                if not first:
+                    time.sleep(BATCH_PAUSE)
+                first = False
+                with self._errors("add pages"), self._transaction():
+                    added += self._add_batch(batch)
+        except KeyboardInterrupt:
+            raise Interrupted(added) from None
+        return added
+
+    def _add_batch(self, batch: list[StoredPage]) -> int:
+        (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
+        page_rows, key_rows, exact_rows = [], [], []
+        seen: set[tuple[str, int]] = set()
+        for page in batch:
+            signed = to_signed64(page.fingerprint)
+            if page.exact:
+                exact_rows.append((signed, page.key, page.added_at))
+                continue
+            if (page.key, signed) in seen or self._conn.execute(
+                "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
+                (page.key, signed),
+            ).fetchone():
+                continue
+            seen.add((page.key, signed))
+            page_rows.append((next_id, signed, page.key, page.added_at))
+            key_rows += [
+                (table, to_signed64(block_key), next_id, signed)
+                for table, block_key in enumerate(self.plan.keys(page.fingerprint))
+            ]
+            next_id += 1
+        before = self._conn.total_changes
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
+            exact_rows,
+        )
+        added = self._conn.total_changes - before + len(page_rows)
+        self._conn.executemany(
+            "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
+            page_rows,
+        )
+        self._conn.executemany(
+            "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
+            key_rows,
+        )
         return added
 
     def _delete(self, where: str, args: tuple) -> int:
-        with self._errors("remove pages"), self._transaction():
-            doomed = self._conn.execute(f"SELECT id, fingerprint FROM pages {where}", args)
-            key_rows = [
-                (table, to_signed64(block_key), page_id)
-                for page_id, fp in doomed.fetchall()
-                for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
-            ]
-            self._conn.executemany(
-                "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?", key_rows
-            )
-            removed = self._conn.execute(f"DELETE FROM pages {where}", args).rowcount
-            removed += self._conn.execute(f"DELETE FROM exact_texts {where}", args).rowcount
-        return removed
+        """Remove the pages *where* says, in batches of :data:`BATCH_PAGES` (each page with
+        its table keys); Ctrl-C raises :class:`Interrupted` with how many were removed."""
+        removed = 0
+        limited = (*args, BATCH_PAGES)
+        try:
+            while True:
+                with self._errors("remove pages"), self._transaction():
+                    doomed = self._conn.execute(
+                        f"SELECT id, fingerprint FROM pages {where} LIMIT ?", limited
+                    ).fetchall()
+                    key_rows = [
+                        (table, to_signed64(block_key), page_id)
+                        for page_id, fp in doomed
+                        for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
+                    ]
+                    self._conn.executemany(
+                        "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?",
+                        key_rows,
+                    )
+                    self._conn.executemany(
+                        "DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _ in doomed]
+                    )
+                    exact = self._conn.execute(
+                        f"DELETE FROM exact_texts WHERE rowid IN "
+                        f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
+                        limited,
+                    ).rowcount
+                removed += len(doomed) + exact
+                if len(doomed) < BATCH_PAGES and exact < BATCH_PAGES:
+                    return removed
+                time.sleep(BATCH_PAUSE)
+        except KeyboardInterrupt:
+            raise Interrupted(removed) from None
 
     def forget(self, key: str) -> int:
-        return self._delete("WHERE key = ?", (key,))
+        return self._delete("WHERE key = ?", (storable_key(key),))
 
     def expire(self, older_than: float) -> int:
         return self._delete("WHERE added_at < ?", (older_than,))
 
     def expire_drops(self, older_than: float) -> int:
-        with self._errors("remove audit-log entries"), self._transaction():
-            return self._conn.execute("DELETE FROM drops WHERE at < ?", (older_than,)).rowcount
+        removed = 0
+        try:
+            while True:
+                with self._errors("remove audit-log entries"), self._transaction():
+                    batch = self._conn.execute(
+                        "DELETE FROM drops WHERE id IN (SELECT id FROM drops WHERE at < ? LIMIT ?)",
+                        (older_than, BATCH_PAGES),
+                    ).rowcount
+                removed += batch
+                if batch < BATCH_PAGES:
+                    return removed
+                time.sleep(BATCH_PAUSE)
+        except KeyboardInterrupt:
+            raise Interrupted(removed) from None
 
     def vacuum(self) -> None:
         """Rebuild the file without the space of removed pages (``VACUUM``) and truncate
@@ -558,7 +702,8 @@ class SqliteIndex(IndexBase):
         if conn is None:
             return
         try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if not self.read_only:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.DatabaseError:
             pass  # another process is reading; the last one to close checkpoints
         finally:
