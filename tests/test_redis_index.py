@@ -85,7 +85,8 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
         index.add_exact_if_new(5, "https://b.example/")
     names = set(client.scan_iter(match="{" + prefix + "}:*"))
     tables = {name for name in names if ":t:" in name}
-    assert names - tables == {f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact")}
+    assert names - tables == {f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact", "order")}
+    assert all(client.ttl(name) == -1 for name in names), "no key has a time to live"
     assert len(tables) == 10, "one set per table"
     for name in tables:
         assert client.object("encoding", name) == "intset"
@@ -203,7 +204,7 @@ def test_no_warning_with_appendonly_and_debug_when_config_is_refused(make_redis_
     server = make_redis_server("--appendonly", "yes", "--rename-command", "CONFIG", "")
     with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.index.redis"):
         open_index(server.url).close()
-    (record,) = caplog.records
+    (record,) = [r for r in caplog.records if "appendonly" in r.getMessage()]
     assert record.levelno == logging.DEBUG
     assert record.getMessage().startswith(f"Could not read the appendonly setting of {server.url}")
 
@@ -293,6 +294,7 @@ def test_wrong_key_types_are_a_corrupt_index(uri, prefix, client):
             index.add_if_new(FP, "a")
         with pytest.raises(IndexCorrupt, match="wrong type"):
             index.add_pages([StoredPage("a", FP, 1.0)])
+        client.set(f"{{{prefix}}}:order", "not a sorted set")
         with pytest.raises(IndexCorrupt, match="wrong type"):
             list(index.pages())
 
@@ -483,7 +485,7 @@ def test_processes_adding_near_duplicates_at_once_keep_one_of_each(uri):
 # -- expiry ------------------------------------------------------------------------------
 
 
-def test_ttl_sweeps_old_pages_at_open(uri, client, prefix):
+def test_ttl_expired_pages_are_swept_by_a_check_not_at_open(uri, client, prefix):
     now = time.time()
     with open_index(uri) as index:
         index.add_pages(
@@ -496,10 +498,10 @@ def test_ttl_sweeps_old_pages_at_open(uri, client, prefix):
         index.record_drop("x", index.add_if_new(flip(FP, 0), "x"))
     with open_index(uri + "&ttl=1d") as index:
         assert index.ttl == 86400
-        assert [p.key for p in index.pages()] == ["recent"]
+        assert [p.key for p in index.pages()] == ["recent"], "expired pages are not listed"
+        assert len(index) == 3, "opening removes nothing"
         assert index.add_if_new(flip(FP, 0), "new") is None, "the old page expired"
-        assert len(index) == 2
-    assert client.exists(f"{{{prefix}}}:sweep") == 1, "no other process sweeps again soon"
+        assert len(index) == 2, "the first check swept the expired pages"
     with open_index(uri) as index:
         assert [d.key for d in index.drops()] == ["x"], "drops younger than the ttl stay"
 
