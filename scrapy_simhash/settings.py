@@ -7,13 +7,14 @@ No Scrapy import: :meth:`SimhashSettings.from_settings` takes anything with Scra
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .blocks import BlockPlan, default_blocks
 from .exceptions import ConfigurationError
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter
+from .index.uri import redact
 
 #: Every setting with its default; the README's settings table lists the same.
 DEFAULTS: dict[str, Any] = {
@@ -114,6 +115,14 @@ class SimhashSettings:
             raise ConfigurationError(f"SIMHASH_TOP_N/SIMHASH_SEED/SIMHASH_SEGMENTER: {e}") from None
         object.__setattr__(self, "fingerprinter", fingerprinter)
         object.__setattr__(self, "html_extractor", get_extractor(self.extractor_name))
+
+    def __repr__(self) -> str:
+        # The index URI may hold a password: shown redacted, like everywhere else.
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        if values["index_uri"]:
+            values["index_uri"] = redact(values["index_uri"])
+        shown = ", ".join(f"{name}={value!r}" for name, value in values.items())
+        return f"{type(self).__name__}({shown})"
 
     @property
     def extractor_name(self) -> str:

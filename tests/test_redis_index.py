@@ -235,6 +235,59 @@ def test_password_never_shows(make_redis_server, caplog):
     assert all(PASSWORD not in r.getMessage() for r in caplog.records)
 
 
+HOSTILE = "Xq9/Zr7#Wk3?Vt5@Yp1:Hn6"
+PIECES = ("Xq9", "Zr7", "Wk3", "Vt5", "Yp1", "Hn6")
+
+
+def leaks(text: str) -> list[str]:
+    return [piece for piece in PIECES if piece in text]
+
+
+def test_hostile_passwords_never_show(make_redis_server, caplog, tmp_path, monkeypatch):
+    """A password with unescaped '/', '#', '?', '@' and ':', or given as an option, is
+    refused with a message that shows none of it; written in %XX form it works, and no
+    message, log line, repr or command output shows it."""
+    from urllib.parse import quote
+
+    from click.testing import CliRunner
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_simhash import SimhashDedupMiddleware
+    from scrapy_simhash.cli import main
+    from scrapy_simhash.settings import SimhashSettings
+
+    server = make_redis_server("--requirepass", HOSTILE)
+    where = f"127.0.0.1:{server.port}/0"
+    raw = [
+        f"redis://:{HOSTILE}@{where}?prefix=p",
+        f"redis://user:{HOSTILE}@{where}?prefix=p",
+        f"redis://{HOSTILE}@{where}",
+        f"redis://{where}?prefix=p&password={HOSTILE.replace('#', '').replace('?', '')}",
+        f"redis://{where}?password={quote(HOSTILE, safe='')}",
+    ]
+    for uri in raw:
+        with pytest.raises(UnsupportedIndexURI) as excinfo:
+            open_index(uri)
+        assert leaks(str(excinfo.value)) == [], (uri, str(excinfo.value))
+        assert leaks(repr(SimhashSettings(index_uri=uri))) == []
+    good = f"redis://:{quote(HOSTILE, safe='')}@{where}?prefix=p"
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level(logging.DEBUG):
+        with open_index(good) as index:
+            assert index.add_if_new(FP, "a") is None
+            assert leaks(index.location + repr(index)) == []
+        for uri in [*raw, good, good.replace("Xq9", "Xq8"), good + "&nope=1"]:
+            result = CliRunner().invoke(main, ["stats", "--index", uri])
+            assert leaks(result.output) == [], (uri, result.output)
+        settings = {
+            "SIMHASH_INDEX_URI": good,
+            "ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300},
+        }
+        SimhashDedupMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    assert "are both enabled on the index redis://:***@" in caplog.text
+    assert leaks(caplog.text) == []
+
+
 def test_user_and_password_with_acl(make_redis_server):
     """An ACL user limited to the index's keys; a password with URL-special characters
     written in %XX form."""

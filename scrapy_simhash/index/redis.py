@@ -62,7 +62,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -220,6 +220,22 @@ def _blocks_advice(max_distance: int) -> str:
     return f"use blocks={usable[0]}" + (f" to {usable[-1]}" if len(usable) > 1 else "")
 
 
+def _check_credentials(uri: str) -> None:
+    """Refuse credentials that would be misread (and shown) as a path or options."""
+    if "@" in uri.partition("://")[2] and "@" not in urlsplit(uri).netloc:
+        raise UnsupportedIndexURI(
+            f"The user or password in the index URI {redact(uri)} holds '/', '?' or '#': "
+            "write them as %2F, %3F and %23 (and '@' as %40), as in "
+            "redis://:pa%2Fss@localhost:6379/0"
+        )
+    names = {name.lower() for name, _ in parse_qsl(urlsplit(uri).query)}
+    if names & {"password", "username", "user"}:
+        raise UnsupportedIndexURI(
+            f"Credentials go before the host in the index URI, not in its options "
+            f"({redact(uri)}): redis://user:password@host:6379/0 (or redis://:password@...)"
+        )
+
+
 def _describe(client, prefix: str) -> str:
     """``redis://host:port/db?prefix=...`` for a client (without user or password)."""
     pool = getattr(client, "connection_pool", None)
@@ -329,6 +345,7 @@ class RedisIndex(IndexBase):
     def from_uri(cls, uri: str, **parameters) -> RedisIndex:
         """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
         ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
+        _check_credentials(uri)
         options = uri_options(
             uri,
             {
