@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from scrapy_simhash import open_index
-from scrapy_simhash.exceptions import ConfigurationError, IndexCorrupt
+from scrapy_simhash.exceptions import ConfigurationError, IndexCorrupt, IndexUnavailable
 from scrapy_simhash.index.base import StoredPage
 
 try:
@@ -115,6 +115,24 @@ def test_a_server_refusing_config_is_opened_with_a_warning(make_redis_server, ca
     (record,) = [r for r in caplog.records if "maxmemory-policy" in r.getMessage()]
     assert record.levelno == logging.WARNING
     assert "make sure it is noeviction" in record.getMessage()
+
+
+def test_a_policy_changed_to_evict_under_a_crawl_fails_the_checks(make_redis_server, monkeypatch):
+    import scrapy_simhash.index.redis as module
+
+    monkeypatch.setattr(module, "POLICY_RECHECK", 0.0)  # read it at every check
+    server = make_redis_server("--maxmemory", "20mb", "--maxmemory-policy", "noeviction")
+    admin = redis.Redis(port=server.port)
+    with open_index(f"{server.url}?prefix=p") as index:
+        assert index.add_if_new(FP, "a") is None
+        admin.config_set("maxmemory-policy", "allkeys-lru")
+        with pytest.raises(IndexUnavailable, match="maxmemory-policy allkeys-lru"):
+            index.add_if_new(flip(FP, 1), "b")
+        with pytest.raises(IndexUnavailable, match="until it is noeviction again"):
+            index.add_exact_if_new(5, "c")
+        admin.config_set("maxmemory-policy", "noeviction")
+        assert index.add_if_new(flip(FP, 1), "b").key == "a", "checks resume"
+    admin.close()
 
 
 @pytest.mark.parametrize("lost", ["meta", "everything"])

@@ -16,7 +16,8 @@ TLS). Every key of an index starts with ``{prefix}:`` (default prefix ``simhash`
     {simhash}:drops             stream  the audit log (key, kept, distance, exact, at)
 
 None of these keys has a time to live of its own, and the server must never evict them
-(``maxmemory-policy noeviction``, checked at open; see :meth:`RedisIndex._check_eviction`).
+(``maxmemory-policy noeviction``, checked at open and every minute by a crawl's checks;
+see :meth:`RedisIndex._check_eviction`).
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are
 rearranged so that the table's key comes first (see :mod:`scrapy_simhash.blocks`). The
@@ -113,6 +114,8 @@ _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _BATCH = 1000
 #: Expired pages one check removes at most.
 SWEEP_BATCH = 100
+#: Seconds between two reads of the server's maxmemory-policy by a crawl's checks.
+POLICY_RECHECK = 60.0
 _OUT_OF_MEMORY = getattr(redis.exceptions, "OutOfMemoryError", ())
 #: Once the server could not be reached, calls fail at once for this many seconds instead
 #: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
@@ -502,9 +505,12 @@ class RedisIndex(IndexBase):
     def _check_eviction(self, allowed: bool) -> None:
         """Refuse a server that may evict our keys to make room: an evicted table or meta
         key makes the index forget pages silently (1-bit variants of stored pages kept)."""
+        self._allow_eviction = allowed
+        self._next_policy_check = time.monotonic() + POLICY_RECHECK
         try:
             config = self._client.config_get("maxmemory-policy")
         except redis.RedisError as e:
+            self._next_policy_check = float("inf")  # it will not be readable later either
             logger.warning(
                 "Could not read the maxmemory-policy of %s (%s); make sure it is noeviction: "
                 "a server that evicts keys to make room loses pages of the index silently",
@@ -512,22 +518,40 @@ class RedisIndex(IndexBase):
                 self._scrub(str(e)),
             )
             return
+        message = self._evicting(config)
+        if message is None:
+            return
+        if not allowed:
+            raise ConfigurationError(
+                message + ". To use it anyway, add allow_eviction=true to the index URI"
+            )
+        logger.warning("%s (allowed by allow_eviction=true)", message)
+
+    def _evicting(self, config) -> str | None:
+        """What is wrong with the ``CONFIG GET maxmemory-policy`` reply, if anything."""
         policy = config.get("maxmemory-policy", "") if isinstance(config, dict) else ""
         # volatile-* policies evict only keys with a time to live; ours have none.
         if not policy.startswith("allkeys-"):
-            return
-        message = (
+            return None
+        return (
             f"Redis at {self.location} has maxmemory-policy {policy}: when full it evicts "
             "keys of the index, which then forgets pages silently and lets duplicates "
             "through. Use a server (or database) with: CONFIG SET maxmemory-policy "
             "noeviction (and in redis.conf); a full server then refuses writes and the "
             "crawl counts them as index errors"
         )
-        if not allowed:
-            raise ConfigurationError(
-                message + ". To use it anyway, add allow_eviction=true to the index URI"
-            )
-        logger.warning("%s (allowed by allow_eviction=true)", message)
+
+    def _recheck_eviction(self) -> None:
+        """The policy may be changed on a running server: read it again every
+        ``POLICY_RECHECK`` seconds, and fail the checks while it evicts."""
+        if self._allow_eviction or time.monotonic() < self._next_policy_check:
+            return
+        self._next_policy_check = time.monotonic() + POLICY_RECHECK
+        with self._errors("read maxmemory-policy"):
+            message = self._evicting(self._client.config_get("maxmemory-policy"))
+        if message is not None:
+            self._next_policy_check = 0.0  # until it is fixed
+            raise IndexUnavailable(message + "; checks fail until it is noeviction again")
 
     def _check_persistence(self) -> None:
         try:
@@ -646,6 +670,7 @@ class RedisIndex(IndexBase):
     # -- the index ---------------------------------------------------------------------
 
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        self._recheck_eviction()
         self._sweep_if_due()
         keys, members = self._script_keys(fingerprint)
         args: list[object] = [self.plan.max_distance]
@@ -702,6 +727,7 @@ class RedisIndex(IndexBase):
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        self._recheck_eviction()
         self._sweep_if_due()
         added_at = repr(time.time())
         with self._errors("add"):
