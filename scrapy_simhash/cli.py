@@ -6,7 +6,7 @@ status 1.
 
 The index is ``--index URI`` if given, else ``SIMHASH_INDEX_URI`` of the Scrapy project in
 the working directory, else ``.scrapy/simhash.db`` (where the pipeline puts it).
-Fingerprinting settings (``SIMHASH_TOP_N``, ``SIMHASH_SEED``, ...) come from the same
+Fingerprinting settings (``SIMHASH_TOP_N``, ``SIMHASH_SECRET``, ...) come from the same
 project; ``-s NAME=VALUE`` overrides any of them.
 """
 
@@ -103,7 +103,7 @@ class Env:
             raise click.ClickException(
                 f"The index {index.location} holds fingerprints of features {theirs!r}, but "
                 f"these settings make {ours!r}; run the command in the project that built the "
-                "index, or set the same SIMHASH_TOP_N/SIMHASH_SEED with -s"
+                "index, or set the same SIMHASH_TOP_N/SIMHASH_SECRET with -s"
             )
         return Deduplicator(
             index,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 from .extract import Extractor, get_extractor
@@ -109,12 +109,21 @@ class AnalysisParams:
     worker process can rebuild the same analysis (see :func:`analyse_fields`)."""
 
     top_n: int
-    seed: int
+    #: The term hash's key (see :class:`~scrapy_simhash.fingerprint.Fingerprinter`).
+    seed: bytes | int | None
     segmenter: str
     min_terms: int
     max_length: int
     #: Extractor name, as :func:`scrapy_simhash.extract.get_extractor` takes it.
     extractor: str
+
+    def __repr__(self) -> str:
+        # A secret seed is never shown; without one the repr rebuilds the same params.
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        if values["seed"]:
+            values["seed"] = "<secret>"
+        shown = ", ".join(f"{name}={value!r}" for name, value in values.items())
+        return f"{type(self).__name__}({shown})"
 
 
 def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:

@@ -1,7 +1,8 @@
 """Weighted terms -> 64-bit SimHash (Charikar 2002), and the distance between two of them.
 
 Each term is hashed to 64 bits with MurmurHash3 (``mmh3.hash64``, deterministic across
-processes and machines, unlike ``hash()``). For every bit position the weights of the terms
+processes and machines, unlike ``hash()``), or, with a secret seed, with BLAKE2b keyed by
+it (see :func:`seed_from_secret`). For every bit position the weights of the terms
 with that bit set are added and those without it subtracted; the fingerprint has a 1 where
 the sum is positive. Similar texts share most heavy terms, so most sums keep their sign and
 the fingerprints differ in few bits.
@@ -13,6 +14,8 @@ order in which a BLAS library adds floating-point numbers.
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 from collections.abc import Iterable
 
 import mmh3
@@ -27,16 +30,63 @@ _MASK64 = (1 << 64) - 1
 _HASH_CACHE_SIZE = 500_000
 
 
-def hash_term(term: str, seed: int = 0) -> int:
-    """Return the unsigned 64-bit MurmurHash3 of *term* (UTF-8) under *seed*."""
+#: Bytes of a secret seed: 128 bits, a key space no one can search.
+SEED_BYTES = 16
+#: Characters a passphrase needs at least (a random hex key is better still).
+MIN_PASSPHRASE = 12
+_HEX_KEY = re.compile(r"^[0-9a-fA-F]{32}$")
+#: Digits only: a key of the wrong length (or a guessable number), not a passphrase.
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+# Passphrases are stretched with scrypt, so that each guess costs ~16 MB and tens of ms.
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "salt": b"scrapy-simhash/secret/v1"}
+
+
+def seed_from_secret(secret: str) -> bytes:
+    """The 16-byte seed for ``SIMHASH_SECRET``: 32 hex digits are the seed itself; other
+    text is a passphrase (at least 12 characters, not only hex digits) stretched with
+    scrypt."""
+    if not isinstance(secret, str):
+        raise ValueError("the secret must be a string: 32 hex digits or a passphrase")
+    secret = secret.strip()
+    if _HEX_KEY.match(secret):
+        return bytes.fromhex(secret)
+    if len(secret) < MIN_PASSPHRASE or _HEX.match(secret):
+        raise ValueError(
+            f"a secret must be 32 hex digits (python -c 'import secrets; "
+            f"print(secrets.token_hex(16))') or a passphrase of at least {MIN_PASSPHRASE} "
+            f"characters (not only hex digits), not {len(secret)} characters"
+        )
+    return hashlib.scrypt(secret.encode("utf-8"), dklen=SEED_BYTES, **_SCRYPT)
+
+
+def _check_seed(seed: bytes | int | None) -> bytes | None:
+    """``None`` for the public hash (``0`` and ``None`` both mean it), else the 16 bytes."""
+    if seed is None or (isinstance(seed, int) and seed == 0):
+        return None
+    if isinstance(seed, bytes) and len(seed) == SEED_BYTES:
+        return seed
+    raise ValueError(
+        f"a seed is {SEED_BYTES} bytes from seed_from_secret() (SIMHASH_SECRET), or 0 for "
+        "the public hash; integer seeds are no longer accepted, as one below 2**32 can be "
+        "found from the fingerprints of a few known pages"
+    )
+
+
+def hash_term(term: str, seed: bytes | int | None = None) -> int:
+    """Return the unsigned 64-bit hash of *term* (UTF-8): MurmurHash3 without a seed (or
+    with ``0``), BLAKE2b keyed with a 16-byte *seed*."""
     # Encoded here: mmh3 5.x crashes the interpreter (segfault) on a str holding a lone
     # surrogate, as JSON-decoded fields can ("\ud800"); valid text hashes the same.
-    return mmh3.hash64(term.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
+    data = term.encode("utf-8", "surrogatepass")
+    key = _check_seed(seed)
+    if key is None:
+        return mmh3.hash64(data, 0, signed=False)[0]
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8, key=key).digest(), "little")
 
 
 def simhash(
     weighted_terms: Iterable[tuple[str, float]],
-    seed: int = 0,
+    seed: bytes | int | None = None,
     *,
     cache: dict[str, bytes] | None = None,
 ) -> int:
@@ -70,7 +120,7 @@ def simhash(
     return int.from_bytes(packed.tobytes(), "little")
 
 
-def _hash_bytes(term: str, seed: int) -> bytes:
+def _hash_bytes(term: str, seed: bytes | int | None) -> bytes:
     return hash_term(term, seed).to_bytes(8, "little")
 
 
@@ -95,20 +145,23 @@ def parse_fingerprint(text: str) -> int:
 class Fingerprinter:
     """Text -> 64-bit SimHash with fixed parameters.
 
-    *top_n* is how many of the heaviest TF-IDF terms count; *seed* keys the term hash (a
-    secret seed stops anyone who knows the public hash from forging a collision);
+    *top_n* is how many of the heaviest TF-IDF terms count; *seed* (16 bytes from
+    :func:`seed_from_secret`) keys the term hash: a secret seed stops anyone who knows the
+    public hash from forging a collision;
     *segmenter* picks the Chinese word segmenter (``"auto"``, ``"jieba"``, ``"rjieba"``),
     which never changes a fingerprint.
     """
 
     def __init__(
-        self, *, top_n: int = DEFAULT_TOP_N, seed: int = 0, segmenter: str = "auto"
+        self,
+        *,
+        top_n: int = DEFAULT_TOP_N,
+        seed: bytes | int | None = None,
+        segmenter: str = "auto",
     ) -> None:
-        if not 0 <= seed < 2**32:
-            raise ValueError(f"seed={seed} must be between 0 and 2**32 - 1")
+        self.seed = _check_seed(seed)
         self.extractor = TermExtractor(top_n=top_n, segmenter=segmenter)
         self.top_n = top_n
-        self.seed = seed
         # Term -> hash; a page's heavy terms recur on many pages of a site.
         self._hashes: dict[str, bytes] = {}
 
@@ -116,10 +169,13 @@ class Fingerprinter:
     def signature(self) -> str:
         """Everything that decides the fingerprint of a text, stored in every index.
 
-        The seed itself is not written out (it may be a secret); its hash is.
+        A secret seed is not written out, only an id of it (``key-`` and 16 hex digits):
+        the seed has 128 bits, and one from a passphrase costs an scrypt per guess.
         """
-        seed_tag = "0" if self.seed == 0 else format_fingerprint(hash_term(str(self.seed), 1))
-        return f"simhash64/terms-v{TERMS_VERSION}/top{self.top_n}/seed-{seed_tag}"
+        if self.seed is None:
+            return f"simhash64/terms-v{TERMS_VERSION}/top{self.top_n}/seed-0"
+        key_id = hashlib.blake2b(self.seed, digest_size=8, person=b"simhash-key-id").hexdigest()
+        return f"simhash64/terms-v{TERMS_VERSION}/top{self.top_n}/key-{key_id}"
 
     def terms(self, text: str) -> list[tuple[str, float]]:
         return self.extractor.terms(text)

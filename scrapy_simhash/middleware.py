@@ -18,6 +18,7 @@ from scrapy.utils.misc import load_object
 
 from .adapter import CrawlDeduplicator, settings_from_crawler
 from .dedup import Verdict
+from .index.uri import redact
 from .settings import SimhashSettings
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class SimhashDedupMiddleware:
                 "SimhashDedupMiddleware and SimhashDedupPipeline are both enabled on the index "
                 "%s: each item would be compared with the page it came from, and dropped when "
                 "their texts are alike. Enable one of them, or give them different indexes.",
-                middleware.index_uri,
+                redact(middleware.index_uri),
             )
         return middleware
 

@@ -7,13 +7,14 @@ No Scrapy import: :meth:`SimhashSettings.from_settings` takes anything with Scra
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .blocks import BlockPlan, default_blocks
 from .exceptions import ConfigurationError
 from .extract import Extractor, get_extractor
-from .fingerprint import Fingerprinter
+from .fingerprint import Fingerprinter, seed_from_secret
+from .index.uri import redact
 
 #: Every setting with its default; the README's settings table lists the same.
 DEFAULTS: dict[str, Any] = {
@@ -30,7 +31,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_EXTRACTOR": "builtin",
     "SIMHASH_WORKERS": 0,
     "SIMHASH_SEGMENTER": "auto",
-    "SIMHASH_SEED": 0,
+    "SIMHASH_SECRET": None,
     "SIMHASH_DROP_LOG_LEVEL": "INFO",
     "SIMHASH_ON_INDEX_ERROR": "keep",
     "SIMHASH_FLAG_ONLY": False,
@@ -59,7 +60,8 @@ class SimhashSettings:
     #: 0: fingerprint in a thread; N > 0: in N worker processes (:mod:`.workers`).
     workers: int = 0
     segmenter: str = "auto"
-    seed: int = 0
+    #: 32 hex digits or a passphrase; keys the term hash (never shown in a repr).
+    secret: str | None = field(default=None, repr=False)
     drop_log_level: int = logging.INFO
     on_index_error: str = "keep"
     #: Keep duplicates, marked in ``flag_field`` (items) instead of dropped.
@@ -67,6 +69,8 @@ class SimhashSettings:
     flag_field: str = "simhash_duplicate_of"
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
+    #: The 16 bytes derived from *secret* (``None`` without one): what keys the term hash.
+    seed: bytes | None = field(init=False, repr=False, compare=False)
     fingerprinter: Fingerprinter = field(init=False, repr=False, compare=False)
     #: The function that reduces an HTML field to its main text.
     html_extractor: Extractor = field(init=False, repr=False, compare=False)
@@ -107,15 +111,26 @@ class SimhashSettings:
                 'responses to check, e.g. ["text/html"], or disable the middleware'
             )
         try:
-            fingerprinter = Fingerprinter(
-                top_n=self.top_n, seed=self.seed, segmenter=self.segmenter
-            )
+            seed = None if self.secret in (None, "") else seed_from_secret(self.secret)
         except ValueError as e:
-            raise ConfigurationError(f"SIMHASH_TOP_N/SIMHASH_SEED/SIMHASH_SEGMENTER: {e}") from None
+            raise ConfigurationError(f"SIMHASH_SECRET: {e}") from None
+        try:
+            fingerprinter = Fingerprinter(top_n=self.top_n, seed=seed, segmenter=self.segmenter)
+        except ValueError as e:
+            raise ConfigurationError(f"SIMHASH_TOP_N/SIMHASH_SEGMENTER: {e}") from None
+        object.__setattr__(self, "seed", seed)
         object.__setattr__(self, "fingerprinter", fingerprinter)
         object.__setattr__(
             self, "html_extractor", get_extractor(self.extractor_name, min_words=self.min_terms)
         )
+
+    def __repr__(self) -> str:
+        # The index URI may hold a password: shown redacted, like everywhere else.
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        if values["index_uri"]:
+            values["index_uri"] = redact(values["index_uri"])
+        shown = ", ".join(f"{name}={value!r}" for name, value in values.items())
+        return f"{type(self).__name__}({shown})"
 
     @property
     def extractor_name(self) -> str:
@@ -136,6 +151,15 @@ class SimhashSettings:
             except (TypeError, ValueError):
                 raise ConfigurationError(f"{name}={get(name)!r} is not an integer") from None
 
+        if settings.get("SIMHASH_SEED") not in (None, 0, "0", ""):
+            raise ConfigurationError(
+                "SIMHASH_SEED is no longer supported: a seed below 2**32 can be found from the "
+                "fingerprints of a few known pages (or from the index's features). Remove it, "
+                "set SIMHASH_SECRET to 32 hex digits (python -c 'import secrets; "
+                "print(secrets.token_hex(16))') or a passphrase of 12 or more characters, and "
+                "build a new index: the pages of one built with a seed cannot be checked "
+                "without it"
+            )
         blocks = get("SIMHASH_BLOCKS")
         return cls(
             index_uri=get("SIMHASH_INDEX_URI") or None,
@@ -154,7 +178,7 @@ class SimhashSettings:
             extractor=str(get("SIMHASH_EXTRACTOR")).strip().lower(),
             workers=getint("SIMHASH_WORKERS"),
             segmenter=str(get("SIMHASH_SEGMENTER")),
-            seed=getint("SIMHASH_SEED"),
+            secret=None if get("SIMHASH_SECRET") in (None, "") else str(get("SIMHASH_SECRET")),
             drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),
             on_index_error=str(get("SIMHASH_ON_INDEX_ERROR")).lower(),
             flag_only=settings.getbool("SIMHASH_FLAG_ONLY", DEFAULTS["SIMHASH_FLAG_ONLY"]),

@@ -87,12 +87,15 @@ def test_weights_matter():
 
 
 def test_seed_changes_fingerprint_and_signature():
-    plain, seeded = Fingerprinter(), Fingerprinter(seed=12345)
+    seed = bytes(range(16))
+    plain, seeded = Fingerprinter(), Fingerprinter(seed=seed)
     assert plain.fingerprint(ENGLISH) != seeded.fingerprint(ENGLISH)
     assert plain.signature != seeded.signature
-    assert "12345" not in seeded.signature, "a secret seed must not be written out"
-    with pytest.raises(ValueError, match="seed"):
-        Fingerprinter(seed=-1)
+    assert seed.hex() not in seeded.signature, "a secret seed must not be written out"
+    assert Fingerprinter(seed=0).fingerprint(ENGLISH) == plain.fingerprint(ENGLISH)
+    for bad in (-1, 12345, b"short", "0" * 32):
+        with pytest.raises(ValueError, match="seed"):
+            Fingerprinter(seed=bad)
 
 
 def test_top_n_is_part_of_the_signature():

@@ -1,25 +1,32 @@
 """Evasion and forgery: what an attacker can do with the public feature hash, and what a
-secret seed and text normalisation stop.
+secret and text normalisation stop.
 
-With ``SIMHASH_SEED = 0`` the term hash is public: anyone can compute, for any word, which
+Without ``SIMHASH_SECRET`` the term hash is public: anyone can compute, for any word, which
 fingerprint bits it pushes up or down. A greedy attacker then appends a few dozen chosen
 words to an unrelated page until its fingerprint lands within distance 3 of a target page,
 so that the target (crawled later) is dropped as a "duplicate" of the attacker's page. With
-a secret seed the same attack, computed against the public hash, lands nowhere near.
+a secret the same attack, computed against the public hash, lands nowhere near; and the
+secret (128 bits, or a passphrase stretched with scrypt) cannot be searched for.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import pickle
 import string
 
 import numpy as np
 import pytest
 from pipelines import ARTICLE
+from scrapy.settings import Settings
 
-from scrapy_simhash.dedup import Deduplicator
-from scrapy_simhash.fingerprint import Fingerprinter, hamming_distance, hash_term
+from scrapy_simhash.dedup import AnalysisParams, Deduplicator, analyse_fields
+from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch
+from scrapy_simhash.fingerprint import Fingerprinter, hamming_distance, hash_term, seed_from_secret
+from scrapy_simhash.index import open_index
 from scrapy_simhash.index.memory import MemoryIndex
+from scrapy_simhash.settings import SimhashSettings
 from scrapy_simhash.terms import jieba_idf
 
 TARGET = ARTICLE
@@ -36,7 +43,7 @@ REPEAT = 3  # each chosen word is appended this many times
 MAX_WORDS = 60
 
 
-def signs(term: str, seed: int) -> np.ndarray:
+def signs(term: str, seed) -> np.ndarray:
     """+1 / -1 for each of the 64 bits of the term's hash, least significant first."""
     h = hash_term(term, seed)
     return np.array([1.0 if h >> bit & 1 else -1.0 for bit in range(64)])
@@ -46,7 +53,7 @@ def bit_signs(fingerprint: int) -> np.ndarray:
     return np.array([1.0 if fingerprint >> bit & 1 else -1.0 for bit in range(64)])
 
 
-def greedy_forgery(target_text: str, page: str, seed: int) -> tuple[str, int]:
+def greedy_forgery(target_text: str, page: str, seed) -> tuple[str, int]:
     """Append chosen words to *page* until, under the hash with *seed*, its fingerprint is
     within distance 3 of *target_text*'s. Returns the forged page and the words added.
 
@@ -80,7 +87,7 @@ def greedy_forgery(target_text: str, page: str, seed: int) -> tuple[str, int]:
     return forged, added
 
 
-def analyse(text: str, seed: int):
+def analyse(text: str, seed):
     return Deduplicator(MemoryIndex(), Fingerprinter(seed=seed, segmenter="rjieba")).analyse(text)
 
 
@@ -108,21 +115,91 @@ def test_forgery_succeeds_against_the_public_hash(forged):
     assert verdict.match.key == "https://attacker.example/"
 
 
-@pytest.mark.parametrize("secret", [1, 20_240_601, 2**32 - 1, 987_654_321])
-def test_forgery_fails_with_a_secret_seed(forged, secret):
+SECRETS = [
+    "3f1c9a0e7b2d4c6f8a1e0b9d7c5a3e21",
+    "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF",
+    "correct horse battery staple",
+    "ein längeres Passwort für den Crawler",
+]
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_forgery_fails_with_a_secret(forged, secret):
     page, _ = forged
-    distance = hamming_distance(analyse(page, secret).value, analyse(TARGET, secret).value)
-    assert distance > 10, f"seed {secret}: forged page within {distance} bits"
-    dedup = Deduplicator(MemoryIndex(), Fingerprinter(seed=secret, segmenter="rjieba"))
+    seed = seed_from_secret(secret)
+    distance = hamming_distance(analyse(page, seed).value, analyse(TARGET, seed).value)
+    assert distance > 10, f"secret {secret!r}: forged page within {distance} bits"
+    dedup = Deduplicator(MemoryIndex(), Fingerprinter(seed=seed, segmenter="rjieba"))
     assert dedup.check_text(page, "https://attacker.example/").match is None
     assert dedup.check_text(TARGET, "https://news.example/tram").match is None
 
 
-def test_secret_seed_is_part_of_the_signature_but_not_written_out():
-    public, secret = Fingerprinter(seed=0), Fingerprinter(seed=20_240_601)
-    assert public.signature != secret.signature
-    assert "20240601" not in secret.signature
-    assert "20_240_601" not in secret.signature
+def test_a_secret_is_128_bits_hex_or_a_passphrase_stretched_with_scrypt():
+    assert seed_from_secret(SECRETS[0]) == bytes.fromhex(SECRETS[0])
+    assert seed_from_secret(" " + SECRETS[1] + "\n") == b"\xff" * 16
+    stretched = seed_from_secret(SECRETS[2])
+    assert len(stretched) == 16
+    assert stretched == hashlib.scrypt(
+        SECRETS[2].encode(), salt=b"scrapy-simhash/secret/v1", n=2**14, r=8, p=1, dklen=16
+    )
+    for weak in ("", "hunter2", "12345678901", "0123456789abcdef"):
+        with pytest.raises(ValueError, match=r"32 hex digits .* at least 12 characters"):
+            seed_from_secret(weak)
+
+
+def test_the_signature_shows_only_a_key_id_never_the_secret_or_a_fast_hash_of_it():
+    for secret in SECRETS:
+        seed = seed_from_secret(secret)
+        signature = Fingerprinter(seed=seed).signature
+        assert signature.startswith("simhash64/") and "/key-" in signature
+        assert "seed-" not in signature
+        key_id = signature.rpartition("/key-")[2]
+        assert len(key_id) == 16
+        text = secret.encode()
+        fast = [
+            hashlib.blake2b(text, digest_size=8).hexdigest(),
+            hashlib.sha256(text).hexdigest()[:16],
+            f"{hash_term(secret, 0):016x}",
+            f"{hash_term(secret.lower(), 0):016x}",
+        ]
+        assert key_id not in fast
+        assert secret.lower() not in signature.lower() and seed.hex() not in signature
+    assert (
+        Fingerprinter(seed=seed_from_secret(SECRETS[0])).signature
+        != Fingerprinter(seed=seed_from_secret(SECRETS[1])).signature
+    )
+
+
+def test_integer_seeds_are_refused_with_what_to_do():
+    with pytest.raises(ValueError, match="integer seeds are no longer accepted"):
+        Fingerprinter(seed=20_240_601)
+    with pytest.raises(ConfigurationError, match="SIMHASH_SEED is no longer supported") as e:
+        SimhashSettings.from_settings(Settings({"SIMHASH_SEED": 20_240_601}))
+    assert "SIMHASH_SECRET" in str(e.value) and "new index" in str(e.value)
+    assert SimhashSettings.from_settings(Settings({"SIMHASH_SEED": 0})).seed is None
+
+
+def test_an_index_built_with_an_integer_seed_is_refused_clearly(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'old.db'}"
+    open_index(uri, features="simhash64/terms-v2/top128/seed-5d1e0a2f9c3b7e46").close()
+    with pytest.raises(IndexParameterMismatch, match="build a new index with SIMHASH_SECRET"):
+        open_index(uri, features=Fingerprinter(seed=seed_from_secret(SECRETS[0])).signature)
+
+
+def test_the_secret_reaches_worker_analysis_and_never_shows():
+    secret = SECRETS[3]
+    config = SimhashSettings.from_settings(Settings({"SIMHASH_SECRET": secret}))
+    assert config.seed == seed_from_secret(secret)
+    assert config.fingerprinter.signature == Fingerprinter(seed=config.seed).signature
+    params = AnalysisParams(
+        top_n=128, seed=config.seed, segmenter="auto", min_terms=20, max_length=10**6,
+        extractor="none",
+    )  # fmt: skip
+    shipped = pickle.loads(pickle.dumps(params))  # as a worker process receives it
+    assert analyse_fields(shipped, [TARGET]).value == config.fingerprinter.fingerprint(TARGET)
+    assert analyse_fields(shipped, [TARGET]).value != analyse(TARGET, 0).value
+    for shown in (repr(config), repr(params), str(config)):
+        assert secret not in shown and config.seed.hex() not in shown and "längeres" not in shown
 
 
 # -- normalisation: visually identical variants are duplicates -------------------------

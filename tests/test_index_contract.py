@@ -111,6 +111,20 @@ def test_returns_nearest_match(index):
     assert (match.key, match.distance) == ("other", 1)
 
 
+@pytest.mark.parametrize("first", ["found via the last table", "found via the first table"])
+def test_of_equally_near_pages_the_earliest_stored_is_the_match(index, first):
+    # With the default plan (5 blocks of 13, 13, 13, 13, 12 bits), a page 3 bits away in
+    # blocks 0-2 shares only the key of the last table with FP, one 3 bits away in blocks
+    # 2-4 only the key of the first table; they are 4 bits apart, so both are stored.
+    via_last, via_first = flip(FP, 0, 13, 26), flip(FP, 26, 39, 52)
+    order = [via_last, via_first] if first == "found via the last table" else [via_first, via_last]
+    assert index.add_if_new(order[0], "earlier") is None
+    assert index.add_if_new(order[1], "later") is None
+    match = index.add_if_new(FP, "probe")
+    assert (match.key, match.fingerprint, match.distance) == ("earlier", order[0], 3)
+    assert [m.key for m in index.query(FP)] == ["earlier", "later"]
+
+
 def test_query_lists_all_within_distance_nearest_first(index):
     index.add_if_new(FP, "a")
     index.add_if_new(flip(FP, 0, 1, 2, 3, 4, 5, 6, 7), "b")

@@ -85,7 +85,8 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
         index.add_exact_if_new(5, "https://b.example/")
     names = set(client.scan_iter(match="{" + prefix + "}:*"))
     tables = {name for name in names if ":t:" in name}
-    assert names - tables == {f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact")}
+    assert names - tables == {f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact", "order")}
+    assert all(client.ttl(name) == -1 for name in names), "no key has a time to live"
     assert len(tables) == 10, "one set per table"
     for name in tables:
         assert client.object("encoding", name) == "intset"
@@ -203,7 +204,7 @@ def test_no_warning_with_appendonly_and_debug_when_config_is_refused(make_redis_
     server = make_redis_server("--appendonly", "yes", "--rename-command", "CONFIG", "")
     with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.index.redis"):
         open_index(server.url).close()
-    (record,) = caplog.records
+    (record,) = [r for r in caplog.records if "appendonly" in r.getMessage()]
     assert record.levelno == logging.DEBUG
     assert record.getMessage().startswith(f"Could not read the appendonly setting of {server.url}")
 
@@ -232,6 +233,59 @@ def test_password_never_shows(make_redis_server, caplog):
         assert ":***@" in str(excinfo.value)
     assert caplog.records, "the appendonly warning at least"
     assert all(PASSWORD not in r.getMessage() for r in caplog.records)
+
+
+HOSTILE = "Xq9/Zr7#Wk3?Vt5@Yp1:Hn6"
+PIECES = ("Xq9", "Zr7", "Wk3", "Vt5", "Yp1", "Hn6")
+
+
+def leaks(text: str) -> list[str]:
+    return [piece for piece in PIECES if piece in text]
+
+
+def test_hostile_passwords_never_show(make_redis_server, caplog, tmp_path, monkeypatch):
+    """A password with unescaped '/', '#', '?', '@' and ':', or given as an option, is
+    refused with a message that shows none of it; written in %XX form it works, and no
+    message, log line, repr or command output shows it."""
+    from urllib.parse import quote
+
+    from click.testing import CliRunner
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_simhash import SimhashDedupMiddleware
+    from scrapy_simhash.cli import main
+    from scrapy_simhash.settings import SimhashSettings
+
+    server = make_redis_server("--requirepass", HOSTILE)
+    where = f"127.0.0.1:{server.port}/0"
+    raw = [
+        f"redis://:{HOSTILE}@{where}?prefix=p",
+        f"redis://user:{HOSTILE}@{where}?prefix=p",
+        f"redis://{HOSTILE}@{where}",
+        f"redis://{where}?prefix=p&password={HOSTILE.replace('#', '').replace('?', '')}",
+        f"redis://{where}?password={quote(HOSTILE, safe='')}",
+    ]
+    for uri in raw:
+        with pytest.raises(UnsupportedIndexURI) as excinfo:
+            open_index(uri)
+        assert leaks(str(excinfo.value)) == [], (uri, str(excinfo.value))
+        assert leaks(repr(SimhashSettings(index_uri=uri))) == []
+    good = f"redis://:{quote(HOSTILE, safe='')}@{where}?prefix=p"
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level(logging.DEBUG):
+        with open_index(good) as index:
+            assert index.add_if_new(FP, "a") is None
+            assert leaks(index.location + repr(index)) == []
+        for uri in [*raw, good, good.replace("Xq9", "Xq8"), good + "&nope=1"]:
+            result = CliRunner().invoke(main, ["stats", "--index", uri])
+            assert leaks(result.output) == [], (uri, result.output)
+        settings = {
+            "SIMHASH_INDEX_URI": good,
+            "ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300},
+        }
+        SimhashDedupMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    assert "are both enabled on the index redis://:***@" in caplog.text
+    assert leaks(caplog.text) == []
 
 
 def test_user_and_password_with_acl(make_redis_server):
@@ -293,6 +347,7 @@ def test_wrong_key_types_are_a_corrupt_index(uri, prefix, client):
             index.add_if_new(FP, "a")
         with pytest.raises(IndexCorrupt, match="wrong type"):
             index.add_pages([StoredPage("a", FP, 1.0)])
+        client.set(f"{{{prefix}}}:order", "not a sorted set")
         with pytest.raises(IndexCorrupt, match="wrong type"):
             list(index.pages())
 
@@ -483,7 +538,7 @@ def test_processes_adding_near_duplicates_at_once_keep_one_of_each(uri):
 # -- expiry ------------------------------------------------------------------------------
 
 
-def test_ttl_sweeps_old_pages_at_open(uri, client, prefix):
+def test_ttl_expired_pages_are_swept_by_a_check_not_at_open(uri, client, prefix):
     now = time.time()
     with open_index(uri) as index:
         index.add_pages(
@@ -496,10 +551,10 @@ def test_ttl_sweeps_old_pages_at_open(uri, client, prefix):
         index.record_drop("x", index.add_if_new(flip(FP, 0), "x"))
     with open_index(uri + "&ttl=1d") as index:
         assert index.ttl == 86400
-        assert [p.key for p in index.pages()] == ["recent"]
+        assert [p.key for p in index.pages()] == ["recent"], "expired pages are not listed"
+        assert len(index) == 3, "opening removes nothing"
         assert index.add_if_new(flip(FP, 0), "new") is None, "the old page expired"
-        assert len(index) == 2
-    assert client.exists(f"{{{prefix}}}:sweep") == 1, "no other process sweeps again soon"
+        assert len(index) == 2, "the first check swept the expired pages"
     with open_index(uri) as index:
         assert [d.key for d in index.drops()] == ["x"], "drops younger than the ttl stay"
 

@@ -8,6 +8,7 @@ suite runs against each.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
@@ -15,6 +16,9 @@ from typing import Protocol, runtime_checkable
 from ..blocks import BlockPlan, default_blocks
 from ..exceptions import IndexParameterMismatch
 from ..fingerprint import hamming_distance
+
+#: The features of an index built with an integer seed (other than 0).
+_SEEDED = re.compile(r"/seed-(?!0$)[0-9a-f]+$")
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,11 @@ class RequestedParameters:
             if value is not None and value != getattr(stored, name)
         ]
         if differences:
+            if _SEEDED.search(stored.features):
+                differences.append(
+                    "the index was built with SIMHASH_SEED, which is no longer supported: "
+                    "build a new index with SIMHASH_SECRET"
+                )
             raise IndexParameterMismatch(
                 f"The index at {location} was built with other parameters ("
                 + "; ".join(differences)

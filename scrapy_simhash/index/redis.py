@@ -10,8 +10,14 @@ TLS). Every key of an index starts with ``{prefix}:`` (default prefix ``simhash`
                                         table key starts with <bucket>, as integers
     {simhash}:fp                hash    fingerprint (16 hex digits) -> [[seq, key, "added_at"]]
     {simhash}:exact             hash    text digest (16 hex digits) -> [seq, key, "added_at"]
+    {simhash}:order             zset    one member per stored page, "<seq>:f:<hex>" (or
+                                        ":x:" for exact entries), scored by the time stored:
+                                        pages() in order, expiry by time, both in batches
     {simhash}:drops             stream  the audit log (key, kept, distance, exact, at)
-    {simhash}:sweep             string  while set, no other process sweeps expired pages
+
+None of these keys has a time to live of its own, and the server must never evict them
+(``maxmemory-policy noeviction``, checked at open and every minute by a crawl's checks;
+see :meth:`RedisIndex._check_eviction`).
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are
 rearranged so that the table's key comes first (see :mod:`scrapy_simhash.blocks`). The
@@ -25,22 +31,27 @@ compared in two 24-bit halves (Lua's ``bit`` library is 32-bit).
 a NOSCRIPT reply when the server restarted or its scripts were flushed): it probes every
 table, checks the distances and inserts only when nothing is near, while no other client's
 command runs. Of two hosts seeing near-duplicate pages at the same moment, one keeps its
-page and the other gets it as the match. The script also puts the matched fingerprint's
-bits back in order and returns its stored record: a check is one round trip.
+page and the other gets it as the match. Of equally near stored pages the earliest stored
+(smallest sequence number) is the match, as in every backend. The script also puts the
+matched fingerprint's bits back in order and returns its stored record: a check is one
+round trip. The scripts live in :mod:`scrapy_simhash.index.redis_scripts`.
 
-There is no index by URL: ``find``, ``forget`` and ``expire`` read every stored page
-(``HSCAN``), which takes seconds for millions of pages; they are for maintenance, not for
-the crawl's path.
+There is no index by URL: ``find`` and ``forget`` read every stored page (``HSCAN``),
+which takes seconds for millions of pages; they are for maintenance, not for the crawl's
+path. ``pages`` and ``expire`` read ``{simhash}:order`` in batches.
 
 **Redis Cluster** (``?cluster=true``): the braces make ``prefix`` a hash tag, so every key
 of one index lives in one slot, and the script stays atomic across all clients. The price:
 one index lives on one shard (and its replicas); indexes with different prefixes spread
 over the cluster.
 
-**Expiry** (``?ttl=30d``): pages stored longer ago than the TTL are removed by a sweep
-that runs when the index is opened and then at most every ``ttl / 24`` (one process at a
-time): a page may outlive its TTL by up to that. Sweeping reads every stored page, so
-with millions of pages it takes seconds; it also trims the audit log.
+**Expiry** (``?ttl=30d``): a page stored longer ago than the TTL is never a match again
+(the check compares the stored time with the cutoff). Its keys are removed by a sweep that
+the checks of a crawl run: at most every ``min(ttl / 24, 60 s)`` a check removes up to
+100 of the oldest expired pages (read from ``{simhash}:order`` by score), and the next
+check goes on while a full batch was found; a check's work stays bounded whatever the size
+of the index. Commands that only read (``stats``, ``export``, ...) never sweep; they list
+no expired page, but ``len()`` counts the expired pages not yet swept.
 """
 
 from __future__ import annotations
@@ -52,7 +63,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -79,14 +90,22 @@ from .base import (
     storable_key,
     storable_pages,
 )
+from .redis_scripts import (
+    ADD_EXACT_IF_NEW,
+    ADD_IF_NEW,
+    CREATE_META,
+    REMOVE,
+    REMOVE_EXACT,
+    STORE,
+)
 from .uri import redact, uri_options
 
 logger = logging.getLogger(__name__)
 
 #: The value of ``format`` in ``{prefix}:meta``: marks our keys.
 FORMAT = "scrapy-simhash"
-#: Bumped with every change of the key layout above.
-LAYOUT_VERSION = 1
+#: Bumped with every change of the key layout above (2: the order of pages).
+LAYOUT_VERSION = 2
 DEFAULT_PREFIX = "simhash"
 DEFAULT_BUCKET_BITS = 16
 #: Members must be exact Lua numbers (doubles): at most 52 bits.
@@ -95,151 +114,14 @@ _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _BATCH = 1000
+#: Expired pages one check removes at most.
+SWEEP_BATCH = 100
+#: Seconds between two reads of the server's maxmemory-policy by a crawl's checks.
+POLICY_RECHECK = 60.0
 _OUT_OF_MEMORY = getattr(redis.exceptions, "OutOfMemoryError", ())
 #: Once the server could not be reached, calls fail at once for this many seconds instead
 #: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
 RECONNECT_PAUSE = 1.0
-
-# Probe every table; return {1, hex fingerprint, its record, distance} for the nearest
-# stored fingerprint within max_distance, or insert the fingerprint and return {0, seq}.
-# LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
-# outside the key) and where each block of the rest goes: {position in rest, width, shift
-# in the fingerprint}.
-# KEYS: the n set keys, the fingerprint hash, the counters hash.
-# ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
-#       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"').
-_ADD_IF_NEW = """
-local LAYOUTS = --LAYOUTS--
-local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
-local k = tonumber(ARGV[1])
-local n = #LAYOUTS
-local best_d, best_t, best_r = k + 1, nil, nil
-for t = 1, n do
-  local p = tonumber(ARGV[3 * t - 1])
-  local scale = 2 ^ LAYOUTS[t][1]
-  local p_rest = p % scale
-  -- members with the same key bits as the probe: low <= m < low + scale
-  local low = p - p_rest
-  local high = low + scale
-  local p_hi = floor(p_rest / 16777216)
-  local p_lo = p_rest % 16777216
-  local members = redis.call('SMEMBERS', KEYS[t])
-  for i = 1, #members do
-    local m = tonumber(members[i])
-    if m >= low and m < high then
-      local r = m - low
-      local d = 0
-      local x = bxor(floor(r / 16777216), p_hi)
-      while x ~= 0 and d < best_d do x = band(x, x - 1); d = d + 1 end
-      x = bxor(r % 16777216, p_lo)
-      while x ~= 0 and d < best_d do x = band(x, x - 1); d = d + 1 end
-      if d < best_d then best_d, best_t, best_r = d, t, r end
-    end
-  end
-end
-if best_t then
-  local hi, lo = tonumber(ARGV[3 * best_t]), tonumber(ARGV[3 * best_t + 1])
-  local layout = LAYOUTS[best_t]
-  for j = 2, #layout do
-    local pos, w, s = layout[j][1], layout[j][2], layout[j][3]
-    local v = math.floor(best_r / 2 ^ pos) % 2 ^ w
-    if s >= 32 then
-      hi = hi + v * 2 ^ (s - 32)
-    elseif s + w <= 32 then
-      lo = lo + v * 2 ^ s
-    else
-      lo = lo + (v % 2 ^ (32 - s)) * 2 ^ s
-      hi = hi + math.floor(v / 2 ^ (32 - s))
-    end
-  end
-  local hex = string.format('%08x%08x', hi, lo)
-  return {1, hex, redis.call('HGET', KEYS[n + 1], hex), best_d}
-end
-for t = 1, n do redis.call('SADD', KEYS[t], ARGV[3 * t - 1]) end
-local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
-redis.call('HINCRBY', KEYS[n + 2], 'pages', 1)
-redis.call('HSET', KEYS[n + 1], ARGV[3 * n + 2], '[[' .. seq .. ',' .. ARGV[3 * n + 3] .. ']]')
-return {0, seq}
-"""
-
-# Store a fingerprint without checking distances (restoring an export); skip it when a
-# page with the same key is stored under the same fingerprint. Returns 1 if stored.
-# KEYS: the n set keys, the fingerprint hash, the counters hash.
-# ARGV: n, the n members, hex fingerprint, record tail, key.
-_STORE = """
-local n = tonumber(ARGV[1])
-local hex, tail, key = ARGV[n + 2], ARGV[n + 3], ARGV[n + 4]
-local existing = redis.call('HGET', KEYS[n + 1], hex)
-if existing then
-  for _, r in ipairs(cjson.decode(existing)) do
-    if r[2] == key then return 0 end
-  end
-end
-local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
-redis.call('HINCRBY', KEYS[n + 2], 'pages', 1)
-local record = '[' .. seq .. ',' .. tail .. ']'
-if existing then
-  redis.call('HSET', KEYS[n + 1], hex, string.sub(existing, 1, -2) .. ',' .. record .. ']')
-else
-  redis.call('HSET', KEYS[n + 1], hex, '[' .. record .. ']')
-  for t = 1, n do redis.call('SADD', KEYS[t], ARGV[1 + t]) end
-end
-return 1
-"""
-
-# Remove the records with the given sequence numbers stored under one fingerprint; remove
-# the fingerprint from the tables when none is left. Returns how many were removed.
-# KEYS: the n set keys, the fingerprint hash, the counters hash.
-# ARGV: n, the n members, hex fingerprint, then the sequence numbers.
-_REMOVE = """
-local n = tonumber(ARGV[1])
-local hex = ARGV[n + 2]
-local existing = redis.call('HGET', KEYS[n + 1], hex)
-if not existing then return 0 end
-local doomed = {}
-for i = n + 3, #ARGV do doomed[tonumber(ARGV[i])] = true end
-local keep, removed = {}, 0
-for _, r in ipairs(cjson.decode(existing)) do
-  if doomed[r[1]] then removed = removed + 1 else keep[#keep + 1] = r end
-end
-if removed == 0 then return 0 end
-if #keep == 0 then
-  redis.call('HDEL', KEYS[n + 1], hex)
-  for t = 1, n do redis.call('SREM', KEYS[t], ARGV[1 + t]) end
-else
-  redis.call('HSET', KEYS[n + 1], hex, cjson.encode(keep))
-end
-redis.call('HINCRBY', KEYS[n + 2], 'pages', -removed)
-return removed
-"""
-
-# Exact entries. KEYS: the exact hash, the counters hash. ARGV: hex digest, record tail.
-# Returns the stored record, or nil after storing this one.
-_ADD_EXACT_IF_NEW = """
-local existing = redis.call('HGET', KEYS[1], ARGV[1])
-if existing then return existing end
-local seq = redis.call('HINCRBY', KEYS[2], 'seq', 1)
-redis.call('HINCRBY', KEYS[2], 'pages', 1)
-redis.call('HSET', KEYS[1], ARGV[1], '[' .. seq .. ',' .. ARGV[2] .. ']')
-return false
-"""
-
-# Remove an exact entry if it still has sequence number ARGV[2]. Returns 1 if removed.
-_REMOVE_EXACT = """
-local existing = redis.call('HGET', KEYS[1], ARGV[1])
-if not existing or cjson.decode(existing)[1] ~= tonumber(ARGV[2]) then return 0 end
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HINCRBY', KEYS[2], 'pages', -1)
-return 1
-"""
-
-# Create the parameters unless another client just did; return them either way.
-_CREATE_META = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('HSET', KEYS[1], unpack(ARGV))
-end
-return redis.call('HGETALL', KEYS[1])
-"""
 
 
 def duration(value: str) -> float:
@@ -343,6 +225,22 @@ def _blocks_advice(max_distance: int) -> str:
     return f"use blocks={usable[0]}" + (f" to {usable[-1]}" if len(usable) > 1 else "")
 
 
+def _check_credentials(uri: str) -> None:
+    """Refuse credentials that would be misread (and shown) as a path or options."""
+    if "@" in uri.partition("://")[2] and "@" not in urlsplit(uri).netloc:
+        raise UnsupportedIndexURI(
+            f"The user or password in the index URI {redact(uri)} holds '/', '?' or '#': "
+            "write them as %2F, %3F and %23 (and '@' as %40), as in "
+            "redis://:pa%2Fss@localhost:6379/0"
+        )
+    names = {name.lower() for name, _ in parse_qsl(urlsplit(uri).query)}
+    if names & {"password", "username", "user"}:
+        raise UnsupportedIndexURI(
+            f"Credentials go before the host in the index URI, not in its options "
+            f"({redact(uri)}): redis://user:password@host:6379/0 (or redis://:password@...)"
+        )
+
+
 def _describe(client, prefix: str) -> str:
     """``redis://host:port/db?prefix=...`` for a client (without user or password)."""
     pool = getattr(client, "connection_pool", None)
@@ -374,8 +272,9 @@ class RedisIndex(IndexBase):
     ``{prefix}:``. *location* names the server in messages (never with a password).
     *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
     (seconds) makes pages expire that long after they were stored. After a failure to reach
-    the server, calls fail at once for *reconnect_pause* seconds, then try again.
-    *read_only* marks an index opened by a command that only reads.
+    the server, calls fail at once for *reconnect_pause* seconds, then try again. A server
+    that may evict the index's keys is refused unless *allow_eviction*. *read_only* marks
+    an index opened by a command that only reads.
     """
 
     def __init__(
@@ -393,6 +292,7 @@ class RedisIndex(IndexBase):
         ttl: float | None = None,
         password: str | None = None,
         reconnect_pause: float = RECONNECT_PAUSE,
+        allow_eviction: bool = False,
     ) -> None:
         from ..fingerprint import Fingerprinter
 
@@ -423,15 +323,17 @@ class RedisIndex(IndexBase):
         self._fp_key = f"{self._tag}:fp"
         self._exact_key = f"{self._tag}:exact"
         self._drops_key = f"{self._tag}:drops"
-        self._store = client.register_script(_STORE)
-        self._remove = client.register_script(_REMOVE)
-        self._add_exact = client.register_script(_ADD_EXACT_IF_NEW)
-        self._remove_exact = client.register_script(_REMOVE_EXACT)
-        self._create_meta = client.register_script(_CREATE_META)
+        self._order_key = f"{self._tag}:order"
+        self._store = client.register_script(STORE)
+        self._remove = client.register_script(REMOVE)
+        self._add_exact = client.register_script(ADD_EXACT_IF_NEW)
+        self._remove_exact = client.register_script(REMOVE_EXACT)
+        self._create_meta = client.register_script(CREATE_META)
         requested = RequestedParameters(max_distance, blocks, features)
         try:
             with self._errors("open"):
                 client.ping()
+                self._check_eviction(allow_eviction)  # before anything is written
                 self.parameters, self.bucket_bits = self._load_or_create(
                     requested, bucket_bits, create, Fingerprinter().signature
                 )
@@ -439,10 +341,10 @@ class RedisIndex(IndexBase):
             self._layouts = _layouts(self.parameters, self.bucket_bits)
             self._key_masks = [((1 << 64) - 1) ^ layout.rest_mask for layout in self._layouts]
             layouts = "{" + ", ".join(layout.lua() for layout in self._layouts) + "}"
-            self._add_if_new = client.register_script(_ADD_IF_NEW.replace("--LAYOUTS--", layouts))
+            self._add_if_new = client.register_script(ADD_IF_NEW.replace("--LAYOUTS--", layouts))
             self._check_persistence()
             self._next_sweep = 0.0
-            self._sweep_if_due()
+            self._last_seq = 0
         except BaseException:
             self.close()
             raise
@@ -451,6 +353,7 @@ class RedisIndex(IndexBase):
     def from_uri(cls, uri: str, **parameters) -> RedisIndex:
         """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
         ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
+        _check_credentials(uri)
         options = uri_options(
             uri,
             {
@@ -463,6 +366,7 @@ class RedisIndex(IndexBase):
                 "ssl_ca_certs": str,
                 "ssl_certfile": str,
                 "ssl_keyfile": str,
+                "allow_eviction": boolean,
             },
         )
         parts = urlsplit(uri)
@@ -488,6 +392,7 @@ class RedisIndex(IndexBase):
         prefix = str(options.pop("prefix", DEFAULT_PREFIX))
         ttl = options.pop("ttl", None)
         bucket_bits = options.pop("bucket_bits", None)
+        allow_eviction = bool(options.pop("allow_eviction", False))
         scheme = parts.scheme.lower()
         kwargs = dict(
             host=host,
@@ -522,6 +427,7 @@ class RedisIndex(IndexBase):
             bucket_bits=bucket_bits,
             ttl=ttl,
             password=password,
+            allow_eviction=allow_eviction,
             **parameters,
         )
 
@@ -569,6 +475,13 @@ class RedisIndex(IndexBase):
                 f"The index at {self.location} has layout version {version}, newer than this "
                 f"scrapy-simhash knows ({LAYOUT_VERSION}); upgrade scrapy-simhash"
             )
+        if version < LAYOUT_VERSION:
+            raise IndexUnavailable(
+                f"The index at {self.location} has layout version {version}, from a "
+                f"pre-release of scrapy-simhash (this one reads {LAYOUT_VERSION}). It was left "
+                "untouched: export it with the scrapy-simhash that built it (scrapy-simhash "
+                "export) and import the file into a new prefix with this one"
+            )
         try:
             stored = IndexParameters(
                 int(meta["max_distance"]), int(meta["blocks"]), meta["features"]
@@ -593,6 +506,57 @@ class RedisIndex(IndexBase):
         """Whether any key starts with this index's ``{prefix}:``."""
         pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._tag) + ":*"
         return any(True for _ in self._client.scan_iter(match=pattern, count=1000))
+
+    def _check_eviction(self, allowed: bool) -> None:
+        """Refuse a server that may evict our keys to make room: an evicted table or meta
+        key makes the index forget pages silently (1-bit variants of stored pages kept)."""
+        self._allow_eviction = allowed
+        self._next_policy_check = time.monotonic() + POLICY_RECHECK
+        try:
+            config = self._client.config_get("maxmemory-policy")
+        except redis.RedisError as e:
+            self._next_policy_check = float("inf")  # it will not be readable later either
+            logger.warning(
+                "Could not read the maxmemory-policy of %s (%s); make sure it is noeviction: "
+                "a server that evicts keys to make room loses pages of the index silently",
+                self.location,
+                self._scrub(str(e)),
+            )
+            return
+        message = self._evicting(config)
+        if message is None:
+            return
+        if not allowed:
+            raise ConfigurationError(
+                message + ". To use it anyway, add allow_eviction=true to the index URI"
+            )
+        logger.warning("%s (allowed by allow_eviction=true)", message)
+
+    def _evicting(self, config) -> str | None:
+        """What is wrong with the ``CONFIG GET maxmemory-policy`` reply, if anything."""
+        policy = config.get("maxmemory-policy", "") if isinstance(config, dict) else ""
+        # volatile-* policies evict only keys with a time to live; ours have none.
+        if not policy.startswith("allkeys-"):
+            return None
+        return (
+            f"Redis at {self.location} has maxmemory-policy {policy}: when full it evicts "
+            "keys of the index, which then forgets pages silently and lets duplicates "
+            "through. Use a server (or database) with: CONFIG SET maxmemory-policy "
+            "noeviction (and in redis.conf); a full server then refuses writes and the "
+            "crawl counts them as index errors"
+        )
+
+    def _recheck_eviction(self) -> None:
+        """The policy may be changed on a running server: read it again every
+        ``POLICY_RECHECK`` seconds, and fail the checks while it evicts."""
+        if self._allow_eviction or time.monotonic() < self._next_policy_check:
+            return
+        self._next_policy_check = time.monotonic() + POLICY_RECHECK
+        with self._errors("read maxmemory-policy"):
+            message = self._evicting(self._client.config_get("maxmemory-policy"))
+        if message is not None:
+            self._next_policy_check = 0.0  # until it is fixed
+            raise IndexUnavailable(message + "; checks fail until it is noeviction again")
 
     def _check_persistence(self) -> None:
         try:
@@ -678,7 +642,26 @@ class RedisIndex(IndexBase):
 
     def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]:
         keys, members = self._table_keys(fingerprint)
-        return [*keys, self._fp_key, self._counters_key], members
+        return [*keys, self._fp_key, self._counters_key, self._order_key], members
+
+    def _cutoff(self) -> str:
+        """Pages stored before this time have expired ('' without a ttl)."""
+        return "" if self.ttl is None else repr(time.time() - self.ttl)
+
+    def _vanished(self) -> IndexCorrupt:
+        return IndexCorrupt(
+            f"The index at {self.location} lost its keys while in use ({self._meta_key} "
+            "or its counters are gone): they were deleted, or the server evicted them "
+            "(maxmemory-policy). Pages stored until now are forgotten; restore the index "
+            "from a backup (scrapy-simhash export/import), set maxmemory-policy "
+            "noeviction, and open it again"
+        )
+
+    def _check_seq(self, seq: int) -> None:
+        """A sequence number never goes back unless the counters were deleted."""
+        if seq <= self._last_seq:
+            raise self._vanished()
+        self._last_seq = seq
 
     def _pipeline(self):
         """A pipeline (not a transaction) to the node holding this index's slot: Redis
@@ -693,33 +676,38 @@ class RedisIndex(IndexBase):
 
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
         key = storable_key(key)
+        self._recheck_eviction()
         self._sweep_if_due()
         keys, members = self._script_keys(fingerprint)
         args: list[object] = [self.plan.max_distance]
         for member, mask in zip(members, self._key_masks, strict=True):
             key_part = fingerprint & mask
             args += (member, key_part >> 32, key_part & 0xFFFF_FFFF)
-        added_at = time.time()
+        added_at = repr(time.time())
+        args += [_hex(fingerprint), _tail(key, float(added_at)), added_at, self._cutoff()]
         with self._errors("add"):
-            reply = self._add_if_new(
-                keys=keys, args=[*args, _hex(fingerprint), _tail(key, added_at)]
-            )
-        if int(reply[0]) == 0:
-            return None
-        found, value, distance = int(reply[1], 16), reply[2], int(reply[3])
-        if value is None:
+            reply = self._add_if_new(keys=[*keys, self._meta_key], args=args)
+        status = int(reply[0])
+        if status == -1:
+            raise self._vanished()
+        if status == -2:
             raise IndexCorrupt(
                 f"The index at {self.location} lists fingerprint {reply[1]} in its tables "
                 f"but not in {self._fp_key}; another program changed its keys. Restore it "
                 "from a backup (scrapy-simhash export/import) or choose another prefix"
             )
-        _, stored_key, stored_at = min(_records(value))
-        if distance == 0 and stored_key == key and stored_at == float(repr(added_at)):
+        if status == 0:
+            self._check_seq(int(reply[1]))
+            return None
+        found, value, distance, seq = int(reply[1], 16), reply[2], int(reply[3]), int(reply[4])
+        (stored_key, stored_at) = next((k, at) for s, k, at in _records(value) if s == seq)
+        if distance == 0 and stored_key == key and stored_at == float(added_at):
             return None  # a call retried after a timeout found its own insert
         return Match(stored_key, found, distance, stored_at)
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
+        cutoff = None if self.ttl is None else time.time() - self.ttl
         table_keys, _ = self._table_keys(fingerprint)
         with self._errors("query"):
             pipe = self._pipeline()
@@ -740,22 +728,26 @@ class RedisIndex(IndexBase):
         for (distance, fp), value in zip(found, values, strict=True):
             if value is not None:
                 for seq, stored_key, at in sorted(_records(value)):
-                    matches.append((distance, seq, Match(stored_key, fp, distance, at)))
+                    if cutoff is None or at >= cutoff:
+                        matches.append((distance, seq, Match(stored_key, fp, distance, at)))
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
         key = storable_key(key)
+        self._recheck_eviction()
         self._sweep_if_due()
-        added_at = time.time()
+        added_at = repr(time.time())
         with self._errors("add"):
             value = self._add_exact(
-                keys=[self._exact_key, self._counters_key],
-                args=[_hex(digest), _tail(key, added_at)],
+                keys=[self._exact_key, self._counters_key, self._order_key, self._meta_key],
+                args=[_hex(digest), _tail(key, float(added_at)), added_at, self._cutoff()],
             )
         if value is None:
             return None
+        if value == -1:
+            raise self._vanished()
         _, stored_key, stored_at = json.loads(value)
-        if stored_key == key and float(stored_at) == float(repr(added_at)):
+        if stored_key == key and float(stored_at) == float(added_at):
             return None  # a retried call found its own insert
         return Match(stored_key, digest, 0, float(stored_at))
 
@@ -809,9 +801,52 @@ class RedisIndex(IndexBase):
             seq, key, at = json.loads(value)
             yield int(seq), StoredPage(key, int(hex_digest, 16), float(at), exact=True)
 
+    def _ordered(self, low: str = "-inf", high: str = "+inf") -> Iterator[tuple[int, StoredPage]]:
+        """``(seq, page)`` for the pages stored from *low* to *high* (epoch times; ``(``
+        before one excludes it), in the order stored, read in batches of ``_BATCH``."""
+        after: tuple[float, str] | None = None
+        count = _BATCH
+        while True:
+            with self._errors("list pages"):
+                batch = self._client.zrangebyscore(
+                    self._order_key, low, high, start=0, num=count, withscores=True
+                )
+            fresh = batch if after is None else [m for m in batch if (m[1], m[0]) > after]
+            if not fresh and len(batch) == count:
+                count *= 2  # more than a batch of pages stored at the same moment
+                continue
+            yield from self._resolve([member for member, _ in fresh])
+            if len(batch) < count:
+                return
+            after = (fresh[-1][1], fresh[-1][0])
+            low, count = repr(after[0]), _BATCH
+
+    def _resolve(self, members: list[str]) -> Iterator[tuple[int, StoredPage]]:
+        """The stored pages named by members of the order (skipping ones just removed)."""
+        if not members:
+            return
+        parsed = [(int(seq), kind == "x", value) for seq, kind, value in
+                  (member.split(":") for member in members)]  # fmt: skip
+        with self._errors("list pages"):
+            pipe = self._pipeline()
+            for _, exact, value in parsed:
+                pipe.hget(self._exact_key if exact else self._fp_key, value)
+            values = pipe.execute()
+        for (seq, exact, hex_value), stored in zip(parsed, values, strict=True):
+            if stored is None:
+                continue
+            if exact:
+                stored_seq, key, at = json.loads(stored)
+                if int(stored_seq) == seq:
+                    yield seq, StoredPage(key, int(hex_value, 16), float(at), exact=True)
+                continue
+            for record_seq, key, at in _records(stored):
+                if record_seq == seq:
+                    yield seq, StoredPage(key, int(hex_value, 16), at)
+
     def pages(self) -> Iterator[StoredPage]:
-        ordered = sorted(self._stored(), key=lambda item: (item[1].added_at, item[0]))
-        for _, page in ordered:
+        low = "-inf" if self.ttl is None else repr(time.time() - self.ttl)
+        for _, page in self._ordered(low):
             yield page
 
     def find(self, key: str) -> list[StoredPage]:
@@ -838,15 +873,18 @@ class RedisIndex(IndexBase):
                 tail = _tail(page.key, page.added_at)
                 if page.exact:
                     self._add_exact(
-                        keys=[self._exact_key, self._counters_key],
-                        args=[_hex(page.fingerprint), tail],
+                        keys=[self._exact_key, self._counters_key, self._order_key, self._meta_key],
+                        args=[_hex(page.fingerprint), tail, repr(float(page.added_at)), ""],
                         client=pipe,
                     )
                 else:
                     keys, members = self._script_keys(page.fingerprint)
                     args = [len(members), *members, _hex(page.fingerprint), tail, page.key]
-                    self._store(keys=keys, args=args, client=pipe)
+                    args.append(repr(float(page.added_at)))
+                    self._store(keys=[*keys, self._meta_key], args=args, client=pipe)
             replies = pipe.execute()
+        if -1 in replies:
+            raise self._vanished()
         added = 0
         for page, reply in zip(batch, replies, strict=True):
             if page.exact:
@@ -873,7 +911,7 @@ class RedisIndex(IndexBase):
                 for is_exact, value, seqs in calls[start : start + _BATCH]:
                     if is_exact:
                         self._remove_exact(
-                            keys=[self._exact_key, self._counters_key],
+                            keys=[self._exact_key, self._counters_key, self._order_key],
                             args=[_hex(value), seqs[0]],
                             client=pipe,
                         )
@@ -892,9 +930,30 @@ class RedisIndex(IndexBase):
         return self._delete([(seq, page) for seq, page in self._stored() if page.key == key])
 
     def expire(self, older_than: float) -> int:
-        return self._delete(
-            [(seq, page) for seq, page in self._stored() if page.added_at < older_than]
-        )
+        removed = 0
+        while True:
+            removed += self._expire_batch(older_than, _BATCH)
+            if not self._expired_left:
+                return removed
+
+    def _expire_batch(self, older_than: float, count: int) -> int:
+        """Remove up to *count* of the oldest pages stored before *older_than*; set
+        ``_expired_left`` to whether there may be more."""
+        with self._errors("expire"):
+            members = self._client.zrangebyscore(
+                self._order_key, "-inf", f"({older_than!r}", start=0, num=count
+            )
+        pages = list(self._resolve(members))
+        removed = self._delete(pages)
+        # Members whose page is gone (removed by another client meanwhile) go too, so
+        # that they are not read again.
+        found = {seq for seq, _ in pages}
+        orphans = [m for m in members if int(m.partition(":")[0]) not in found]
+        if orphans:
+            with self._errors("expire"):
+                self._client.zrem(self._order_key, *orphans)
+        self._expired_left = len(members) == count
+        return removed
 
     def expire_drops(self, older_than: float) -> int:
         # Entries are in the order the server received them; ``at`` is the writer's clock.
@@ -919,21 +978,25 @@ class RedisIndex(IndexBase):
     # -- time to live ------------------------------------------------------------------
 
     def _sweep_if_due(self) -> None:
-        """Expire pages older than the ttl, at most every ttl / 24 and in one process at a
-        time (a lock key with a lifetime)."""
+        """Remove up to ``SWEEP_BATCH`` expired pages, at most every ``min(ttl / 24, 60 s)``,
+        and again at the next call while there were more: bounded work for each check,
+        whatever the size of the index. Expired pages are never matched meanwhile."""
         if self.ttl is None or time.monotonic() < self._next_sweep:
             return
-        interval = self.ttl / 24
-        self._next_sweep = time.monotonic() + interval
         now = time.time()
+        removed = self._expire_batch(now - self.ttl, SWEEP_BATCH)
         with self._errors("expire"):
-            lock = f"{self._tag}:sweep"
-            if not self._client.set(lock, repr(now), nx=True, px=max(1, int(interval * 1000))):
-                return  # another process swept within the interval
-            removed = self.expire(now - self.ttl)
-            self._client.xtrim(self._drops_key, minid=int((now - self.ttl) * 1000))
+            # Whole stream nodes only, at most a batch's worth: bounded too.
+            self._client.xtrim(
+                self._drops_key,
+                minid=int((now - self.ttl) * 1000),
+                approximate=True,
+                limit=SWEEP_BATCH,
+            )
+        more = self._expired_left
+        self._next_sweep = 0.0 if more else time.monotonic() + min(self.ttl / 24, 60.0)
         if removed:
-            logger.info(
+            logger.debug(
                 "Removed %d pages older than the ttl of %g s from %s",
                 removed,
                 self.ttl,

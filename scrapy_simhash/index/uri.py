@@ -7,15 +7,33 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..exceptions import UnsupportedIndexURI
 
+#: Schemes whose URIs name a file, not a server: an ``@`` there is part of a path.
+_FILE_SCHEMES = ("sqlite", "file", "memory")
+#: Query options that hold credentials, whatever the backend (redis-py reads some).
+_SECRET_OPTION = re.compile(
+    r"(?i)([?&;](?:password|passwd|pwd|pass|secret|token|auth|access_key|api_key)=)[^&;#]*"
+)
+
 
 def redact(uri: str) -> str:
-    """*uri* with any password replaced by ``***``, for messages and logs."""
-    parts = urlsplit(uri)
-    if parts.password is None:
-        return uri
-    netloc = parts.netloc.rpartition("@")[2]
-    user = parts.username or ""
-    return parts._replace(netloc=f"{user}:***@{netloc}").geturl()
+    """*uri* with its credentials replaced by ``***``, for messages and logs: everything
+    between ``://`` and the last ``@`` but the user name (a password may hold unescaped
+    ``/``, ``?``, ``#`` or ``@``), and the values of options such as ``password=``. The one
+    function for showing an index URI anywhere."""
+    if not isinstance(uri, str):
+        return repr(uri)
+    # Options first: their values may hold an '@' too.
+    uri = _SECRET_OPTION.sub(r"\1***", uri)
+    scheme, found, rest = uri.partition("://")
+    if found and scheme.lower() not in _FILE_SCHEMES and "@" in rest:
+        userinfo, _, host = rest.rpartition("@")
+        # Without a colon the userinfo may be a password alone: it goes too.
+        user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
+        if "/" in user or "?" in user or "#" in user:
+            user = ""  # a password's unescaped character came before its colon
+        rest = f"{user}:***@{host}"
+        uri = f"{scheme}://{rest}"
+    return _SECRET_OPTION.sub(r"\1***", uri)
 
 
 #: A query string of options: ``name=value`` pairs joined by ``&``.
