@@ -26,6 +26,7 @@ from scrapy.utils.project import data_path
 from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, fields_text
 from .exceptions import SimhashIndexError
 from .index import open_index
+from .indexthread import IndexThread
 from .settings import SimhashSettings
 from .text import MAX_FIELD_LENGTH
 from .workers import WorkerDied, WorkerPool
@@ -76,6 +77,8 @@ class CrawlDeduplicator:
         self.crawler = crawler
         self.stats_prefix = stats_prefix
         self.dedup: Deduplicator | None = None
+        #: The thread that runs every check on the index, while open.
+        self.index_thread: IndexThread | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
         self.workers: WorkerPool | None = None
         self.params = AnalysisParams(
@@ -109,6 +112,7 @@ class CrawlDeduplicator:
             index.plan.table_count,
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
+        self.index_thread = IndexThread()
         if config.workers:
             self.workers = self._start_workers(config.workers)
         return self.dedup
@@ -132,12 +136,17 @@ class CrawlDeduplicator:
     def close(self) -> None:
         workers, self.workers = self.workers, None
         dedup, self.dedup = self.dedup, None
+        index_thread, self.index_thread = self.index_thread, None
         try:
             if workers is not None:
                 workers.close()
         finally:
-            if dedup is not None:
-                dedup.index.close()
+            try:
+                if index_thread is not None:
+                    index_thread.close()
+            finally:
+                if dedup is not None:
+                    dedup.index.close()
 
     async def analyse(self, values: list[Any]) -> Analysis:
         """Analyse the text of *values* (item fields, or a response's text; HTML reduced
@@ -169,29 +178,42 @@ class CrawlDeduplicator:
             raise RuntimeError("CrawlDeduplicator.analyse called before open")
         return self.dedup.analyse(fields_text(values, self.config.html_extractor))
 
-    def decide(self, analysis: Analysis, key: str) -> Verdict | None:
+    async def decide(self, analysis: Analysis, key: str) -> Verdict | None:
         """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the
         audit log (unless flag-only). Return ``None`` when the index failed (handled as
         ``SIMHASH_ON_INDEX_ERROR`` says: the caller lets the item or response through).
 
-        Synchronous on purpose: callers call it with no ``await`` in between the check and
-        the insert of other items."""
-        if self.dedup is None:
+        The index is used from its own thread, one check at a time in the order they come
+        (:mod:`scrapy_simhash.indexthread`): a check that waits for another process's lock
+        holds up its item, never the reactor."""
+        if self.dedup is None or self.index_thread is None:
             raise RuntimeError("CrawlDeduplicator.decide called before open")
         try:
-            verdict = self.dedup.check(analysis, key)
+            verdict, audit_error = await self.index_thread.run(
+                self._check_and_record, self.dedup, analysis, key
+            )
         except SimhashIndexError as e:
             self.index_failed(key, e)
             return None
-        if verdict.match is not None and not self.config.flag_only:
-            try:
-                self.dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
-            except SimhashIndexError as e:
-                # The verdict stands; only its audit entry is missing.
-                self.inc("errors/audit_log")
-                logger.error("Could not write the drop of %s to the audit log: %s", key, e)
+        if audit_error is not None:
+            # The verdict stands; only its audit entry is missing.
+            self.inc("errors/audit_log")
+            logger.error("Could not write the drop of %s to the audit log: %s", key, audit_error)
         self.count(verdict)
         return verdict
+
+    def _check_and_record(
+        self, dedup: Deduplicator, analysis: Analysis, key: str
+    ) -> tuple[Verdict, SimhashIndexError | None]:
+        """In the index thread: the check-and-insert, then the audit entry of a drop.
+        Stats are counted by the caller, on the reactor thread."""
+        verdict = dedup.check(analysis, key)
+        if verdict.match is not None and not self.config.flag_only:
+            try:
+                dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
+            except SimhashIndexError as e:
+                return verdict, e
+        return verdict, None
 
     def count(self, verdict: Verdict) -> None:
         analysis = verdict.analysis

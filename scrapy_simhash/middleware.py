@@ -132,8 +132,8 @@ class SimhashDedupMiddleware:
             logger.exception("Could not fingerprint %s; its output is kept", response.url)
             self.runner.inc("errors/analysis")
             return None
-        # No await from here on: the check and the insert happen while no other page runs.
-        return self.runner.decide(analysis, response.url)
+        # Checked in the index's own thread, one page at a time, in the order they come.
+        return await self.runner.decide(analysis, response.url)
 
     def _counts(self, media_type: str) -> bool:
         for pattern in self.config.middleware_content_types:

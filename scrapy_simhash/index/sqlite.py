@@ -136,8 +136,13 @@ class SqliteIndex(IndexBase):
         with self._errors("open"):
             # An absolute path is never read as a "file:" URI, whatever SQLite's build
             # options; uri=True is never passed, so "?mode=" and the like mean nothing.
+            # check_same_thread=False: a crawl opens the index on the reactor thread and
+            # checks pages in a thread of its own, one call at a time, never two at once.
             self._conn = sqlite3.connect(
-                os.path.abspath(self.path), timeout=timeout, isolation_level=None
+                os.path.abspath(self.path),
+                timeout=timeout,
+                isolation_level=None,
+                check_same_thread=False,
             )
 
         def configure_and_load() -> IndexParameters:
