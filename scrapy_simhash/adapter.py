@@ -29,7 +29,7 @@ from .index import open_index
 from .indexthread import IndexThread
 from .settings import SimhashSettings
 from .text import MAX_FIELD_LENGTH
-from .workers import WorkerDied, WorkerPool
+from .workers import WorkerDied, WorkerHung, WorkerPool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -127,7 +127,7 @@ class CrawlDeduplicator:
             )
         else:
             try:
-                return WorkerPool(self.params, count)
+                return WorkerPool(self.params, count, timeout=self.config.worker_timeout)
             except OSError as e:  # no interpreter to start, too many processes...
                 problem = f"Could not start SIMHASH_WORKERS={count} worker processes ({e})"
         logger.warning("%s; pages are fingerprinted in a thread instead", problem)
@@ -148,14 +148,28 @@ class CrawlDeduplicator:
                 if dedup is not None:
                     dedup.index.close()
 
-    async def analyse(self, values: list[Any]) -> Analysis:
+    async def analyse(self, values: list[Any], key: str) -> Analysis | None:
         """Analyse the text of *values* (item fields, or a response's text; HTML reduced
         by ``SIMHASH_EXTRACTOR``) off the reactor thread: in a worker process if there are
-        any."""
+        any. ``None``: a worker process took longer than ``SIMHASH_WORKER_TIMEOUT`` over
+        this page (*key*); it was killed, and the caller lets the page through unchecked
+        (counted here, and logged)."""
         if self.workers is None:
             return await run_in_thread(self.analyse_here, values)
         try:
             return await self.workers.analyse([_plain(v) for v in values])
+        except WorkerHung as e:
+            # Not analysed again here: what hung a worker could hang the crawl's thread,
+            # which nothing can stop. The pool starts a new worker for the next pages.
+            self.inc("errors/worker_timeout")
+            logger.error(
+                "%s: %s; let through unchecked. If pages really take that long, raise "
+                "SIMHASH_WORKER_TIMEOUT (now %g s)",
+                key,
+                e,
+                self.config.worker_timeout,
+            )
+            return None
         except (WorkerDied, OSError) as e:  # OSError: a new worker could not start
             # A worker died (killed, out of memory): this page is analysed here, and the
             # pool starts a new worker for the next ones, so that one crash does not leave

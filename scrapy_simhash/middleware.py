@@ -127,10 +127,12 @@ class SimhashDedupMiddleware:
             raise RuntimeError("SimhashDedupMiddleware used before the spider was opened")
         self.runner.inc("checked")
         try:
-            analysis = await self.runner.analyse([response.text])
+            analysis = await self.runner.analyse([response.text], response.url)
         except Exception:
             logger.exception("Could not fingerprint %s; its output is kept", response.url)
             self.runner.inc("errors/analysis")
+            return None
+        if analysis is None:  # counted and logged: a worker process hung on it
             return None
         # Checked in the index's own thread, one page at a time, in the order they come.
         return await self.runner.decide(analysis, response.url)

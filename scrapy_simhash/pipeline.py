@@ -94,10 +94,12 @@ class SimhashDedupPipeline:
         key = str(key) if key is not None else f"(item without {self.config.key_field})"
         self._inc("checked")
         try:
-            analysis = await self.runner.analyse(values)
+            analysis = await self.runner.analyse(values, key)
         except Exception:
             logger.exception("Could not fingerprint %s; the item is kept", key)
             self._inc("errors/analysis")
+            return item
+        if analysis is None:  # counted and logged: a worker process hung on it
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
         verdict = await self.runner.decide(analysis, key)
