@@ -310,7 +310,7 @@ async def test_a_dead_worker_that_cannot_be_replaced_leaves_no_page_unchecked(
 
 @deferred_f_from_coro_f
 async def test_a_hung_worker_is_killed_and_its_page_let_through_counted(tmp_path, caplog):
-    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1, SIMHASH_WORKER_TIMEOUT=1)
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1, SIMHASH_WORKER_TIMEOUT=2)
     batch = items()
     originals, copies, more_copies = (
         batch[i * len(STORIES) : (i + 1) * len(STORIES)] for i in range(3)
@@ -331,10 +331,11 @@ async def test_a_hung_worker_is_killed_and_its_page_let_through_counted(tmp_path
         # The page the worker was stuck on is let through; the pages queued behind it are
         # analysed in the crawl's process and dropped.
         assert kept == [True] + [False] * (len(STORIES) - 1)
-        assert 1 <= elapsed < 10
+        assert 2 <= elapsed < 15
         assert hung.wait(timeout=10) == -signal.SIGKILL, "the hung worker was not killed"
         # A new worker answers the next pages.
-        assert await run_all(pipeline, more_copies) == [False] * len(STORIES)
+        kept_later = await run_all(pipeline, more_copies)
+        assert kept_later == [False] * len(STORIES), pipeline.stats.get_stats()
         (new_pid,) = pipeline.workers.pids
         assert new_pid != hung_pid
     finally:
@@ -348,7 +349,7 @@ async def test_a_hung_worker_is_killed_and_its_page_let_through_counted(tmp_path
     ] == len(batch)
     assert stats["simhash/dropped"] == 2 * len(STORIES) - 1
     assert "simhash/errors/analysis" not in stats
-    assert f"{copies[0]['url']}: worker {hung_pid} gave no answer in 1 s" in caplog.text
+    assert f"{copies[0]['url']}: worker {hung_pid} gave no answer in 2 s" in caplog.text
 
 
 @pytest.mark.parametrize("value", [0, -1, "soon"])
