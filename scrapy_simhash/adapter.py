@@ -26,9 +26,10 @@ from scrapy.utils.project import data_path
 from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, analyse_text, fields_text
 from .exceptions import SimhashIndexError
 from .index import open_index
+from .indexthread import IndexThread
 from .settings import SimhashSettings
 from .text import MAX_FIELD_LENGTH
-from .workers import WorkerDied, WorkerPool
+from .workers import WorkerDied, WorkerHung, WorkerPool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -84,6 +85,8 @@ class CrawlDeduplicator:
         self.crawler = crawler
         self.stats_prefix = stats_prefix
         self.dedup: Deduplicator | None = None
+        #: The thread that runs every check on the index, while open.
+        self.index_thread: IndexThread | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
         self.workers: WorkerPool | None = None
         self.params = AnalysisParams(
@@ -117,6 +120,7 @@ class CrawlDeduplicator:
             index.plan.table_count,
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
+        self.index_thread = IndexThread()
         if config.workers:
             self.workers = self._start_workers(config.workers)
         return self.dedup
@@ -131,7 +135,7 @@ class CrawlDeduplicator:
             )
         else:
             try:
-                return WorkerPool(self.params, count)
+                return WorkerPool(self.params, count, timeout=self.config.worker_timeout)
             except OSError as e:  # no interpreter to start, too many processes...
                 problem = f"Could not start SIMHASH_WORKERS={count} worker processes ({e})"
         logger.warning("%s; pages are fingerprinted in a thread instead", problem)
@@ -140,21 +144,40 @@ class CrawlDeduplicator:
     def close(self) -> None:
         workers, self.workers = self.workers, None
         dedup, self.dedup = self.dedup, None
+        index_thread, self.index_thread = self.index_thread, None
         try:
             if workers is not None:
                 workers.close()
         finally:
-            if dedup is not None:
-                dedup.index.close()
+            try:
+                if index_thread is not None:
+                    index_thread.close()
+            finally:
+                if dedup is not None:
+                    dedup.index.close()
 
-    async def analyse(self, values: list[Any]) -> Analysis:
+    async def analyse(self, values: list[Any], key: str) -> Analysis | None:
         """Analyse the text of *values* (item fields, or a response's text; HTML reduced
         by ``SIMHASH_EXTRACTOR``) off the reactor thread: in a worker process if there are
-        any."""
+        any. ``None``: a worker process took longer than ``SIMHASH_WORKER_TIMEOUT`` over
+        this page (*key*); it was killed, and the caller lets the page through unchecked
+        (counted here, and logged)."""
         if self.workers is None:
             return await run_in_thread(self.analyse_here, values)
         try:
             return await self.workers.analyse([_plain(v) for v in values])
+        except WorkerHung as e:
+            # Not analysed again here: what hung a worker could hang the crawl's thread,
+            # which nothing can stop. The pool starts a new worker for the next pages.
+            self.inc("errors/worker_timeout")
+            logger.error(
+                "%s: %s; let through unchecked. If pages really take that long, raise "
+                "SIMHASH_WORKER_TIMEOUT (now %g s)",
+                key,
+                e,
+                self.config.worker_timeout,
+            )
+            return None
         except (WorkerDied, OSError) as e:  # OSError: a new worker could not start
             # A worker died (killed, out of memory): this page is analysed here, and the
             # pool starts a new worker for the next ones, so that one crash does not leave
@@ -177,29 +200,42 @@ class CrawlDeduplicator:
             raise RuntimeError("CrawlDeduplicator.analyse called before open")
         return analyse_text(self.dedup, fields_text(values, self.config.html_extractor))
 
-    def decide(self, analysis: Analysis, key: str) -> Verdict | None:
+    async def decide(self, analysis: Analysis, key: str) -> Verdict | None:
         """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the
         audit log (unless flag-only). Return ``None`` when the index failed (handled as
         ``SIMHASH_ON_INDEX_ERROR`` says: the caller lets the item or response through).
 
-        Synchronous on purpose: callers call it with no ``await`` in between the check and
-        the insert of other items."""
-        if self.dedup is None:
+        The index is used from its own thread, one check at a time in the order they come
+        (:mod:`scrapy_simhash.indexthread`): a check that waits for another process's lock
+        holds up its item, never the reactor."""
+        if self.dedup is None or self.index_thread is None:
             raise RuntimeError("CrawlDeduplicator.decide called before open")
         try:
-            verdict = self.dedup.check(analysis, key)
+            verdict, audit_error = await self.index_thread.run(
+                self._check_and_record, self.dedup, analysis, key
+            )
         except SimhashIndexError as e:
             self.index_failed(key, e)
             return None
-        if verdict.match is not None and not self.config.flag_only:
-            try:
-                self.dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
-            except SimhashIndexError as e:
-                # The verdict stands; only its audit entry is missing.
-                self.inc("errors/audit_log")
-                logger.error("Could not write the drop of %s to the audit log: %s", key, e)
+        if audit_error is not None:
+            # The verdict stands; only its audit entry is missing.
+            self.inc("errors/audit_log")
+            logger.error("Could not write the drop of %s to the audit log: %s", key, audit_error)
         self.count(verdict, key)
         return verdict
+
+    def _check_and_record(
+        self, dedup: Deduplicator, analysis: Analysis, key: str
+    ) -> tuple[Verdict, SimhashIndexError | None]:
+        """In the index thread: the check-and-insert, then the audit entry of a drop.
+        Stats are counted by the caller, on the reactor thread."""
+        verdict = dedup.check(analysis, key)
+        if verdict.match is not None and not self.config.flag_only:
+            try:
+                dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
+            except SimhashIndexError as e:
+                return verdict, e
+        return verdict, None
 
     def count(self, verdict: Verdict, key: str = "") -> None:
         analysis = verdict.analysis

@@ -128,13 +128,15 @@ class SimhashDedupMiddleware:
             raise RuntimeError("SimhashDedupMiddleware used before the spider was opened")
         self.runner.inc("checked")
         try:
-            analysis = await self.runner.analyse([response.text])
+            analysis = await self.runner.analyse([response.text], response.url)
         except Exception:
             logger.exception("Could not fingerprint %s; its output is kept", response.url)
             self.runner.inc("errors/analysis")
             return None
-        # No await from here on: the check and the insert happen while no other page runs.
-        return self.runner.decide(analysis, response.url)
+        if analysis is None:  # counted and logged: a worker process hung on it
+            return None
+        # Checked in the index's own thread, one page at a time, in the order they come.
+        return await self.runner.decide(analysis, response.url)
 
     def _counts(self, media_type: str) -> bool:
         for pattern in self.config.middleware_content_types:

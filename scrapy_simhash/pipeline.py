@@ -41,8 +41,9 @@ class SimhashDedupPipeline:
     """Drops items whose text (the ``SIMHASH_TEXT_FIELDS``) is within
     ``SIMHASH_MAX_DISTANCE`` of a page kept earlier, in this run or any earlier one.
 
-    The CPU work runs in a thread; the check-and-insert runs on the reactor thread with no
-    ``await`` in between, so items processed concurrently are still checked one at a time.
+    The CPU work runs in a thread (or worker processes); the check-and-insert runs in the
+    index's own thread, so items processed concurrently are still checked one at a time, in
+    order, and a check that waits for the index never stops the reactor.
 
     With ``SIMHASH_FLAG_ONLY``, duplicates are kept with ``SIMHASH_FLAG_FIELD`` set to the
     key of the page they duplicate, and counted under ``simhash/flagged``.
@@ -93,13 +94,15 @@ class SimhashDedupPipeline:
         key = str(key) if key is not None else f"(item without {self.config.key_field})"
         self._inc("checked")
         try:
-            analysis = await self.runner.analyse(values)
+            analysis = await self.runner.analyse(values, key)
         except Exception:
             logger.exception("Could not fingerprint %s; the item is kept", key)
             self._inc("errors/analysis")
             return item
-        # No await from here on: the check and the insert happen while no other item runs.
-        verdict = self.runner.decide(analysis, key)
+        if analysis is None:  # counted and logged: a worker process hung on it
+            return item
+        # Checked in the index's own thread, one item at a time, in the order they come.
+        verdict = await self.runner.decide(analysis, key)
         if verdict is None or verdict.match is None:
             return item
         message = self.runner.describe(key, verdict)

@@ -30,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_REMOVE_BOILERPLATE": True,
     "SIMHASH_EXTRACTOR": "builtin",
     "SIMHASH_WORKERS": 0,
+    "SIMHASH_WORKER_TIMEOUT": 60.0,
     "SIMHASH_SEGMENTER": "auto",
     "SIMHASH_SECRET": None,
     "SIMHASH_DROP_LOG_LEVEL": "INFO",
@@ -59,6 +60,8 @@ class SimhashSettings:
     extractor: str = "builtin"
     #: 0: fingerprint in a thread; N > 0: in N worker processes (:mod:`.workers`).
     workers: int = 0
+    #: Seconds a worker process may take over one page before it is killed.
+    worker_timeout: float = 60.0
     segmenter: str = "auto"
     #: 32 hex digits or a passphrase; keys the term hash (never shown in a repr).
     secret: str | None = field(default=None, repr=False)
@@ -100,6 +103,11 @@ class SimhashSettings:
         ):
             if value < least:
                 raise ConfigurationError(f"{name}={value} must be at least {least}")
+        if not self.worker_timeout > 0:
+            raise ConfigurationError(
+                f"SIMHASH_WORKER_TIMEOUT={self.worker_timeout} must be more than 0 seconds; "
+                "60 is usual"
+            )
         if self.on_index_error not in ON_INDEX_ERROR_CHOICES:
             raise ConfigurationError(
                 f"SIMHASH_ON_INDEX_ERROR={self.on_index_error!r} must be 'keep' (let items "
@@ -151,6 +159,12 @@ class SimhashSettings:
             except (TypeError, ValueError):
                 raise ConfigurationError(f"{name}={get(name)!r} is not an integer") from None
 
+        def getfloat(name: str) -> float:
+            try:
+                return settings.getfloat(name, DEFAULTS[name])
+            except (TypeError, ValueError):
+                raise ConfigurationError(f"{name}={get(name)!r} is not a number") from None
+
         if settings.get("SIMHASH_SEED") not in (None, 0, "0", ""):
             raise ConfigurationError(
                 "SIMHASH_SEED is no longer supported: a seed below 2**32 can be found from the "
@@ -177,6 +191,7 @@ class SimhashSettings:
             ),
             extractor=str(get("SIMHASH_EXTRACTOR")).strip().lower(),
             workers=getint("SIMHASH_WORKERS"),
+            worker_timeout=getfloat("SIMHASH_WORKER_TIMEOUT"),
             segmenter=str(get("SIMHASH_SEGMENTER")),
             secret=None if get("SIMHASH_SECRET") in (None, "") else str(get("SIMHASH_SECRET")),
             drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),

@@ -51,10 +51,19 @@ class WorkerError(Exception):
     """The analysis raised an exception in the worker; the message names it."""
 
 
+class WorkerHung(Exception):
+    """The worker process gave no answer for this page in time; it was killed."""
+
+
 #: Worker processes started in place of dead ones, at most, over the life of a pool. A
 #: worker that keeps dying (a broken installation, the out-of-memory killer) is not
 #: restarted forever.
 MAX_RESTARTS = 10
+
+
+#: Seconds a new worker process may take to start and load its dictionaries before the
+#: pages waiting on it count as hung. Its pages' own time limit starts once it is ready.
+STARTUP_TIMEOUT = 120.0
 
 
 #: What a worker process runs: the crawl's import path, then :func:`worker_main`.
@@ -89,14 +98,16 @@ def serve(sock: socket.socket) -> None:
             return
         if params is None:
             params = pickle.loads(request)
-            # Loads the dictionaries now, while the crawl's first pages download.
+            # Loads the dictionaries now, while the crawl's first pages download, then says
+            # so: the time limit of the pages waiting starts from here.
             analyse_fields(params, ["warm up"])
-            continue
-        values = pickle.loads(request)
-        try:
-            reply: tuple[str, Any] = ("ok", analyse_fields(params, values))
-        except Exception as e:  # reported to the crawl, which keeps the page and counts it
-            reply = ("error", f"{type(e).__name__}: {e}")
+            reply: tuple[str, Any] = ("ready", None)
+        else:
+            values = pickle.loads(request)
+            try:
+                reply = ("ok", analyse_fields(params, values))
+            except Exception as e:  # reported to the crawl, which keeps the page and counts it
+                reply = ("error", f"{type(e).__name__}: {e}")
         payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             sock.sendall(_HEADER.pack(len(payload)) + payload)
@@ -113,9 +124,16 @@ def _has_fileno(stream: Any) -> bool:
 
 
 class _Worker:
-    """One worker process and the crawl's end of its socket."""
+    """One worker process and the crawl's end of its socket.
 
-    def __init__(self, params: AnalysisParams) -> None:
+    With a *timeout*, a watchdog on the event loop runs while pages wait: when the worker
+    has answered nothing for *timeout* seconds since it became ready, or since its last
+    answer, the page at the head of its queue (the one it is stuck on) fails with
+    :class:`WorkerHung`, the process is killed, and the pages queued behind fail with
+    :class:`WorkerDied`. One timer per worker, not one per page.
+    """
+
+    def __init__(self, params: AnalysisParams, timeout: float | None = None) -> None:
         ours, theirs = socket.socketpair()
         try:
             fd = theirs.fileno()
@@ -136,6 +154,13 @@ class _Worker:
         self.pid = self.process.pid
         self.waiting: collections.deque[asyncio.Future[Analysis]] = collections.deque()
         self.alive = True
+        self.timeout = timeout
+        #: The worker has loaded its dictionaries and answers pages.
+        self.ready = False
+        self._started = time.monotonic()
+        #: When the page at the head of the queue started to count against the timeout.
+        self._since = self._started
+        self._watchdog: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inbox = bytearray()
         # The parameters go first.
@@ -154,7 +179,10 @@ class _Worker:
         header = _HEADER.pack(len(payload))  # before queueing: it raises for 4 GiB and more
         if self._loop is not loop:
             self._attach(loop)
+        if not self.waiting:
+            self._since = time.monotonic()
         self.waiting.append(future)
+        self._arm()
         queued = bool(self._outbox)
         self._outbox += header
         self._outbox += payload
@@ -171,7 +199,42 @@ class _Worker:
         if self._outbox:
             loop.add_writer(self.sock.fileno(), self._write)
 
+    def _arm(self) -> None:
+        """Start the watchdog if pages wait and it is not running."""
+        loop = self._loop
+        if self.timeout is None or self._watchdog is not None or loop is None:
+            return
+        if self.waiting and self.alive:
+            delay = max(0.0, self._deadline() - time.monotonic())
+            self._watchdog = loop.call_later(delay, self._watch)
+
+    def _deadline(self) -> float:
+        if self.ready:
+            assert self.timeout is not None
+            return self._since + self.timeout
+        return self._started + STARTUP_TIMEOUT
+
+    def _watch(self) -> None:
+        self._watchdog = None
+        if not (self.alive and self.waiting):
+            return
+        if time.monotonic() < self._deadline():
+            self._arm()  # an answer came meanwhile: wait for the next page's deadline
+            return
+        future = self.waiting.popleft()
+        if not future.done():
+            if self.ready:
+                problem = f"gave no answer in {self.timeout:g} s"
+            else:
+                problem = f"did not start in {STARTUP_TIMEOUT:g} s"
+            future.set_exception(WorkerHung(f"worker {self.pid} {problem}; it was killed"))
+        self.process.kill()
+        self._died()
+
     def _detach(self) -> None:
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            watchdog.cancel()
         loop, self._loop = self._loop, None
         if loop is not None and not loop.is_closed():
             loop.remove_reader(self.sock.fileno())
@@ -214,6 +277,17 @@ class _Worker:
                 break
             status, value = pickle.loads(inbox[start + _HEADER.size : end])
             start = end
+            # The next page's time starts now: from the last answer, not from when it was
+            # queued behind others.
+            self._since = time.monotonic()
+            if status == "ready":
+                # The deadline moves from the start-up limit to the pages' own, earlier one.
+                self.ready = True
+                if self._watchdog is not None:
+                    self._watchdog.cancel()
+                    self._watchdog = None
+                    self._arm()
+                continue
             future = self.waiting.popleft()
             if future.done():  # cancelled while the worker was busy with it
                 continue
@@ -260,11 +334,18 @@ class WorkerPool:
     on the event loop. A worker that dies fails its pending pages with
     :class:`WorkerDied` and is replaced on the next :meth:`analyse`, at most
     *max_restarts* times over the life of the pool; then :attr:`exhausted` tells the
-    caller to give up on it.
+    caller to give up on it. A worker that takes more than *timeout* seconds over one page
+    is killed: that page fails with :class:`WorkerHung`, the others waiting on it with
+    :class:`WorkerDied`, and it is replaced in the same way.
     """
 
     def __init__(
-        self, params: AnalysisParams, size: int, *, max_restarts: int = MAX_RESTARTS
+        self,
+        params: AnalysisParams,
+        size: int,
+        *,
+        max_restarts: int = MAX_RESTARTS,
+        timeout: float | None = None,
     ) -> None:
         if size < 1:
             raise ValueError(f"a worker pool needs at least 1 process, not {size}")
@@ -272,12 +353,13 @@ class WorkerPool:
             raise RuntimeError("worker processes need a POSIX system (Linux, macOS)")
         self.params = params
         self.max_restarts = max_restarts
+        self.timeout = timeout
         #: Workers started in place of dead ones so far.
         self.restarts = 0
         self._workers: list[_Worker] = []
         try:
             for _ in range(size):
-                self._workers.append(_Worker(params))
+                self._workers.append(_Worker(params, timeout))
         except BaseException:
             self.close()
             raise
@@ -307,7 +389,7 @@ class WorkerPool:
             # Counted first: a start that fails (OSError) counts too, so that a machine that
             # cannot start processes does not try again for every page.
             self.restarts += 1
-            self._workers[n] = _Worker(self.params)
+            self._workers[n] = _Worker(self.params, self.timeout)
             logger.error(
                 "A scrapy-simhash worker process (pid %s) died; started a new one (%d of at "
                 "most %d restarts)",

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from pipelines import make_pipeline
@@ -305,3 +306,55 @@ async def test_a_dead_worker_that_cannot_be_replaced_leaves_no_page_unchecked(
     stats = pipeline.stats.get_stats()
     assert "simhash/errors/analysis" not in stats
     assert stats["simhash/errors/workers"] >= MAX_RESTARTS
+
+
+@deferred_f_from_coro_f
+async def test_a_hung_worker_is_killed_and_its_page_let_through_counted(tmp_path, caplog):
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1, SIMHASH_WORKER_TIMEOUT=2)
+    batch = items()
+    originals, copies, more_copies = (
+        batch[i * len(STORIES) : (i + 1) * len(STORIES)] for i in range(3)
+    )
+    try:
+        assert await run_all(pipeline, originals) == [True] * len(STORIES)
+        (hung_pid,) = pipeline.workers.pids
+        hung = pipeline.workers._workers[0].process
+        # A real process that really stops answering (as one stuck in a loop would).
+        os.kill(hung_pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            kept = await asyncio.wait_for(run_all(pipeline, copies), timeout=20)
+            elapsed = time.monotonic() - started
+        finally:
+            if hung.poll() is None:
+                os.kill(hung_pid, signal.SIGCONT)
+        # The page the worker was stuck on is let through; the pages queued behind it are
+        # analysed in the crawl's process and dropped.
+        assert kept == [True] + [False] * (len(STORIES) - 1)
+        assert 2 <= elapsed < 15
+        assert hung.wait(timeout=10) == -signal.SIGKILL, "the hung worker was not killed"
+        # A new worker answers the next pages.
+        kept_later = await run_all(pipeline, more_copies)
+        assert kept_later == [False] * len(STORIES), pipeline.stats.get_stats()
+        (new_pid,) = pipeline.workers.pids
+        assert new_pid != hung_pid
+    finally:
+        pipeline.close_spider()
+    stats = pipeline.stats.get_stats()
+    assert stats["simhash/errors/worker_timeout"] == 1
+    assert stats["simhash/checked"] == len(batch)
+    # Every item in exactly one outcome.
+    assert stats["simhash/kept"] + stats["simhash/dropped"] + stats[
+        "simhash/errors/worker_timeout"
+    ] == len(batch)
+    assert stats["simhash/dropped"] == 2 * len(STORIES) - 1
+    assert "simhash/errors/analysis" not in stats
+    assert f"{copies[0]['url']}: worker {hung_pid} gave no answer in 2 s" in caplog.text
+
+
+@pytest.mark.parametrize("value", [0, -1, "soon"])
+def test_a_worker_timeout_that_is_not_a_positive_number_is_refused(value):
+    with pytest.raises(ConfigurationError, match="SIMHASH_WORKER_TIMEOUT"):
+        SimhashDedupPipeline.from_crawler(
+            get_crawler(settings_dict={"SIMHASH_WORKER_TIMEOUT": value})
+        )

@@ -197,7 +197,10 @@ class SqliteIndex(IndexBase):
     # -- opening -----------------------------------------------------------------------
 
     def _connect(self, *, immutable: bool = False) -> sqlite3.Connection:
-        """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one."""
+        """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one.
+
+        check_same_thread=False: a crawl opens the index on the reactor thread and checks
+        pages in a thread of its own, one call at a time, never two at once."""
         mode = "ro" if self.read_only else "rw"
         with self._errors("open"):
             return sqlite3.connect(
@@ -205,6 +208,7 @@ class SqliteIndex(IndexBase):
                 uri=True,
                 timeout=self._timeout,
                 isolation_level=None,
+                check_same_thread=False,
             )
 
     def _check_file(self, create: bool) -> bool:
