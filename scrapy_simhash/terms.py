@@ -185,11 +185,13 @@ ENGLISH_STOP_WORDS = frozenset(
 )
 
 
-#: Languages whose function words are not features either. Words unknown to jieba's IDF
-#: dictionary all get its median IDF, so without these lists "de", "que", "und", "der"
-#: would be among the heaviest terms of every Spanish or German page, and distinct pages
-#: of one language would share most of their fingerprint (measured: 4 false drops among
-#: 884 real pages of many sites, 1 with the lists, and that one a real copy).
+#: Languages whose function words are not features either, in a text written in them.
+#: Words unknown to jieba's IDF dictionary all get its median IDF, so without these lists
+#: "de", "que", "und", "der" would be among the heaviest terms of every Spanish or German
+#: page, and distinct pages of one language would share most of their fingerprint
+#: (measured: 4 false drops among 884 real pages of many sites; 1 with the lists, and that
+#: one a real copy). Only the list of the text's own language applies: "mayor" is a
+#: Spanish function word and an English noun.
 STOP_WORD_LANGUAGES = (
     "bulgarian",
     "catalan",
@@ -217,28 +219,55 @@ STOP_WORD_LANGUAGES = (
 )
 
 
-def _stop_words(languages: tuple[str, ...]) -> frozenset[str]:
-    """The stop words of *languages*, as the ``stop-words`` package lists them (words of
-    letters only, lower-cased)."""
+def _stop_word_lists() -> dict[str, frozenset[str]]:
+    """Language -> its stop words, as the ``stop-words`` package lists them (words of
+    letters only, lower-cased); English is ours."""
     import stop_words
 
     letters_only = re.compile(r"^[^\W\d_]+$")
-    return frozenset(
-        word.lower()
-        for language in languages
-        for word in stop_words.get_stop_words(language)
-        if letters_only.match(word)
-    )
+    lists = {"english": ENGLISH_STOP_WORDS}
+    for language in STOP_WORD_LANGUAGES:
+        lists[language] = frozenset(
+            w.lower() for w in stop_words.get_stop_words(language) if letters_only.match(w)
+        )
+    return lists
 
 
-#: Every function word that is not a feature.
-STOP_WORDS = ENGLISH_STOP_WORDS | _stop_words(STOP_WORD_LANGUAGES)
+_STOP_WORD_LISTS = _stop_word_lists()
+# Word -> the languages it is a function word of, to tell a text's language by them.
+_LANGUAGES_OF: dict[str, list[str]] = {}
+for _language, _words in _STOP_WORD_LISTS.items():
+    for _word in _words:
+        _LANGUAGES_OF.setdefault(_word, []).append(_language)
+
+
+def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
+    """The stop words that apply to a text whose words occur *counts* times: English
+    ones, and those of the language whose function words occur most often in it."""
+    hits: Counter[str] = Counter()
+    for word, count in counts.items():
+        languages = _LANGUAGES_OF.get(word)
+        if languages:
+            for language in languages:
+                hits[language] += count
+    if not hits:
+        return ENGLISH_STOP_WORDS
+    language = max(hits, key=lambda name: (hits[name], name == "english"))
+    if hits[language] < 3:  # too little to tell ("Pro" in a Chinese text is no Spanish)
+        return ENGLISH_STOP_WORDS
+    return _STOP_WORD_LISTS[language] | ENGLISH_STOP_WORDS
+
 
 #: Bumped whenever a change changes which terms or weights a page produces (here, or in the
 #: text the built-in extractor gives an HTML field); it is part of the feature signature
-#: stored in every index, so old and new fingerprints never mix. 3: stop words of 23 more
-#: languages, and the main text of HTML found by its region (scrapy_simhash.main_text).
+#: stored in every index, so old and new fingerprints never mix. 3: the stop words of the
+#: text's language (24 languages), numbers weighed by their digits, and the main text of
+#: HTML found by its region (scrapy_simhash.main_text).
 TERMS_VERSION = 3
+#: Numbers shorter than this weigh less, in proportion to their digits: "5" (a day, a
+#: count) occurs on every page and is as weak a feature as a function word, "2024" or
+#: "4350" tells pages apart. Unknown to jieba's IDF dictionary, all would weigh its median.
+NUMBER_DIGITS = 4
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.
@@ -342,29 +371,33 @@ class TermExtractor:
 
         The same tokens as :meth:`term_counts` counts (which is faster, in no order).
         """
+        matches = list(_HAN_OR_WORD.finditer(_strip_addresses(text.lower())))
+        stop = stop_words_for(Counter(m.group() for m in matches if not m.group(1)))
         tokens: list[str] = []
-        for match in _HAN_OR_WORD.finditer(_strip_addresses(text.lower())):
+        for match in matches:
             if match.group(1):
                 tokens.extend(word for word in self.segmenter.cut(match.group(1)) if len(word) > 1)
-            elif _is_content_word(word := match.group()):
+            elif _is_content_word(word := match.group(), stop):
                 tokens.append(word)
         return tokens
 
     def term_counts(self, text: str) -> Counter[str]:
         """Return how often each content-bearing token occurs in *text*."""
         text = _strip_addresses(text.lower())
-        stop = STOP_WORDS
         # _is_content_word, inlined for the common case (a function call per word costs
         # as much as the regex); only words that start with "_" need the full test.
+        no_stop: frozenset[str] = frozenset()
         counts = Counter(
             [
                 word
                 for word in _WORD.findall(text)
                 if (len(word) > 1 or word.isdecimal())
-                and word not in stop
-                and (word[0] != "_" or _is_content_word(word))
+                and (word[0] != "_" or _is_content_word(word, no_stop))
             ]
         )
+        # Stop words are known once the text's language is: by its function words.
+        for word in stop_words_for(counts).intersection(counts):
+            del counts[word]
         runs = _HAN_RUN.findall(text)
         if runs:
             # One call for all runs: the segmenter treats the line breaks as boundaries,
@@ -381,6 +414,9 @@ class TermExtractor:
         get = idf.get
         terms = list(counts)
         weights = list(map(operator.mul, counts.values(), map(get, terms, repeat(median_idf))))
+        for i, term in enumerate(terms):
+            if len(term) < NUMBER_DIGITS and term.isdecimal():
+                weights[i] *= len(term) / NUMBER_DIGITS
         if len(terms) > self.top_n:
             # Sorting plain floats is cheap; only the terms that can make the cut are
             # sorted with the tie-break key.
@@ -422,9 +458,9 @@ def _strip_addresses(text: str) -> str:
     return "\n".join(lines)
 
 
-def _is_content_word(word: str) -> bool:
-    """A number, or a word of two or more characters that is not a stop word."""
-    if word in STOP_WORDS:
+def _is_content_word(word: str, stop: frozenset[str]) -> bool:
+    """A number, or a word of two or more characters that is not one of *stop*."""
+    if word in stop:
         return False
     core = word.replace("_", "")
     if not core:

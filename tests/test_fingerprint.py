@@ -32,14 +32,29 @@ MIXED = (
     "Apple Intelligence 功能将在中国市场推出。"
 )
 
+SPANISH = (
+    "El ayuntamiento de la ciudad aprobó el martes una nueva línea de tranvía que unirá el "
+    "puerto con el campus de la universidad y la estación central, y los primeros tranvías "
+    "circularán en la primavera del próximo año."
+)
+NUMBERS = (
+    "Quarterly report: revenue rose 12 percent to 4350 million in 2024, with 3 new plants "
+    "and 17 stores opened across 5 regions."
+)
+
 PINNED = {
     ENGLISH: "4904692f0856be64",
     CHINESE: "c1415133b739ed9f",
-    MIXED: "e3ff2a61e0e92a4e",  # terms-v3: "pro" is a function word of Czech and Spanish
+    MIXED: "63d72a61f2e82b46",
+    # terms-v3: the stop words of the text's language; numbers weighed by their digits.
+    SPANISH: "c23921140aa16d02",
+    NUMBERS: "8652345b15691c3a",
 }
 
 
-@pytest.mark.parametrize("text", list(PINNED), ids=["english", "chinese", "mixed"])
+@pytest.mark.parametrize(
+    "text", list(PINNED), ids=["english", "chinese", "mixed", "spanish", "numbers"]
+)
 def test_pinned_values(text):
     assert format_fingerprint(fingerprint(text)) == PINNED[text]
 
