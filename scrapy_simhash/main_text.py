@@ -7,8 +7,8 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
 1. **Chrome markers.** Elements that say what they are: ``nav``, ``aside``, a ``header`` or
    ``footer`` of the page (not of an article or section, as ARIA maps them), ARIA roles,
    and class or id words (``share``, ``cookie``, ``comments``, ``related``...). A marker is
-   evidence, not a verdict: an element that holds most of the page's text is a wrapper
-   (``<div class="Page-ad-margins">``, an ASP.NET page inside one ``<form>``), never chrome;
+   evidence, not a verdict: an element named so that holds most of the page's text is a
+   wrapper (``<div class="Page-ad-margins">``, an ASP.NET page inside one ``<form>``);
    ambiguous words (``sidebar``, and ``header``, ``widget``, ``ad`` as whole class tokens)
    count only on elements with little text or mostly links.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
@@ -221,19 +221,18 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
 
 
 def _chrome(root: lxml.etree._Element, visible: int) -> tuple[list, set]:
-    """The elements to drop as chrome, and those whose text scores less (the same, plus
-    wrappers too big to drop)."""
-    marked = list(root.iter(*CHROME_TAGS))
-    weak = []
+    """The elements to drop as chrome, and those whose text scores less (the same)."""
+    # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
+    declared = list(root.iter(*CHROME_TAGS))
     for element in root.iter(*PAGE_TAGS):
         if not any(a.tag in _SECTIONING for a in element.iterancestors()):
-            marked.append(element)
-    for element in root.iter("form"):  # a form holds chrome, or (ASP.NET) the whole page
-        weak.append(element)
+            declared.append(element)
+    named = []  # ... what its class or id names may be a wrapper of the whole page
+    weak = list(root.iter("form"))  # chrome, or (ASP.NET) the whole page
     for element in _WITH_NAMES(root):
         role = element.get("role")
         if role and role.strip().lower() in CHROME_ROLES:
-            marked.append(element)
+            declared.append(element)
             continue
         if element.tag in _NEVER_CHROME:
             continue
@@ -241,10 +240,10 @@ def _chrome(root: lxml.etree._Element, visible: int) -> tuple[list, set]:
         if verdict != "strong":
             verdict = _words_verdict(element.get("id")) or verdict
         if verdict == "strong":
-            marked.append(element)
+            named.append(element)
         elif verdict == "weak":
             weak.append(element)
-    chrome = [e for e in marked if _RAW_LENGTH(e) <= WRAPPER_SHARE * visible]
+    chrome = declared + [e for e in named if _RAW_LENGTH(e) <= WRAPPER_SHARE * visible]
     for element in weak:
         length = _RAW_LENGTH(element)
         if length <= WEAK_MAX_CHARS or (
