@@ -15,8 +15,8 @@ Two crawls share one SQLite index, as a site's crawls would:
 
 1. the 884 originals, items ``{"url", "html"}``: any page dropped here is a *false drop*
    (the set holds no two copies of one page);
-2. the reposts: a repost dropped as a copy of its own original is *found*; one dropped as
-   a copy of another page is a *wrong match*.
+2. the reposts: a repost dropped as a copy of its own original (or of an earlier repost of
+   the same article) is *found*; one dropped as a copy of another page is a *wrong match*.
 
 Each crawl runs ``scrapy runspider`` on ``file://`` pages in a child process, with
 ``SIMHASH_EXTRACTOR`` set to the extractor measured and every other setting at its default.
@@ -155,12 +155,14 @@ def measure(extractor: str, originals, reposts, folder: Path) -> dict:
         false_drops = sum(1 for _ in opened.drops())
     crawl(list(reposts), index, extractor, folder)
     outcome = Counter()
+    article = {**{o: o for o in originals}, **reposts}  # page -> its article's original
     with open_index(f"sqlite:///{index}", create=False) as opened:
         for drop in opened.drops():
             path = drop.key.removeprefix("file://")
             if path in reposts:
-                found = drop.kept_key.removeprefix("file://") == reposts[path]
-                outcome["found" if found else "wrong"] += 1
+                # Dropped against its original, or against an earlier repost of it.
+                kept = article.get(drop.kept_key.removeprefix("file://"))
+                outcome["found" if kept == reposts[path] else "wrong"] += 1
     return {"false_drops": false_drops, **outcome}
 
 
