@@ -261,13 +261,9 @@ def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
 #: Bumped whenever a change changes which terms or weights a page produces (here, or in the
 #: text the built-in extractor gives an HTML field); it is part of the feature signature
 #: stored in every index, so old and new fingerprints never mix. 3: the stop words of the
-#: text's language (24 languages), numbers weighed by their digits, and the main text of
-#: HTML found by its region (scrapy_simhash.main_text).
+#: text's language (24 languages), and the main text of HTML found by its region
+#: (scrapy_simhash.main_text).
 TERMS_VERSION = 3
-#: Numbers shorter than this weigh less, in proportion to their digits: "5" (a day, a
-#: count) occurs on every page and is as weak a feature as a function word, "2024" or
-#: "4350" tells pages apart. Unknown to jieba's IDF dictionary, all would weigh its median.
-NUMBER_DIGITS = 4
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.
@@ -414,9 +410,6 @@ class TermExtractor:
         get = idf.get
         terms = list(counts)
         weights = list(map(operator.mul, counts.values(), map(get, terms, repeat(median_idf))))
-        for i, term in enumerate(terms):
-            if len(term) < NUMBER_DIGITS and term.isdecimal():
-                weights[i] *= len(term) / NUMBER_DIGITS
         if len(terms) > self.top_n:
             # Sorting plain floats is cheap; only the terms that can make the cut are
             # sorted with the tie-break key.
