@@ -28,7 +28,7 @@ from .exceptions import SimhashIndexError
 from .index import open_index
 from .indexthread import IndexThread
 from .settings import SimhashSettings
-from .text import MAX_FIELD_LENGTH
+from .text import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
 if TYPE_CHECKING:
@@ -310,13 +310,20 @@ class CrawlDeduplicator:
             self.stats.inc_value(f"{self.stats_prefix}/{name}", count)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, within: tuple[int, ...] = ()) -> Any:
     """*value* in a form that pickles to a worker and gives the same text there (cut
-    where :func:`~scrapy_simhash.text.field_text` would cut it, so that no more is sent)."""
+    where :func:`~scrapy_simhash.text.field_text` would cut it, lists nested as deep as it
+    follows them and no deeper, so that no more is sent)."""
     if value is None:
         return value
     if isinstance(value, str | bytes | bytearray):
         return value[:MAX_FIELD_LENGTH]
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return str(value)
+        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
+            return []
+        within = (*within, id(value))
+        return [_plain(v, within) for v in value]
+    try:
+        return str(value)
+    except RecursionError:  # as field_text: a dict too deeply nested to print
+        return ""

@@ -119,6 +119,27 @@ async def test_bad_item_is_handled_and_counted(tmp_path, name):
 
 
 @deferred_f_from_coro_f
+async def test_nested_and_self_holding_lists_reach_worker_processes(tmp_path):
+    # Sent to a SIMHASH_WORKERS process, they must give the text they give in the crawl's
+    # process, not an analysis error (pickling a list 50,000 deep fails).
+    names = ["a list nested 50,000 deep", "a list that holds itself", "a dict nested 50,000 deep"]
+    (tmp_path / "here").mkdir()
+    (tmp_path / "workers").mkdir()
+    here = make_pipeline(tmp_path / "here")
+    workers = make_pipeline(tmp_path / "workers", SIMHASH_WORKERS=1)
+    try:
+        for name in names:
+            for pipeline in (here, workers):
+                assert await pipeline.process_item(BAD_ITEMS[name]) is BAD_ITEMS[name]
+        assert workers.runner.workers is not None
+        assert simhash_stats(workers) == simhash_stats(here)
+        assert "errors/analysis" not in simhash_stats(workers)
+    finally:
+        here.close_spider()
+        workers.close_spider()
+
+
+@deferred_f_from_coro_f
 async def test_same_bad_item_twice_is_a_duplicate_not_a_crash(tmp_path):
     pipeline = make_pipeline(tmp_path)
     item = {"url": "u1", "content": "Café crème ".encode("latin-1") * 300}
