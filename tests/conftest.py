@@ -124,6 +124,24 @@ def redis_server(tmp_path_factory):
 
 
 @pytest.fixture
+def redis_prefix() -> str:
+    """A key prefix of the test's own on the shared server."""
+    import uuid
+
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def redis_client(redis_server):
+    """A client of the shared server, answering str."""
+    import redis
+
+    client = redis.Redis(port=redis_server.port, decode_responses=True)
+    yield client
+    client.close()
+
+
+@pytest.fixture
 def make_redis_server(tmp_path):
     """Start private redis-servers (for tests that stop, restart or configure one)."""
     _require_redis_server()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-import uuid
 
 import pytest
 
@@ -45,15 +44,13 @@ def far_apart(count: int, start: int = 0) -> list[int]:
 
 
 @pytest.fixture
-def prefix() -> str:
-    return f"guard-{uuid.uuid4().hex[:12]}"
+def prefix(redis_prefix) -> str:
+    return redis_prefix
 
 
 @pytest.fixture
-def client(redis_server):
-    client = redis.Redis(port=redis_server.port, decode_responses=True)
-    yield client
-    client.close()
+def client(redis_client):
+    return redis_client
 
 
 def commands_during(client, action) -> dict[str, int]:

@@ -59,8 +59,8 @@ def flip(fp: int, *bits: int) -> int:
 
 
 @pytest.fixture
-def prefix() -> str:
-    return f"test-{uuid.uuid4().hex[:12]}"
+def prefix(redis_prefix) -> str:
+    return redis_prefix
 
 
 @pytest.fixture
@@ -69,10 +69,8 @@ def uri(redis_server, prefix) -> str:
 
 
 @pytest.fixture
-def client(redis_server):
-    client = redis.Redis(port=redis_server.port, decode_responses=True)
-    yield client
-    client.close()
+def client(redis_client):
+    return redis_client
 
 
 # -- URIs, prefixes, parameters ----------------------------------------------------------
