@@ -208,7 +208,7 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     def complete(text: str) -> bool:
         if len(text) < FALLBACK_SHARE * visible and len(text) < FALLBACK_CHARS:
             return False
-        return _word_count(text) >= min_words or _word_count(everything()) < 2 * min_words
+        return _has_words(text, min_words) or not _has_words(everything(), 2 * min_words)
 
     text = _good_lines(block_text(region))
     if complete(text):
@@ -326,7 +326,9 @@ def _good_lines(text: str) -> str:
             line = _LINK_MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):
             continue
-        if len(line) + 2 * len(_CJK.findall(line)) >= PARAGRAPH_CHARS:
+        if len(line) >= PARAGRAPH_CHARS or (
+            len(line) + 2 * len(_CJK.findall(line)) >= PARAGRAPH_CHARS
+        ):
             if first is None:
                 first = len(lines)
             last = len(lines)
@@ -340,7 +342,13 @@ def _good_lines(text: str) -> str:
     return "\n".join(kept)
 
 
-def _word_count(text: str) -> int:
-    """Distinct words of *text* (pairs of Han characters for Chinese): a cheap stand-in
-    for the number of terms a fingerprint would get."""
-    return len(set(_WORDS.findall(text.lower())))
+def _has_words(text: str, count: int) -> bool:
+    """Whether *text* has *count* distinct words (pairs of Han characters for Chinese): a
+    cheap stand-in for the number of terms a fingerprint would get. Stops reading as soon
+    as it knows."""
+    seen: set[str] = set()
+    for match in _WORDS.finditer(text):
+        seen.add(match.group().lower())
+        if len(seen) >= count:
+            return True
+    return False
