@@ -12,9 +12,8 @@ instead, never by distance.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 from .extract import Extractor, get_extractor
@@ -137,7 +136,7 @@ def analyse_text(dedup: Deduplicator, text: str) -> Analysis:
     """:meth:`Deduplicator.analyse` of *text*, which tells if its extraction fell back."""
     analysis = dedup.analyse(text)
     fallback = getattr(text, "fallback", None)
-    return dataclasses.replace(analysis, fallback=fallback) if fallback else analysis
+    return replace(analysis, fallback=fallback) if fallback else analysis
 
 
 def fields_text(values: list[object], extractor: Extractor | None) -> str:
