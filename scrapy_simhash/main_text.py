@@ -224,8 +224,18 @@ def _chrome(root: lxml.etree._Element, visible: int) -> tuple[list, set]:
     """The elements to drop as chrome, and those whose text scores less (the same)."""
     # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
     declared = list(root.iter(*CHROME_TAGS))
+    sectioned: dict = {}  # element -> whether it is inside an article, section...
     for element in root.iter(*PAGE_TAGS):
-        if not any(a.tag in _SECTIONING for a in element.iterancestors()):
+        # Up to the first ancestor already known: linear in the tree, however deeply a
+        # (hostile) page nests thousands of headers.
+        path = []
+        node = element.getparent()
+        while node is not None and node not in sectioned and node.tag not in _SECTIONING:
+            path.append(node)
+            node = node.getparent()
+        inside = node is not None and (node.tag in _SECTIONING or sectioned[node])
+        sectioned.update(dict.fromkeys(path, inside))
+        if not inside:
             declared.append(element)
     named = []  # ... what its class or id names may be a wrapper of the whole page
     weak = list(root.iter("form"))  # chrome, or (ASP.NET) the whole page
@@ -288,24 +298,52 @@ def _region(root: lxml.etree._Element, penalised: set) -> lxml.etree._Element:
         if element is None or element.tag == "a":
             continue  # link text is not content
         own[element] = own.get(element, 0) + len(text)
+    paragraphs = {e: length for e, length in own.items() if length >= PARAGRAPH_CHARS}
+    if not paragraphs:
+        return root
+    # The paragraphs' ancestors, each with its depth, found by walking up from each
+    # paragraph only until a known ancestor: linear in the tree, however deeply a
+    # (hostile) page nests thousands of paragraphs.
+    depth: dict = {}
+    parent_of: dict = {}
+    for element in paragraphs:
+        path = []
+        node = element
+        while node is not None and node not in depth:
+            path.append(node)
+            node = node.getparent()
+        base = depth[node] if node is not None else -1
+        for steps, child in enumerate(reversed(path), start=1):
+            depth[child] = base + steps
+            parent_of[child] = node
+            node = child
+    top_down = sorted(depth, key=depth.__getitem__)
+    in_chrome: dict = {}  # element -> whether it or an ancestor is chrome
+    for element in top_down:
+        parent = parent_of[element]
+        in_chrome[element] = element in penalised or (parent is not None and in_chrome[parent])
+    held: dict = dict.fromkeys(depth, 0.0)  # element -> paragraph text in its subtree
     scores: dict = {}
-    held: dict = {}  # element -> paragraph text in its subtree
-    for element, length in own.items():
-        if length < PARAGRAPH_CHARS:
-            continue
-        chain = [element, *element.iterancestors()]
-        weight = CHROME_WEIGHT if any(e in penalised for e in chain) else 1.0
+    for element, length in paragraphs.items():
+        weight = CHROME_WEIGHT if in_chrome[element] else 1.0
+        held[element] += length * weight
+        # As readability does: a paragraph scores for its parent and, halved, for its
+        # grandparent, so the best element is the one that holds the paragraphs.
         score = (1 + min(length / 100, 3)) * weight
-        for level, ancestor in enumerate(chain):
-            held[ancestor] = held.get(ancestor, 0) + length * weight
-            # As readability does: a paragraph scores for its parent and, halved, for its
-            # grandparent, so the best element is the one that holds the paragraphs.
-            if 1 <= level <= 2:
-                scores[ancestor] = scores.get(ancestor, 0) + score / (1 << (level - 1))
+        parent = parent_of[element]
+        if parent is not None:
+            scores[parent] = scores.get(parent, 0) + score
+            grandparent = parent_of[parent]
+            if grandparent is not None:
+                scores[grandparent] = scores.get(grandparent, 0) + score / 2
+    for element in reversed(top_down):
+        parent = parent_of[element]
+        if parent is not None:
+            held[parent] += held[element]
     if not scores:
         return root
     region = max(scores, key=scores.get)
-    total = held.get(root, 0)
+    total = held[root]
     while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
         region = region.getparent()
     return region

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from pipelines import make_pipeline, simhash_stats
@@ -11,6 +12,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_simhash import Deduplicator, Fingerprinter, open_index
 from scrapy_simhash.extract import get_extractor
 from scrapy_simhash.main_text import MainText, main_text
+from scrapy_simhash.text import visible_text
 
 BUDGET = (
     "The city council approved the budget for next year after a debate that lasted until "
@@ -221,3 +223,26 @@ async def test_the_pipeline_counts_and_logs_pages_without_a_main_text(tmp_path, 
     assert stats["kept"] == 2
     messages = [r.getMessage() for r in caplog.records if "No main text" in r.getMessage()]
     assert len(messages) == 1 and "https://a.example/data" in messages[0]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<div>" * 2000 + f"<p>{BUDGET}</p>" * 10_000,
+        "<div>" * 2000 + f"<header>Menu</header><p>{BUDGET}</p>" * 10_000,
+    ],
+    ids=["paragraphs nested 2,000 deep", "headers nested 2,000 deep"],
+)
+def test_deeply_nested_pages_cost_a_few_times_reading_them(body):
+    # Walking up from every paragraph or header to the root cost time in proportion to
+    # their number times their depth: 11 s and 20 s on pages like these (2-6 MB). Both are
+    # linear now; the bound is a ratio to reading all the text, not a time.
+    page = f"<html><body>{body}</body></html>"
+    started = time.process_time()
+    everything = visible_text(page, remove_boilerplate=False)
+    reading = time.process_time() - started
+    started = time.process_time()
+    text = main_text(page)
+    extracting = time.process_time() - started
+    assert text.count(BUDGET) == 10_000 and len(everything) >= len(text)
+    assert extracting < 8 * reading + 0.5, f"{extracting:.2f} s against {reading:.2f} s"
