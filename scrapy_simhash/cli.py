@@ -206,6 +206,9 @@ def parse_cutoff(value: str, now: float | None = None) -> float:
     return moment.timestamp()
 
 
+_DOCUMENT_NAME = re.compile(r"^\S+\.(?:html?|xhtml|xml|txt|md|jl|jsonl?)$", re.IGNORECASE)
+
+
 def _read_source(source: str, env: Env) -> tuple[str, str]:
     """(label, text) of ``-`` (stdin), a file, an http(s)/file URL, or literal text. HTML
     is reduced to its visible text, as the pipeline does."""
@@ -226,6 +229,13 @@ def _read_source(source: str, env: Env) -> tuple[str, str]:
         except OSError as e:
             raise click.ClickException(f"Cannot read {source}: {e.strerror}") from None
         return source, env.text_of(raw)
+    if _DOCUMENT_NAME.match(source):
+        # One word ending like a document's file name: a typo of a path, far more likely
+        # than text to check (which can still come on stdin, as "-").
+        raise click.ClickException(
+            f"No such file: {source}. To check it as text, pass it on standard input: "
+            f"echo '{source}' | scrapy-simhash check -"
+        )
     label = source if len(source) <= 40 else source[:37] + "..."
     return repr(label), env.text_of(source)
 
@@ -323,7 +333,13 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
     help="Show stored pages up to this distance (beyond the index's own threshold, all "
     "stored fingerprints are scanned).  [default: the index's]",
 )
-@click.option("--limit", default=5, show_default=True, help="Show at most this many pages.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Show at most this many pages.",
+)
 @json_option
 @click.pass_obj
 def check(
@@ -485,7 +501,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
 @click.option("--since", metavar="WHEN", help="Only drops since: 30d, 12h, 2026-01-31, ...")
 @click.option("--kept", metavar="URL", help="Only drops that matched this kept page.")
 @click.option("--contains", metavar="TEXT", help="Only drops whose URL contains TEXT.")
-@click.option("--limit", type=int, help="Only the last N drops.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the last N drops.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @raw_csv_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
@@ -517,7 +533,7 @@ def dropped(
             if (kept is None or r.kept_key == kept) and (contains is None or contains in r.key)
         ]
     if limit is not None:
-        records = records[-limit:] if limit > 0 else []
+        records = records[-limit:]
     rows = [
         {
             "at": datetime.fromtimestamp(r.at, timezone.utc).isoformat(timespec="seconds"),
@@ -874,8 +890,20 @@ def dedup(
 
 @main.command(name="calibrate", short_help="Distance histogram and pairs to choose a threshold.")
 @index_option
-@click.option("--sample", default=1000, show_default=True, help="Stored pages to sample.")
-@click.option("--pairs", default=3, show_default=True, help="Example pairs per distance.")
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Stored pages to sample.",
+)
+@click.option(
+    "--pairs",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Example pairs per distance.",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the random sample.")
 @click.option(
     "--html",

@@ -576,3 +576,30 @@ def test_calibration_report_renders_in_chromium(run, index_uri, tmp_path):
     # The legend's two squares are ~16x16 pixels; the bars add far more.
     assert counts["dropped"] > 1000, counts
     assert counts["nearest"] > 1000, counts
+
+
+def test_check_a_missing_file_is_an_error_not_text(run, index_uri):
+    # A typo in a file name was fingerprinted as the text "nofile.html".
+    result = run("check", "nofile.html", "--index", index_uri, code=1)
+    assert "No such file: nofile.html" in result.output
+    assert "scrapy-simhash check -" in result.output
+    # Text that is not one word ending like a file name is still text.
+    result = run("check", "short NOTICE", "--index", index_uri)
+    assert f"   0  {url('short')}  (a duplicate)" in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["calibrate", "--sample", "-5"],
+        ["calibrate", "--pairs", "-1"],
+        ["dropped", "--limit", "-1"],
+        ["dropped", "--limit", "0"],
+        ["check", "short NOTICE", "--limit", "0"],
+    ],
+)
+def test_negative_counts_are_refused_with_the_range(run, index_uri, args):
+    # --limit -1 printed "No drops recorded." over a log holding drops; --sample -5 a
+    # traceback.
+    result = run(*args, "--index", index_uri, code=2)
+    assert "is not in the range" in result.output
