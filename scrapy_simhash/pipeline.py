@@ -64,6 +64,29 @@ class SimhashDedupPipeline:
             config, index_uri, stats=stats, crawler=crawler, stats_prefix=STATS_PREFIX
         )
 
+    _warned_fields = False
+
+    def _warn_missing_fields(self, adapter: ItemAdapter) -> None:
+        """Warn once when an item lacks a SIMHASH_TEXT_FIELDS field: with none of them, every
+        item is kept unchecked (counted ``simhash/empty``); with some, duplicates are judged
+        on part of their text. Either way, nothing else would say so."""
+        fields = list(adapter.keys())
+        missing = [name for name in self.config.text_fields if name not in fields]
+        if not missing or not fields:
+            return
+        self._warned_fields = True
+        every = len(missing) == len(self.config.text_fields)
+        logger.warning(
+            "SIMHASH_TEXT_FIELDS=%r: this item has no %s (its fields: %s); %s. Set "
+            "SIMHASH_TEXT_FIELDS to the fields that hold the page's text (warned once)",
+            list(self.config.text_fields),
+            " and no ".join(repr(name) for name in missing),
+            ", ".join(repr(name) for name in fields),
+            "it is kept unchecked, and so will every item like it"
+            if every
+            else "it is checked on the others only",
+        )
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupPipeline:
         config, index_uri = settings_from_crawler(crawler)
@@ -90,6 +113,8 @@ class SimhashDedupPipeline:
             raise RuntimeError("SimhashDedupPipeline.process_item called before open_spider")
         adapter = ItemAdapter(item)
         values = [adapter.get(name) for name in self.config.text_fields]
+        if not self._warned_fields:
+            self._warn_missing_fields(adapter)
         key = adapter.get(self.config.key_field)
         key = str(key) if key is not None else f"(item without {self.config.key_field})"
         self._inc("checked")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import pytest
@@ -169,3 +170,43 @@ def test_log_formatter_omits_the_item_for_near_duplicates(tmp_path):
     entry = formatter.dropped(item, drop, None, spider)
     assert entry["msg"] % entry["args"] == "Dropped: u2 is a near-duplicate of u1"
     assert entry["level"] == logging.INFO
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        (
+            {"link": "u1", "headline": "Tram", "body": ARTICLE},
+            "this item has no 'title' and no 'content' (its fields: 'link', 'headline', "
+            "'body'); it is kept unchecked",
+        ),
+        (
+            {"url": "u1", "title": "Tram", "contents": ARTICLE},
+            "this item has no 'content' (its fields: 'url', 'title', 'contents'); it is "
+            "checked on the others only",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_items_without_the_text_fields_are_warned_about_once(
+    tmp_path, caplog, item, expected
+):
+    # Items with other field names were all counted simhash/empty and kept, silently.
+    pipeline = make_pipeline(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash"):
+        for _ in range(3):
+            with contextlib.suppress(NearDuplicate):  # the same item again is a duplicate
+                await pipeline.process_item(dict(item))
+    warnings = [r.getMessage() for r in caplog.records if "SIMHASH_TEXT_FIELDS" in r.getMessage()]
+    assert len(warnings) == 1
+    assert expected in warnings[0]
+    pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_items_with_the_text_fields_are_not_warned_about(tmp_path, caplog):
+    pipeline = make_pipeline(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash"):
+        await pipeline.process_item({"url": "u1", "title": "Tram", "content": ARTICLE})
+    assert "SIMHASH_TEXT_FIELDS" not in caplog.text
+    pipeline.close_spider()
