@@ -233,12 +233,17 @@ def _stop_word_lists() -> dict[str, frozenset[str]]:
     return lists
 
 
+def _languages_of(lists: dict[str, frozenset[str]]) -> dict[str, list[str]]:
+    """Word -> the languages it is a function word of, to tell a text's language by them."""
+    languages: dict[str, list[str]] = {}
+    for language, words in lists.items():
+        for word in words:
+            languages.setdefault(word, []).append(language)
+    return languages
+
+
 _STOP_WORD_LISTS = _stop_word_lists()
-# Word -> the languages it is a function word of, to tell a text's language by them.
-_LANGUAGES_OF: dict[str, list[str]] = {}
-for _language, _words in _STOP_WORD_LISTS.items():
-    for _word in _words:
-        _LANGUAGES_OF.setdefault(_word, []).append(_language)
+_LANGUAGES_OF = _languages_of(_STOP_WORD_LISTS)
 
 
 def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
