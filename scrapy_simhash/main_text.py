@@ -36,7 +36,7 @@ import re
 
 import lxml.etree
 
-from .text import INVISIBLE_TAGS, block_text, drop_tree, parse_html, strip_tags, visible_text
+from .text import block_text, drop_tree, strip_tags, visible_text, visible_tree
 
 #: Elements that hold site chrome rather than the page's own content.
 CHROME_TAGS = ("nav", "aside", "menu", "button", "select", "figcaption")
@@ -180,17 +180,14 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     *min_words*: main text with fewer distinct words, on a page with at least twice as
     many, is an extraction failure (the fingerprint would be that of a fragment).
     Malformed HTML never raises."""
-    root = parse_html(html)
+    root = visible_tree(html)
     if root is None:
         return MainText.of(strip_tags(html) if html and html.strip() else "")
-    for element in list(root.iter(*INVISIBLE_TAGS)):
-        if element.getparent() is not None:
-            drop_tree(element)
     visible = _TEXT_LENGTH(root)
     if not visible:
         return MainText.of("")
-    chrome, penalised = _chrome(root, _RAW_LENGTH(root))
-    region = _region(root, penalised)
+    chrome = _chrome(root, _RAW_LENGTH(root))
+    region = _region(root, set(chrome))
     keep = set(region.iterancestors())
     keep.add(region)
     for element in chrome:
@@ -220,8 +217,8 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     return MainText.of(everything(), "page")
 
 
-def _chrome(root: lxml.etree._Element, visible: int) -> tuple[list, set]:
-    """The elements to drop as chrome, and those whose text scores less (the same)."""
+def _chrome(root: lxml.etree._Element, visible: int) -> list[lxml.etree._Element]:
+    """The elements to drop as chrome (their text also scores less in :func:`_region`)."""
     # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
     declared = list(root.iter(*CHROME_TAGS))
     sectioned: dict = {}  # element -> whether it is inside an article, section...
@@ -261,7 +258,7 @@ def _chrome(root: lxml.etree._Element, visible: int) -> tuple[list, set]:
             and sum(_RAW_LENGTH(a) for a in element.iter("a")) >= 0.5 * length
         ):
             chrome.append(element)
-    return chrome, set(chrome)
+    return chrome
 
 
 @functools.lru_cache(maxsize=8192)

@@ -100,13 +100,21 @@ def visible_text(html: str, *, remove_boilerplate: bool = True) -> str:
         from .main_text import main_text  # main_text builds on this module
 
         return str(main_text(html))
-    root = parse_html(html)
+    root = visible_tree(html)
     if root is None:
         return strip_tags(html) if html and html.strip() else ""
-    for element in list(root.iter(*INVISIBLE_TAGS)):
-        if element.getparent() is not None:
-            drop_tree(element)
     return block_text(root)
+
+
+def visible_tree(html: str) -> lxml.etree._Element | None:
+    """The tree of *html* (see :func:`parse_html`) without the elements a reader never
+    sees (:data:`INVISIBLE_TAGS`), or ``None`` where there is no tree."""
+    root = parse_html(html)
+    if root is not None:
+        for element in list(root.iter(*INVISIBLE_TAGS)):
+            if element.getparent() is not None:
+                drop_tree(element)
+    return root
 
 
 def parse_html(html: str) -> lxml.etree._Element | None:
