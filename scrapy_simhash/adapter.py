@@ -23,7 +23,7 @@ from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
-from .dedup import Analysis, AnalysisParams, Deduplicator, Verdict, analyse_text, fields_text
+from .dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from .exceptions import SimhashIndexError
 from .index import open_index
 from .indexthread import IndexThread
@@ -89,14 +89,7 @@ class CrawlDeduplicator:
         self.index_thread: IndexThread | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
         self.workers: WorkerPool | None = None
-        self.params = AnalysisParams(
-            top_n=config.top_n,
-            seed=config.seed,
-            segmenter=config.segmenter,
-            min_terms=config.min_terms,
-            max_length=config.max_text_length,
-            extractor=config.extractor_name,
-        )
+        self.params = config.analysis_params
 
     def open(self) -> Deduplicator:
         config = self.config

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .blocks import BlockPlan, default_blocks
+from .dedup import AnalysisParams
 from .exceptions import ConfigurationError
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, seed_from_secret
@@ -139,6 +140,18 @@ class SimhashSettings:
             values["index_uri"] = redact(values["index_uri"])
         shown = ", ".join(f"{name}={value!r}" for name, value in values.items())
         return f"{type(self).__name__}({shown})"
+
+    @property
+    def analysis_params(self) -> AnalysisParams:
+        """These settings as the plain values a worker process analyses pages with."""
+        return AnalysisParams(
+            top_n=self.top_n,
+            seed=self.seed,
+            segmenter=self.segmenter,
+            min_terms=self.min_terms,
+            max_length=self.max_text_length,
+            extractor=self.extractor_name,
+        )
 
     @property
     def extractor_name(self) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from pipelines import subprocess_env
 from test_reliability import DOCUMENTS
 
-from scrapy_simhash.dedup import AnalysisParams, analyse_fields
+from scrapy_simhash.dedup import analyse_fields
 from scrapy_simhash.fingerprint import hamming_distance
 from scrapy_simhash.index.sqlite import SqliteIndex
 from scrapy_simhash.settings import SimhashSettings
@@ -102,14 +102,7 @@ def build_site(directory: Path, count: int = 40) -> None:
     namespace: dict = {}
     exec(DOCUMENTS, namespace)
     config = SimhashSettings()
-    params = AnalysisParams(
-        top_n=config.top_n,
-        seed=config.seed,
-        segmenter=config.segmenter,
-        min_terms=config.min_terms,
-        max_length=config.max_text_length,
-        extractor=config.extractor_name,
-    )
+    params = config.analysis_params
     pages = directory / "pages"
     pages.mkdir()
     i = n = 0
