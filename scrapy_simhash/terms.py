@@ -244,6 +244,10 @@ def _languages_of(lists: dict[str, frozenset[str]]) -> dict[str, list[str]]:
 
 _STOP_WORD_LISTS = _stop_word_lists()
 _LANGUAGES_OF = _languages_of(_STOP_WORD_LISTS)
+# What applies to a text of each language, built once rather than for every text.
+_STOP_WORDS_FOR = {
+    language: words | ENGLISH_STOP_WORDS for language, words in _STOP_WORD_LISTS.items()
+}
 
 
 def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
@@ -260,7 +264,7 @@ def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     language = max(hits, key=lambda name: (hits[name], name == "english"))
     if hits[language] < 3:  # too little to tell ("Pro" in a Chinese text is no Spanish)
         return ENGLISH_STOP_WORDS
-    return _STOP_WORD_LISTS[language] | ENGLISH_STOP_WORDS
+    return _STOP_WORDS_FOR[language]
 
 
 #: Bumped whenever a change changes which terms or weights a page produces (here, or in the
