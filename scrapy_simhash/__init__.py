@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from .addon import Addon
     from .logformatter import LogFormatter
     from .middleware import SimhashDedupMiddleware
-    from .pipeline import NearDuplicate, SimhashDedupPipeline
+    from .near_duplicate import NearDuplicate
+    from .pipeline import SimhashDedupPipeline
 
 __version__ = "0.1.0"
 
@@ -49,7 +50,7 @@ __all__ = [
 _ADAPTERS = {
     "Addon": "addon",
     "LogFormatter": "logformatter",
-    "NearDuplicate": "pipeline",
+    "NearDuplicate": "near_duplicate",
     "SimhashDedupPipeline": "pipeline",
     "SimhashDedupMiddleware": "middleware",
 }

@@ -18,16 +18,17 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import NotConfigured
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
 from .dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
-from .exceptions import SimhashIndexError
+from .exceptions import SimhashError, SimhashIndexError
 from .index import open_index
 from .indexthread import IndexThread
-from .settings import SimhashSettings
+from .settings import SimhashSettings, setting_bool, unknown_settings
 from .text import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
@@ -54,13 +55,44 @@ def default_index_uri() -> str:
     return "sqlite:///" + path
 
 
+#: The finish reason of a crawl that a setting or the index stopped before it began.
+SETUP_ERROR_REASON = "simhash_setup_error"
+
+
 def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
     """The validated ``SIMHASH_*`` settings of *crawler* and its index URI; raises
-    ``NotConfigured`` when ``SIMHASH_ENABLED`` is False."""
-    if not crawler.settings.getbool("SIMHASH_ENABLED", True):
+    ``NotConfigured`` when ``SIMHASH_ENABLED`` is False and
+    :class:`~scrapy_simhash.exceptions.ConfigurationError` for a value that cannot work.
+    A ``SIMHASH_*`` name that is no setting (a typo) is logged as a warning."""
+    if not setting_bool("SIMHASH_ENABLED", crawler.settings.get("SIMHASH_ENABLED", True)):
         raise NotConfigured("SIMHASH_ENABLED is False")
+    for message in unknown_settings(crawler.settings):
+        logger.warning("%s", message)
     config = SimhashSettings.from_settings(crawler.settings)
     return config, config.index_uri or default_index_uri()
+
+
+def refuse_to_start(crawler: Crawler, error: SimhashError) -> NotConfigured:
+    """What a component's ``from_crawler`` raises when its settings cannot work: the
+    component is left out (``NotConfigured``, which Scrapy expects from ``from_crawler``)
+    and, once the spider opens, before any request, the crawl is stopped with *error* in
+    one log line (``CloseSpider``, which Scrapy honours from a ``spider_opened``
+    handler). An exception raised from ``from_crawler`` itself would instead come out as
+    an asyncio "Task exception was never retrieved" traceback."""
+
+    def stop() -> None:
+        raise start_failed(error)
+
+    # weak=False: nothing else holds this function.
+    crawler.signals.connect(stop, signal=signals.spider_opened, weak=False)
+    return NotConfigured()
+
+
+def start_failed(error: SimhashError) -> CloseSpider:
+    """Log *error* (a setting or an index that cannot work) in one line; return the
+    ``CloseSpider`` that stops the crawl before its first request."""
+    logger.error("%s. The crawl is stopped before it starts.", str(error).rstrip("."))
+    return CloseSpider(SETUP_ERROR_REASON)
 
 
 class CrawlDeduplicator:
@@ -92,13 +124,24 @@ class CrawlDeduplicator:
         self.params = config.analysis_params
 
     def open(self) -> Deduplicator:
+        """Open the index (and start the workers); an index that cannot be opened as
+        configured (a scheme, file, permission or parameter problem) is logged in one
+        line and stops the crawl (``CloseSpider``) before its first request."""
         config = self.config
-        index = open_index(
-            self.index_uri,
-            max_distance=config.max_distance,
-            blocks=config.blocks,
-            features=config.fingerprinter.signature,
-        )
+        try:
+            index = open_index(
+                self.index_uri,
+                max_distance=config.max_distance,
+                blocks=config.blocks,
+                features=config.fingerprinter.signature,
+            )
+        except SimhashError as e:
+            raise start_failed(e) from e
+        try:
+            stored = len(index)
+        except SimhashError as e:
+            index.close()
+            raise start_failed(e) from e
         self.dedup = Deduplicator(
             index,
             config.fingerprinter,
@@ -108,7 +151,7 @@ class CrawlDeduplicator:
         logger.info(
             "Simhash index %s: %d pages stored, max distance %d, %d tables%s",
             index.location,
-            len(index),
+            stored,
             index.plan.max_distance,
             index.plan.table_count,
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",

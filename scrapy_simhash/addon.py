@@ -15,6 +15,10 @@ class Addon:
     """Enables :class:`~scrapy_simhash.SimhashDedupPipeline` (unless already in
     ``ITEM_PIPELINES``) and the one-line drop log (unless ``LOG_FORMATTER`` was changed)."""
 
+    def __repr__(self) -> str:
+        # Scrapy lists enabled add-ons by their repr: the name users put in ADDONS.
+        return "scrapy_simhash.Addon"
+
     def update_settings(self, settings: Any) -> None:
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", SimhashDedupPipeline, PIPELINE_ORDER

@@ -13,7 +13,7 @@ from typing import Any
 
 from scrapy import logformatter
 
-from .pipeline import NearDuplicate
+from .near_duplicate import NearDuplicate
 
 
 class LogFormatter(logformatter.LogFormatter):

@@ -16,8 +16,9 @@ from scrapy import Request, signals
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.utils.misc import load_object
 
-from .adapter import CrawlDeduplicator, settings_from_crawler
+from .adapter import CrawlDeduplicator, refuse_to_start, settings_from_crawler
 from .dedup import Verdict
+from .exceptions import ConfigurationError
 from .index.uri import redact
 from .settings import SimhashSettings
 
@@ -67,7 +68,10 @@ class SimhashDedupMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupMiddleware:
-        config, index_uri = settings_from_crawler(crawler)
+        try:
+            config, index_uri = settings_from_crawler(crawler)
+        except ConfigurationError as e:
+            raise refuse_to_start(crawler, e) from e
         middleware = cls(config, index_uri, crawler.stats, crawler)
         crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
@@ -75,7 +79,7 @@ class SimhashDedupMiddleware:
             logger.warning(
                 "SimhashDedupMiddleware and SimhashDedupPipeline are both enabled on the index "
                 "%s: each item would be compared with the page it came from, and dropped when "
-                "their texts are alike. Enable one of them, or give them different indexes.",
+                "their texts are alike. Enable only one of them (both use SIMHASH_INDEX_URI).",
                 redact(middleware.index_uri),
             )
         return middleware

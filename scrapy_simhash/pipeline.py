@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem
 
-from .adapter import CrawlDeduplicator, default_index_uri, settings_from_crawler
-from .dedup import Deduplicator, Verdict
+from .adapter import CrawlDeduplicator, default_index_uri, refuse_to_start, settings_from_crawler
+from .dedup import Deduplicator
+from .exceptions import ConfigurationError
+from .items import FieldCensus, item_key
+from .near_duplicate import NearDuplicate
 from .settings import SimhashSettings
 
 if TYPE_CHECKING:
@@ -21,17 +24,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "simhash"
-
-
-class NearDuplicate(DropItem):
-    """Raised to drop an item that duplicates a page kept earlier.
-
-    Scrapy counts these under ``item_dropped_reasons_count/NearDuplicate``.
-    """
-
-    def __init__(self, message: str, verdict: Verdict, log_level: int = logging.INFO) -> None:
-        super().__init__(message, log_level=log_level)
-        self.verdict = verdict
+#: After this many items, the fields they have are compared with the settings once (and
+#: again at close), and a warning says which setting to change when they do not match.
+FIELD_CHECK_AFTER = 10
 
 
 __all__ = ["NearDuplicate", "SimhashDedupPipeline", "default_index_uri"]
@@ -64,33 +59,32 @@ class SimhashDedupPipeline:
             config, index_uri, stats=stats, crawler=crawler, stats_prefix=STATS_PREFIX
         )
 
-    _warned_fields = False
-
-    def _warn_missing_fields(self, adapter: ItemAdapter) -> None:
-        """Warn once when an item lacks a SIMHASH_TEXT_FIELDS field: with none of them, every
-        item is kept unchecked (counted ``simhash/empty``); with some, duplicates are judged
-        on part of their text. Either way, nothing else would say so."""
-        fields = list(adapter.keys())
-        missing = [name for name in self.config.text_fields if name not in fields]
-        if not missing or not fields:
-            return
-        self._warned_fields = True
-        every = len(missing) == len(self.config.text_fields)
-        logger.warning(
-            "SIMHASH_TEXT_FIELDS=%r: this item has no %s (its fields: %s); %s. Set "
-            "SIMHASH_TEXT_FIELDS to the fields that hold the page's text (warned once)",
-            list(self.config.text_fields),
-            " and no ".join(repr(name) for name in missing),
-            ", ".join(repr(name) for name in fields),
-            "it is kept unchecked, and so will every item like it"
-            if every
-            else "it is checked on the others only",
-        )
+        self.census = FieldCensus(config.text_fields, config.key_field)
+        self._fields_checked = False
+        #: Names items without a key apart from those of other crawls.
+        self._crawl = "crawl started " + datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupPipeline:
-        config, index_uri = settings_from_crawler(crawler)
+        try:
+            config, index_uri = settings_from_crawler(crawler)
+        except ConfigurationError as e:
+            raise refuse_to_start(crawler, e) from e
         return cls(config, index_uri, crawler.stats, crawler)
+
+    def _check_fields(self, at_close: bool = False) -> None:
+        """Warn when most items lacked the configured text or key fields: nothing else
+        would say that items are kept unchecked or judged on part of their text."""
+        self._fields_checked = True
+        problem = self.census.problem()
+        if problem is None:
+            return
+        self._inc("warnings/fields")
+        logger.warning(
+            "%s [%s]",
+            problem,
+            "at close" if at_close else f"after the first {self.census.items} items",
+        )
 
     @property
     def dedup(self) -> Deduplicator | None:
@@ -104,19 +98,31 @@ class SimhashDedupPipeline:
 
     def open_spider(self) -> None:
         self.runner.open()
+        logger.info(
+            "Simhash pipeline: fingerprints the item fields %s (SIMHASH_TEXT_FIELDS); "
+            "names items by %r (SIMHASH_KEY_FIELD)",
+            ", ".join(repr(name) for name in self.config.text_fields),
+            self.config.key_field,
+        )
 
     def close_spider(self) -> None:
-        self.runner.close()
+        try:
+            if self.census.items:
+                self._check_fields(at_close=True)
+        finally:
+            self.runner.close()
 
     async def process_item(self, item: Any) -> Any:
         if self.dedup is None:
             raise RuntimeError("SimhashDedupPipeline.process_item called before open_spider")
         adapter = ItemAdapter(item)
         values = [adapter.get(name) for name in self.config.text_fields]
-        if not self._warned_fields:
-            self._warn_missing_fields(adapter)
-        key = adapter.get(self.config.key_field)
-        key = str(key) if key is not None else f"(item without {self.config.key_field})"
+        for name in self.census.add(adapter):
+            self._inc(f"fields/missing/{name}")
+        if not self._fields_checked and self.census.items >= FIELD_CHECK_AFTER:
+            self._check_fields()
+        key_field = self.config.key_field
+        key = item_key(adapter.get(key_field), self.census.items, key_field, self._crawl)
         self._inc("checked")
         try:
             analysis = await self.runner.analyse(values, key)

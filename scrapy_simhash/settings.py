@@ -6,11 +6,14 @@ No Scrapy import: :meth:`SimhashSettings.from_settings` takes anything with Scra
 
 from __future__ import annotations
 
+import difflib
 import logging
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .blocks import BlockPlan, default_blocks
+from .blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .dedup import AnalysisParams
 from .exceptions import ConfigurationError
 from .extract import Extractor, get_extractor
@@ -80,17 +83,30 @@ class SimhashSettings:
     html_extractor: Extractor = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.max_distance < 0:
+        if not 0 <= self.max_distance < FINGERPRINT_BITS // 2:
             raise ConfigurationError(
-                f"SIMHASH_MAX_DISTANCE={self.max_distance} must be 0 or more; 3 is usual"
+                f"SIMHASH_MAX_DISTANCE={self.max_distance} must be between 0 and "
+                f"{FINGERPRINT_BITS // 2 - 1}; 3 is usual for 64-bit fingerprints"
             )
         blocks = default_blocks(self.max_distance) if self.blocks is None else self.blocks
         try:
             BlockPlan(max_distance=self.max_distance, blocks=blocks)
         except ConfigurationError as e:
+            given = (
+                f"SIMHASH_BLOCKS={blocks}"
+                if self.blocks is not None
+                # Not set by the user: say that it is the default, and how to change it.
+                else f"the default SIMHASH_BLOCKS (SIMHASH_MAX_DISTANCE + 2 = {blocks})"
+            )
             raise ConfigurationError(
-                f"SIMHASH_BLOCKS={blocks} with SIMHASH_MAX_DISTANCE={self.max_distance}: {e}"
+                f"{given} with SIMHASH_MAX_DISTANCE={self.max_distance}: {e}"
             ) from None
+        for name, value in (
+            ("SIMHASH_KEY_FIELD", self.key_field),
+            ("SIMHASH_FLAG_FIELD", self.flag_field),
+        ):
+            if not value.strip():
+                raise ConfigurationError(f"{name} is empty; name an item field, e.g. 'url'")
         if not self.text_fields:
             raise ConfigurationError(
                 "SIMHASH_TEXT_FIELDS is empty; list the item fields that hold the page text, "
@@ -163,20 +179,43 @@ class SimhashSettings:
 
     @classmethod
     def from_settings(cls, settings: Any) -> SimhashSettings:
+        """Read and check every ``SIMHASH_*`` setting of *settings* (anything with
+        ``get``): a value of the wrong type is a :class:`ConfigurationError` naming the
+        setting, never a silent fallback."""
+
         def get(name: str) -> Any:
             return settings.get(name, DEFAULTS[name])
 
         def getint(name: str) -> int:
+            value = get(name)
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ConfigurationError(f"{name}={value!r} is not an integer")
             try:
-                return settings.getint(name, DEFAULTS[name])
+                return int(value)
             except (TypeError, ValueError):
-                raise ConfigurationError(f"{name}={get(name)!r} is not an integer") from None
+                raise ConfigurationError(f"{name}={value!r} is not an integer") from None
 
         def getfloat(name: str) -> float:
+            value = get(name)
             try:
-                return settings.getfloat(name, DEFAULTS[name])
+                if isinstance(value, bool):
+                    raise TypeError
+                return float(value)
             except (TypeError, ValueError):
-                raise ConfigurationError(f"{name}={get(name)!r} is not a number") from None
+                raise ConfigurationError(f"{name}={value!r} is not a number") from None
+
+        def getbool(name: str) -> bool:
+            return setting_bool(name, get(name))
+
+        def getstr(name: str, *, optional: bool = False) -> Any:
+            value = get(name)
+            if optional and value in (None, ""):
+                return None
+            if not isinstance(value, str):
+                raise ConfigurationError(
+                    f"{name}={value!r} is a {type(value).__name__}; it must be a string"
+                )
+            return value
 
         if settings.get("SIMHASH_SEED") not in (None, 0, "0", ""):
             raise ConfigurationError(
@@ -189,35 +228,100 @@ class SimhashSettings:
             )
         blocks = get("SIMHASH_BLOCKS")
         return cls(
-            index_uri=get("SIMHASH_INDEX_URI") or None,
+            index_uri=getstr("SIMHASH_INDEX_URI", optional=True),
             max_distance=getint("SIMHASH_MAX_DISTANCE"),
             blocks=None if blocks in (None, "") else getint("SIMHASH_BLOCKS"),
-            text_fields=tuple(
-                settings.getlist("SIMHASH_TEXT_FIELDS", DEFAULTS["SIMHASH_TEXT_FIELDS"])
-            ),
-            key_field=str(get("SIMHASH_KEY_FIELD")),
+            text_fields=setting_list("SIMHASH_TEXT_FIELDS", get("SIMHASH_TEXT_FIELDS")),
+            key_field=getstr("SIMHASH_KEY_FIELD").strip(),
             top_n=getint("SIMHASH_TOP_N"),
             min_terms=getint("SIMHASH_MIN_TERMS"),
             max_text_length=getint("SIMHASH_MAX_TEXT_LENGTH"),
-            remove_boilerplate=settings.getbool(
-                "SIMHASH_REMOVE_BOILERPLATE", DEFAULTS["SIMHASH_REMOVE_BOILERPLATE"]
-            ),
-            extractor=str(get("SIMHASH_EXTRACTOR")).strip().lower(),
+            remove_boilerplate=getbool("SIMHASH_REMOVE_BOILERPLATE"),
+            extractor=getstr("SIMHASH_EXTRACTOR").strip().lower(),
             workers=getint("SIMHASH_WORKERS"),
             worker_timeout=getfloat("SIMHASH_WORKER_TIMEOUT"),
-            segmenter=str(get("SIMHASH_SEGMENTER")),
-            secret=None if get("SIMHASH_SECRET") in (None, "") else str(get("SIMHASH_SECRET")),
+            segmenter=getstr("SIMHASH_SEGMENTER"),
+            secret=getstr("SIMHASH_SECRET", optional=True),
             drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),
-            on_index_error=str(get("SIMHASH_ON_INDEX_ERROR")).lower(),
-            flag_only=settings.getbool("SIMHASH_FLAG_ONLY", DEFAULTS["SIMHASH_FLAG_ONLY"]),
-            flag_field=str(get("SIMHASH_FLAG_FIELD")),
-            middleware_content_types=tuple(
-                str(t).strip().lower()
-                for t in settings.getlist(
-                    "SIMHASH_MIDDLEWARE_CONTENT_TYPES", DEFAULTS["SIMHASH_MIDDLEWARE_CONTENT_TYPES"]
+            on_index_error=getstr("SIMHASH_ON_INDEX_ERROR").lower(),
+            flag_only=getbool("SIMHASH_FLAG_ONLY"),
+            flag_field=getstr("SIMHASH_FLAG_FIELD").strip(),
+            middleware_content_types=_media_types(
+                setting_list(
+                    "SIMHASH_MIDDLEWARE_CONTENT_TYPES", get("SIMHASH_MIDDLEWARE_CONTENT_TYPES")
                 )
             ),
         )
+
+
+def setting_list(name: str, value: Any) -> tuple[str, ...]:
+    """A list setting: a list or tuple of non-empty strings, or one string split at
+    commas and spaces (``"title content"`` and ``"title,content"`` are two fields)."""
+    if isinstance(value, str):
+        return tuple(part for part in re.split(r"[\s,]+", value) if part)
+    if not isinstance(value, list | tuple):
+        raise ConfigurationError(
+            f"{name}={value!r} is a {type(value).__name__}; give a list of strings, "
+            "e.g. ['title', 'content']"
+        )
+    for part in value:
+        if not isinstance(part, str) or not part.strip():
+            raise ConfigurationError(
+                f"{name}={list(value)!r} holds {part!r}; every entry must be a non-empty string"
+            )
+    return tuple(part.strip() for part in value)
+
+
+def setting_bool(name: str, value: Any) -> bool:
+    """A boolean setting as Scrapy reads one (True/False, 1/0, "true"/"false"), but
+    anything else is an error rather than a guess."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _BOOLEANS:
+        return _BOOLEANS[value.strip().lower()]
+    raise ConfigurationError(f"{name}={value!r} is not a boolean; use True or False")
+
+
+_BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _media_types(values: tuple[str, ...]) -> tuple[str, ...]:
+    types = tuple(value.strip().lower() for value in values)
+    for media_type in types:
+        if "/" not in media_type:
+            raise ConfigurationError(
+                f"SIMHASH_MIDDLEWARE_CONTENT_TYPES holds {media_type!r}, which is not a media "
+                "type; use e.g. 'text/html' or 'text/*'"
+            )
+    return types
+
+
+#: Names that are not settings but are recognised, to say what became of them.
+RETIRED = {"SIMHASH_SEED"}
+
+
+def unknown_settings(names: Iterable[str]) -> list[str]:
+    """A message for each ``SIMHASH_*`` name in *names* that is no setting (a typo would
+    otherwise be silently ignored), with the closest setting's name."""
+    messages = []
+    for name in names:
+        if not name.startswith("SIMHASH_") or name in DEFAULTS or name in RETIRED:
+            continue
+        # Compared without the prefix that every name shares, which would make all close.
+        close = difflib.get_close_matches(
+            name.removeprefix("SIMHASH_"), [n.removeprefix("SIMHASH_") for n in DEFAULTS], n=1
+        )
+        messages.append(
+            f"{name} is not a setting of scrapy-simhash"
+            + (
+                f"; did you mean SIMHASH_{close[0]}?"
+                if close
+                else "; see the README's settings table"
+            )
+        )
+    return messages
 
 
 def _log_level(value: Any) -> int:

@@ -24,6 +24,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import SimhashDedupMiddleware, open_index
+from scrapy_simhash.adapter import settings_from_crawler
 from scrapy_simhash.exceptions import ConfigurationError
 
 HERE = Path(__file__).resolve().parent / "sites" / "middleware"
@@ -201,6 +202,9 @@ def test_disabled_raises_not_configured():
 def test_no_content_types_is_an_error():
     crawler = get_crawler(settings_dict={"SIMHASH_MIDDLEWARE_CONTENT_TYPES": []})
     with pytest.raises(ConfigurationError, match="SIMHASH_MIDDLEWARE_CONTENT_TYPES is empty"):
+        settings_from_crawler(crawler)
+    # The middleware is left out and the crawl stopped when the spider opens.
+    with pytest.raises(NotConfigured):
         SimhashDedupMiddleware.from_crawler(crawler)
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 
 import pytest
 from pipelines import ARTICLE, make_pipeline, simhash_stats
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import Addon, LogFormatter, NearDuplicate, SimhashDedupPipeline
+from scrapy_simhash.adapter import settings_from_crawler
 from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch
 
 OTHER = (
@@ -35,14 +37,54 @@ def test_disabled_raises_not_configured(tmp_path):
     [
         ({"SIMHASH_BLOCKS": 3}, "SIMHASH_BLOCKS=3 with SIMHASH_MAX_DISTANCE=3: .*use 4 or more"),
         ({"SIMHASH_TEXT_FIELDS": []}, "SIMHASH_TEXT_FIELDS is empty"),
+        ({"SIMHASH_TEXT_FIELDS": 5}, r"SIMHASH_TEXT_FIELDS=5 is a int; give a list of strings"),
+        ({"SIMHASH_TEXT_FIELDS": ["title", None]}, r"holds None; every entry must be"),
+        ({"SIMHASH_KEY_FIELD": ["url"]}, r"SIMHASH_KEY_FIELD=\['url'\] is a list; it must be"),
+        ({"SIMHASH_FLAG_ONLY": "maybe"}, "SIMHASH_FLAG_ONLY='maybe' is not a boolean"),
+        ({"SIMHASH_MIDDLEWARE_CONTENT_TYPES": "html"}, "'html', which is not a media type"),
         ({"SIMHASH_DROP_LOG_LEVEL": "LOUD"}, "not a log level"),
         ({"SIMHASH_ON_INDEX_ERROR": "ignore"}, "must be 'keep'"),
         ({"SIMHASH_MAX_DISTANCE": "three"}, "SIMHASH_MAX_DISTANCE='three' is not an integer"),
+        ({"SIMHASH_MAX_DISTANCE": 70}, r"^SIMHASH_MAX_DISTANCE=70 must be between 0 and 31;"),
+        (
+            {"SIMHASH_MAX_DISTANCE": 25},
+            r"^the default SIMHASH_BLOCKS \(SIMHASH_MAX_DISTANCE \+ 2 = 27\) with "
+            "SIMHASH_MAX_DISTANCE=25: .* makes 351 tables",
+        ),
     ],
 )
 def test_bad_settings_say_what_is_wrong(settings, message):
+    crawler = get_crawler(settings_dict=settings)
     with pytest.raises(ConfigurationError, match=message):
+        settings_from_crawler(crawler)
+    # From the pipeline itself: left out of the crawl, which a spider_opened handler stops
+    # (the real crawl is in test_first_hour.py).
+    with pytest.raises(NotConfigured):
         SimhashDedupPipeline.from_crawler(get_crawler(settings_dict=settings))
+
+
+@pytest.mark.parametrize(
+    ("value", "fields"),
+    [
+        ("title content", ("title", "content")),
+        ("title,content", ("title", "content")),
+        (" body ", ("body",)),
+        (("headline", "body"), ("headline", "body")),
+    ],
+)
+def test_text_fields_given_as_a_string_are_split(value, fields):
+    config, _ = settings_from_crawler(get_crawler(settings_dict={"SIMHASH_TEXT_FIELDS": value}))
+    assert config.text_fields == fields
+
+
+def test_misspelt_settings_are_named(caplog):
+    crawler = get_crawler(settings_dict={"SIMHASH_TEXT_FIELD": ["body"], "SIMHASH_X": 1})
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash"):
+        settings_from_crawler(crawler)
+    assert [r.getMessage() for r in caplog.records] == [
+        "SIMHASH_TEXT_FIELD is not a setting of scrapy-simhash; did you mean SIMHASH_TEXT_FIELDS?",
+        "SIMHASH_X is not a setting of scrapy-simhash; see the README's settings table",
+    ]
 
 
 @deferred_f_from_coro_f
@@ -125,7 +167,7 @@ async def test_concurrent_near_duplicates_keep_exactly_one(tmp_path):
 
 
 @deferred_f_from_coro_f
-async def test_index_with_other_parameters_is_refused(tmp_path):
+async def test_index_with_other_parameters_is_refused(tmp_path, caplog):
     make_pipeline(tmp_path).close_spider()
     crawler = get_crawler(
         settings_dict={
@@ -134,8 +176,16 @@ async def test_index_with_other_parameters_is_refused(tmp_path):
         }
     )
     pipeline = SimhashDedupPipeline.from_crawler(crawler)
-    with pytest.raises(IndexParameterMismatch, match="features: index has"):
+    with (
+        caplog.at_level(logging.ERROR, logger="scrapy_simhash"),
+        pytest.raises(CloseSpider) as excinfo,
+    ):
         pipeline.open_spider()
+    assert excinfo.value.reason == "simhash_setup_error"
+    assert isinstance(excinfo.value.__cause__, IndexParameterMismatch)
+    [record] = caplog.records
+    assert "features: index has" in record.getMessage()
+    assert record.getMessage().endswith("The crawl is stopped before it starts.")
 
 
 def test_default_index_is_in_the_scrapy_data_dir(tmp_path, monkeypatch):
@@ -176,37 +226,71 @@ def test_log_formatter_omits_the_item_for_near_duplicates(tmp_path):
     ("item", "expected"),
     [
         (
-            {"link": "u1", "headline": "Tram", "body": ARTICLE},
-            "this item has no 'title' and no 'content' (its fields: 'link', 'headline', "
-            "'body'); it is kept unchecked",
+            {"link": "u", "headline": "Tram", "body": ARTICLE},
+            "SIMHASH_TEXT_FIELDS=['title', 'content']: 10 of 10 items have no 'title' or "
+            "'content' (their fields: 'link', 'headline', 'body'), so nothing of theirs is "
+            "fingerprinted and they are kept unchecked. Set SIMHASH_TEXT_FIELDS to the fields "
+            "that hold the page's text, e.g. SIMHASH_TEXT_FIELDS = ['link', 'headline', 'body']. "
+            "SIMHASH_KEY_FIELD='url': 10 of 10 items have no 'url', so they are named by their "
+            "position in the log and the index. Set SIMHASH_KEY_FIELD to the field that holds "
+            "the page's URL [after the first 10 items]",
         ),
         (
-            {"url": "u1", "title": "Tram", "contents": ARTICLE},
-            "this item has no 'content' (its fields: 'url', 'title', 'contents'); it is "
-            "checked on the others only",
+            {"url": "https://a.example/", "title": "Tram", "contents": ARTICLE},
+            "SIMHASH_TEXT_FIELDS=['title', 'content']: 10 of 10 items have no 'content' "
+            "(their fields: 'url', 'title', 'contents'), so they are checked on 'title' alone. "
+            "Set SIMHASH_TEXT_FIELDS to the fields that hold the page's text, e.g. "
+            "SIMHASH_TEXT_FIELDS = ['title', 'contents'] [after the first 10 items]",
         ),
     ],
 )
 @deferred_f_from_coro_f
-async def test_items_without_the_text_fields_are_warned_about_once(
+async def test_items_without_the_configured_fields_are_warned_about(
     tmp_path, caplog, item, expected
 ):
     # Items with other field names were all counted simhash/empty and kept, silently.
     pipeline = make_pipeline(tmp_path)
     with caplog.at_level(logging.WARNING, logger="scrapy_simhash"):
-        for _ in range(3):
-            with contextlib.suppress(NearDuplicate):  # the same item again is a duplicate
-                await pipeline.process_item(dict(item))
-    warnings = [r.getMessage() for r in caplog.records if "SIMHASH_TEXT_FIELDS" in r.getMessage()]
-    assert len(warnings) == 1
-    assert expected in warnings[0]
-    pipeline.close_spider()
+        for n in range(12):
+            with contextlib.suppress(NearDuplicate):  # the same text again is a duplicate
+                await pipeline.process_item({**item, "n": n})
+        assert [r.getMessage() for r in caplog.records] == [expected]
+        pipeline.close_spider()
+    at_close = expected.replace("10 of 10", "12 of 12").replace(
+        "[after the first 10 items]", "[at close]"
+    )
+    assert [r.getMessage() for r in caplog.records] == [expected, at_close]
+    stats = simhash_stats(pipeline)
+    assert stats["warnings/fields"] == 2
+    assert stats["fields/missing/content"] == 12
 
 
 @deferred_f_from_coro_f
-async def test_items_with_the_text_fields_are_not_warned_about(tmp_path, caplog):
+async def test_items_with_the_configured_fields_are_not_warned_about(tmp_path, caplog):
     pipeline = make_pipeline(tmp_path)
     with caplog.at_level(logging.WARNING, logger="scrapy_simhash"):
-        await pipeline.process_item({"url": "u1", "title": "Tram", "content": ARTICLE})
-    assert "SIMHASH_TEXT_FIELDS" not in caplog.text
+        for n in range(12):
+            item = {"url": f"u{n}", "title": "Tram", "content": f"{ARTICLE} {n}"}
+            with contextlib.suppress(NearDuplicate):
+                await pipeline.process_item(item)
+        pipeline.close_spider()
+    assert caplog.records == []
+    assert "warnings/fields" not in simhash_stats(pipeline)
+
+
+@deferred_f_from_coro_f
+async def test_items_without_a_key_are_told_apart(tmp_path):
+    # They were all "(item without url)", each "a near-duplicate of (item without url)".
+    pipeline = make_pipeline(tmp_path)
+    assert await pipeline.process_item({"title": "Tram", "content": ARTICLE})
+    with pytest.raises(NearDuplicate) as excinfo:
+        await pipeline.process_item({"title": "Tram", "content": ARTICLE})
     pipeline.close_spider()
+    found = re.fullmatch(
+        r"\(item 2 without url, (crawl started \S+)\) has the same text as "
+        r"\(item 1 without url, (crawl started \S+)\)|"
+        r"\(item 2 without url, (crawl started \S+)\) is a near-duplicate of "
+        r"\(item 1 without url, (crawl started \S+)\) \(distance 0\)",
+        str(excinfo.value),
+    )
+    assert found, str(excinfo.value)

@@ -70,6 +70,7 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
 from ..blocks import BlockPlan
+from ..durations import duration
 from ..exceptions import (
     ConfigurationError,
     IndexCorrupt,
@@ -111,8 +112,6 @@ DEFAULT_BUCKET_BITS = 16
 #: Members must be exact Lua numbers (doubles): at most 52 bits.
 MAX_MEMBER_BITS = 52
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _BATCH = 1000
 #: Expired pages one check removes at most.
 SWEEP_BATCH = 100
@@ -122,14 +121,6 @@ _OUT_OF_MEMORY = getattr(redis.exceptions, "OutOfMemoryError", ())
 #: Once the server could not be reached, calls fail at once for this many seconds instead
 #: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
 RECONNECT_PAUSE = 1.0
-
-
-def duration(value: str) -> float:
-    """Seconds in ``3600``, ``90s``, ``45m``, ``12h``, ``30d`` or ``2w``; must be positive."""
-    found = _DURATION_RE.match(value)
-    if not found or float(found[1]) <= 0:
-        raise ValueError(value)
-    return float(found[1]) * _UNITS[found[2]]
 
 
 def boolean(value: str) -> bool:

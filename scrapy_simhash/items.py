@@ -1,0 +1,124 @@
+"""What the package reads from an item: its key, and whether it has the configured fields.
+
+No Scrapy import: items are mappings (a dict, or Scrapy's ``ItemAdapter``), so that the
+pipeline and ``scrapy-simhash dedup`` name items and judge their fields the same way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["FieldCensus", "ItemLike", "item_key"]
+
+
+class ItemLike(Protocol):
+    def __iter__(self) -> Iterator[str]: ...
+
+    def get(self, name: str, default: Any = None) -> Any: ...
+
+
+def item_key(value: Any, number: int, key_field: str, where: str) -> str:
+    """The name an item is logged and stored under: its *key_field* value, else a name
+    that tells items apart (*number*: its position; *where*: the crawl or the feed), so
+    that a log never says that one nameless item duplicates another nameless item."""
+    if value not in (None, ""):
+        return str(value)
+    return f"(item {number} without {key_field}, {where})"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == ()
+
+
+@dataclass
+class FieldCensus:
+    """Counts, over the items seen, how many lacked each configured field and which
+    fields they had instead, so that settings naming fields the items do not have are
+    reported (:meth:`problem`) rather than silently matching nothing."""
+
+    text_fields: tuple[str, ...]
+    key_field: str
+    items: int = 0
+    #: Configured field -> items where it was absent or empty.
+    missing: Counter[str] = field(default_factory=Counter)
+    #: Field name -> items that had it, with a text value (str).
+    present: Counter[str] = field(default_factory=Counter)
+    #: Field name -> items where it held something like a URL.
+    url_like: Counter[str] = field(default_factory=Counter)
+
+    def add(self, item: ItemLike) -> list[str]:
+        """Count *item*; return the configured fields it lacks."""
+        self.items += 1
+        lacking = []
+        for name in (*self.text_fields, self.key_field):
+            if _missing(item.get(name)):
+                self.missing[name] += 1
+                lacking.append(name)
+        for name in item:
+            value = item.get(name)
+            if isinstance(value, str) and value.strip():
+                self.present[name] += 1
+                if value.startswith(("http://", "https://", "file://")):
+                    self.url_like[name] += 1
+        return lacking
+
+    def _mostly_missing(self, name: str) -> bool:
+        return self.missing[name] * 2 > self.items
+
+    def problem(self) -> str | None:
+        """A warning when most items lacked a configured field: what happens to them and
+        which setting to change to what; ``None`` when the fields were there."""
+        if not self.items:
+            return None
+        absent_text = [name for name in self.text_fields if self._mostly_missing(name)]
+        key_absent = self._mostly_missing(self.key_field)
+        if not absent_text and not key_absent:
+            return None
+        have = f"their fields: {_names(n for n, _ in self.present.most_common()) or 'none'}"
+        parts = []
+        if absent_text:
+            if len(absent_text) == len(self.text_fields):
+                effect = "nothing of theirs is fingerprinted and they are kept unchecked"
+            else:
+                kept = [n for n in self.text_fields if n not in absent_text]
+                effect = f"they are checked on {_names(kept)} alone"
+            suggested = self._text_suggestion()
+            parts.append(
+                f"SIMHASH_TEXT_FIELDS={list(self.text_fields)!r}: {self._count(absent_text)} "
+                f"of {self.items} items have no {_names(absent_text, ' or ')} ({have}), so "
+                f"{effect}. Set SIMHASH_TEXT_FIELDS to the fields that hold the page's text"
+                + (f", e.g. SIMHASH_TEXT_FIELDS = {suggested!r}" if suggested else "")
+            )
+        if key_absent:
+            urls = [n for n, c in self.url_like.most_common() if c * 2 > self.items]
+            parts.append(
+                f"SIMHASH_KEY_FIELD={self.key_field!r}: {self.missing[self.key_field]} of "
+                f"{self.items} items have no {self.key_field!r}"
+                + ("" if absent_text else f" ({have})")
+                + ", so they are named by their position in the log and the index. "
+                + (
+                    f"Set SIMHASH_KEY_FIELD = {urls[0]!r}"
+                    if urls
+                    else "Set SIMHASH_KEY_FIELD to the field that holds the page's URL"
+                )
+            )
+        return ". ".join(parts)
+
+    def _count(self, names: list[str]) -> int:
+        return max(self.missing[name] for name in names)
+
+    def _text_suggestion(self) -> list[str]:
+        """Fields most items had with text in them, but for the key and URL-like ones."""
+        urls = {n for n, c in self.url_like.items() if c * 2 > self.items}
+        return [
+            name
+            for name, count in self.present.most_common()
+            if count * 2 > self.items and name != self.key_field and name not in urls
+        ]
+
+
+def _names(names: Iterable[str], sep: str = ", ") -> str:
+    return sep.join(repr(name) for name in names)
