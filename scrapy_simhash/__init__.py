@@ -1,7 +1,9 @@
 """scrapy-simhash: drop near-duplicate pages in Scrapy crawls.
 
-The core (:func:`fingerprint`, :func:`hamming_distance`, :func:`open_index`) needs no
-Scrapy; the pipeline, the add-on and the log formatter are imported on first use.
+The public API is what ``__all__`` lists, documented in ``docs/api.md``. The core
+(:func:`fingerprint`, :func:`hamming_distance`, :func:`open_index`, the index classes)
+needs no Scrapy; the pipeline, the middleware, the add-on and the log formatter are
+imported on first use.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from .dedup import Analysis, Deduplicator, Verdict
 from .exceptions import SimhashError
 from .fingerprint import Fingerprinter, fingerprint, hamming_distance
 from .index import Match, NearDuplicateIndex, open_index
-from .index.base import DropRecord, StoredPage
+from .index.base import DropRecord, IndexParameters, StoredPage
+from .index.memory import MemoryIndex
+from .index.sqlite import SqliteIndex
 from .transfer import export_index, import_index
 
 if TYPE_CHECKING:
     from .addon import Addon
+    from .index.redis import RedisIndex
     from .logformatter import LogFormatter
     from .middleware import SimhashDedupMiddleware
     from .near_duplicate import NearDuplicate
@@ -30,13 +35,17 @@ __all__ = [
     "Deduplicator",
     "DropRecord",
     "Fingerprinter",
+    "IndexParameters",
     "LogFormatter",
     "Match",
+    "MemoryIndex",
     "NearDuplicate",
     "NearDuplicateIndex",
+    "RedisIndex",
     "SimhashDedupMiddleware",
     "SimhashDedupPipeline",
     "SimhashError",
+    "SqliteIndex",
     "StoredPage",
     "Verdict",
     "export_index",
@@ -54,11 +63,14 @@ _ADAPTERS = {
     "SimhashDedupPipeline": "pipeline",
     "SimhashDedupMiddleware": "middleware",
 }
+# Needs the optional redis package (pip install 'scrapy-simhash[redis]').
+_OPTIONAL = {"RedisIndex": "index.redis"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _ADAPTERS:
+    module = _ADAPTERS.get(name) or _OPTIONAL.get(name)
+    if module is not None:
         import importlib
 
-        return getattr(importlib.import_module(f".{_ADAPTERS[name]}", __name__), name)
+        return getattr(importlib.import_module(f".{module}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

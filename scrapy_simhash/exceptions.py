@@ -7,6 +7,7 @@ Every error the package raises on purpose derives from :class:`SimhashError`, so
     ├── ConfigurationError        a parameter or setting has a value that cannot work
     ├── ExportFormatError         a file given to import is not an export, or is damaged
     ├── FeedError                 a feed file (scrapy-simhash dedup) cannot be read or written
+    ├── SourceError               a page to check (file, URL) cannot be read
     └── SimhashIndexError         anything about an index
         ├── IndexNotFound         the index does not exist and creating it was not allowed
         ├── IndexParameterMismatch  stored parameters differ from the requested ones
@@ -40,6 +41,10 @@ class ExportFormatError(SimhashError, ValueError):
 
 class FeedError(SimhashError, ValueError):
     """A feed file cannot be read or written."""
+
+
+class SourceError(SimhashError, ValueError):
+    """A page given to check or explain (a file, a URL) cannot be read."""
 
 
 class SimhashIndexError(SimhashError):

@@ -10,21 +10,25 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .dedup import Deduplicator, Verdict
+from .dedup import Deduplicator, Verdict, fields_text
 from .exceptions import FeedError
-from .text import field_text
+from .index.base import NearDuplicateIndex
+from .items import item_key
 
 __all__ = [
     "FEED_FORMATS",
+    "FeedDedup",
     "FeedError",
     "dedup_items",
     "feed_format",
     "read_feed",
+    "record_verdicts",
     "spreadsheet_safe",
     "write_feed",
 ]
@@ -147,15 +151,61 @@ def dedup_items(
     text_fields: Iterable[str],
     key_field: str,
     extractor: Callable[[str], str] | None = None,
+    where: str = "the feed",
 ) -> Iterator[ItemVerdict]:
     """Check each item's text (the *text_fields*, HTML reduced by *extractor*, see
     :mod:`scrapy_simhash.extract`) against the index, in order; the first of a group of
-    near-duplicates is kept (stored), the others match it."""
+    near-duplicates is kept (stored), the others match it. The text and the name of an
+    item without *key_field* are made as the pipeline makes them (*where*: the feed's
+    name, in those names)."""
     text_fields = tuple(text_fields)
     for number, item in enumerate(items, 1):
         if not isinstance(item, dict):
             raise FeedError(f"item {number} is a {type(item).__name__}, not an object")
-        text = "\n".join(field_text(item.get(name), extractor=extractor) for name in text_fields)
-        key = item.get(key_field)
-        key = str(key) if key not in (None, "") else f"(item {number})"
+        text = fields_text([item.get(name) for name in text_fields], extractor)
+        key = item_key(item.get(key_field), number, key_field, where)
         yield ItemVerdict(number, key, item, dedup.check_text(text, key))
+
+
+@dataclass
+class FeedDedup:
+    """The outcome of :func:`record_verdicts`: the items kept, one report row per
+    duplicate, and how many texts of each kind were seen."""
+
+    kept: list[Any] = field(default_factory=list)
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    kinds: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "items": len(self.kept) + len(self.duplicates),
+            "kept": len(self.kept),
+            "dropped": len(self.duplicates),
+            "dropped_near": sum(d["match"] == "near" for d in self.duplicates),
+            "dropped_exact": sum(d["match"] == "exact" for d in self.duplicates),
+            "no_text": self.kinds["empty"],
+        }
+
+
+def record_verdicts(verdicts: Iterable[ItemVerdict], index: NearDuplicateIndex) -> FeedDedup:
+    """Sort the *verdicts* of :func:`dedup_items` into kept items and report rows, and
+    write each drop to *index*'s audit log, as a crawl does."""
+    result = FeedDedup()
+    for found in verdicts:
+        result.kinds[found.verdict.analysis.kind] += 1
+        match = found.verdict.match
+        if match is None:
+            result.kept.append(found.item)
+            continue
+        exact = found.verdict.analysis.kind == "short"
+        index.record_drop(found.key, match, exact=exact)
+        result.duplicates.append(
+            {
+                "item": found.number,
+                "key": found.key,
+                "duplicate_of": match.key,
+                "distance": match.distance,
+                "match": "exact" if exact else "near",
+            }
+        )
+    return result

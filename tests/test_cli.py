@@ -102,13 +102,19 @@ def test_python_dash_m():
 
 def test_missing_index_is_a_one_line_error(run, tmp_path):
     result = run("stats", "--index", str(tmp_path / "nope.db"), code=1)
-    assert result.output == f"Error: No index at {tmp_path / 'nope.db'}\n"
+    assert result.output == (
+        f"Error: No index at {tmp_path / 'nope.db'} (from --index); check the path or URI\n"
+    )
     assert not (tmp_path / "nope.db").exists(), "a command that reads never creates an index"
 
 
 def test_default_index_outside_a_project(run):
     result = run("stats", code=1)
-    assert result.output == "Error: No index at .scrapy/simhash.db\n"
+    assert result.output == (
+        "Error: No index at .scrapy/simhash.db (the pipeline's default, looked for in "
+        f"{Path.cwd()}, no Scrapy project). cd into the Scrapy project that crawled, or point "
+        "at the index with --index URI\n"
+    )
 
 
 def test_default_index_from_the_project(run, tmp_path, index_uri):
@@ -119,6 +125,74 @@ def test_default_index_from_the_project(run, tmp_path, index_uri):
     (package / "settings.py").write_text(f"SIMHASH_INDEX_URI = {index_uri!r}\n")
     result = run("stats", "--json")
     assert json.loads(result.output)["index"] == str(tmp_path / "index.db")
+
+
+def test_a_bad_setting_a_command_does_not_use_does_not_break_it(run, tmp_path, index_uri):
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = cli_bad_project.settings\n")
+    package = tmp_path / "cli_bad_project"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "settings.py").write_text(
+        f"SIMHASH_INDEX_URI = {index_uri!r}\nSIMHASH_EXTRACTOR = 'readability'\n"
+    )
+    assert json.loads(run("stats", "--json").output)["pages"] == 5
+    # A command that fingerprints does need it, and says so.
+    result = run("check", "some text to check", code=1)
+    assert "SIMHASH_EXTRACTOR='readability' is not one of" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["-s", "SIMHASH_MAX_DISTANCE=4", "import", "backup.simhash"],
+            "-s SIMHASH_MAX_DISTANCE: 'import' cannot use it; a new index takes the export's "
+            "parameters",
+        ),
+        (
+            ["-s", "SIMHASH_TOP_N=64", "stats"],
+            "-s SIMHASH_TOP_N: 'stats' cannot use it; it reads the index as it was built",
+        ),
+        (
+            ["-s", "SIMHASH_INDEX_URI=sqlite:///x.db", "dedup", "items.jl"],
+            "its index is --index (memory: by default), not SIMHASH_INDEX_URI",
+        ),
+        (
+            ["-s", "SIMHASH_TEXT_FIELD=body", "dedup", "items.jl"],
+            "-s SIMHASH_TEXT_FIELD is not a setting of scrapy-simhash; did you mean "
+            "SIMHASH_TEXT_FIELDS?",
+        ),
+        (["-s", "LOG_LEVEL=DEBUG", "stats"], "-s LOG_LEVEL: 'stats' cannot use it"),
+    ],
+)
+def test_settings_a_command_cannot_honour_are_refused(run, args, expected):
+    # -s SIMHASH_MAX_DISTANCE=4 import ... silently ignored the setting.
+    result = run(*args, code=2)
+    assert expected in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["calibrate", "--sample", "-5"],
+        ["calibrate", "--seed", "-1"],
+        ["dropped", "--limit", "-1"],
+        ["explain", "a", "b", "--top", "-1"],
+        ["check", "x", "--limit", "0"],
+        ["expire", "--older-than", "soon"],
+    ],
+)
+def test_numeric_options_are_validated(run, args):
+    result = run(*args, code=2)
+    assert "Error: Invalid value for" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_missing_path_is_an_error_not_text(run, index_uri):
+    result = run("check", "pages/tram.htm", "--index", index_uri, code=1)
+    assert result.output.startswith("Error: No such file: pages/tram.htm.")
+    result = run("explain", "saved/repost", "some text", code=1)
+    assert result.output.startswith("Error: No such file: saved/repost.")
 
 
 def test_not_an_index(run, tmp_path):
@@ -281,7 +355,7 @@ def test_dedup_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
     run("dedup", str(feed))
     with (tmp_path / "items.kept.csv").open(newline="", encoding="utf-8") as f:
         assert [(r["url"], r["title"]) for r in csv.DictReader(f)] == [("'=1+1", "'-5")]
-    with (tmp_path / "items.duplicates.csv").open(newline="", encoding="utf-8") as f:
+    with (tmp_path / "items.csv.duplicates.csv").open(newline="", encoding="utf-8") as f:
         (row,) = csv.DictReader(f)
     assert (row["key"], row["duplicate_of"]) == ("'@copy", "'=1+1")
     run("dedup", str(feed), "--raw-csv")
@@ -436,7 +510,7 @@ def test_dedup_a_feed(run, tmp_path, suffix):
         "6 items: kept 4, dropped 2 (1 near-duplicates, 1 exact short texts); "
         "1 without text (kept).",
         f"Kept items: {tmp_path / ('items.kept' + suffix)}",
-        f"Duplicates report: {tmp_path / 'items.duplicates.csv'}",
+        f"Duplicates report: {tmp_path / f'items{suffix}.duplicates.csv'}",
     ]
     kept = tmp_path / f"items.kept{suffix}"
     if suffix == ".csv":
@@ -446,7 +520,8 @@ def test_dedup_a_feed(run, tmp_path, suffix):
     else:
         kept_urls = [json.loads(line)["url"] for line in kept.read_text().splitlines()]
     assert kept_urls == [url("tram"), url("drought"), url("note"), url("empty")]
-    report = list(csv.DictReader((tmp_path / "items.duplicates.csv").open(encoding="utf-8")))
+    report_file = tmp_path / f"items{suffix}.duplicates.csv"
+    report = list(csv.DictReader(report_file.open(encoding="utf-8")))
     assert [(r["item"], r["key"], r["duplicate_of"], r["match"]) for r in report] == [
         ("3", url("tram-copy"), url("tram"), "near"),
         ("5", url("note-2"), url("note"), "exact"),
@@ -488,7 +563,7 @@ def test_dedup_keys_with_lone_surrogates(run, tmp_path):
         assert (summary["kept"], summary["dropped"]) == (1, 1)
         kept = tmp_path / "items.kept.jl"
         assert [json.loads(line) for line in kept.read_text().splitlines()] == rows[:1]
-        with (tmp_path / "items.duplicates.csv").open(newline="", encoding="utf-8") as f:
+        with (tmp_path / "items.jl.duplicates.csv").open(newline="", encoding="utf-8") as f:
             (duplicate,) = csv.DictReader(f)
         assert (duplicate["key"], duplicate["duplicate_of"]) == ("b\\udfff", "a\\ud800")
 

@@ -1,0 +1,129 @@
+"""Cleaning exported feeds: ``dedup``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..feeds import dedup_items, read_feed, record_verdicts, write_feed
+from ..index import open_index
+from .main import (
+    FINGERPRINT_SETTINGS,
+    Env,
+    echo_json,
+    honours,
+    json_option,
+    main,
+    raw_csv_option,
+)
+
+
+def kept_path(feed: Path) -> Path:
+    """``all.jl`` -> ``all.kept.jl``: the kept items, in the feed's format."""
+    return feed.with_name(f"{feed.stem}.kept{feed.suffix}")
+
+
+def report_path(feed: Path) -> Path:
+    """``all.jl`` -> ``all.jl.duplicates.csv``: named after the feed with its extension,
+    so that the reports on ``all.jl``, ``all.csv`` and ``all.json`` do not overwrite each
+    other; always CSV, for a spreadsheet."""
+    return feed.with_name(f"{feed.name}.duplicates.csv")
+
+
+@honours(
+    FINGERPRINT_SETTINGS
+    | {"SIMHASH_MAX_DISTANCE", "SIMHASH_BLOCKS", "SIMHASH_TEXT_FIELDS", "SIMHASH_KEY_FIELD"},
+    "its index is --index (memory: by default), not SIMHASH_INDEX_URI",
+)
+@main.command(short_help="Remove near-duplicates from an exported feed.")
+@click.argument("feed", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the kept items (.jl/.json/.csv).  [default: FEED.kept.<ext>]",
+)
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the duplicates report (.csv/.jl/.json).  [default: FEED.duplicates.<ext>]",
+)
+@click.option(
+    "--fields",
+    help="Comma-separated item fields holding the text.  [default: SIMHASH_TEXT_FIELDS]",
+)
+@click.option("--key", "key_field", help="Item field naming an item.  [default: SIMHASH_KEY_FIELD]")
+@click.option(
+    "--index",
+    "index_uri",
+    default="memory:",
+    show_default=True,
+    metavar="URI",
+    help="Check against (and add the kept items to) this index; memory: compares the "
+    "feed's items only with each other.",
+)
+@raw_csv_option
+@json_option
+@click.pass_obj
+def dedup(
+    env: Env,
+    feed: Path,
+    output: Path | None,
+    report: Path | None,
+    fields: str | None,
+    key_field: str | None,
+    index_uri: str,
+    raw_csv: bool,
+    as_json: bool,
+) -> None:
+    """Remove near-duplicate items from an exported FEED (.jl, .json or .csv, as Scrapy's
+    feed exports write them): the first item of each group is kept.
+
+    \b
+    Example:
+      scrapy-simhash dedup items.jl
+      scrapy-simhash dedup items.csv --fields title,body --key link -o clean.csv
+    """
+    config = env.settings
+    text_fields = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
+    text_fields = text_fields or list(config.text_fields)
+    key_field = key_field or config.key_field
+    output = output or kept_path(feed)
+    report = report or report_path(feed)
+    for path, option in ((output, "--output"), (report, "--report")):
+        if path.resolve() == feed.resolve():
+            raise click.ClickException(f"{option} {path} would overwrite the feed; choose another")
+    items = read_feed(feed)
+    with open_index(
+        index_uri,
+        max_distance=config.max_distance,
+        blocks=config.blocks,
+        features=config.fingerprinter.signature,
+    ) as index:
+        verdicts = dedup_items(
+            items,
+            env.deduplicator(index),
+            text_fields=text_fields,
+            key_field=key_field,
+            extractor=config.html_extractor,
+            where=feed.name,
+        )
+        with click.progressbar(
+            verdicts, length=len(items), label="Checking", file=sys.stderr
+        ) as bar:
+            result = record_verdicts(bar, index)
+    write_feed(output, result.kept, raw_csv=raw_csv)
+    write_feed(report, result.duplicates, raw_csv=raw_csv)
+    summary = {**result.summary(), "output": str(output), "report": str(report)}
+    if as_json:
+        echo_json(summary)
+        return
+    click.echo(
+        f"{summary['items']} items: kept {summary['kept']}, dropped {summary['dropped']} "
+        f"({summary['dropped_near']} near-duplicates, {summary['dropped_exact']} exact "
+        f"short texts); {summary['no_text']} without text (kept)."
+    )
+    click.echo(f"Kept items: {output}")
+    click.echo(f"Duplicates report: {report}")

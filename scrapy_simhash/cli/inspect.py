@@ -1,0 +1,318 @@
+"""Looking into an index: ``stats``, ``check``, ``explain``, ``dropped``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import datetime, timezone
+
+import click
+
+from ..exceptions import IndexNotFound
+from ..explain import explain as explain_texts
+from ..feeds import spreadsheet_safe
+from ..fingerprint import format_fingerprint
+from ..index import open_index
+from ..report import index_summary, neighbours
+from ..sources import read_source
+from .main import (
+    FINGERPRINT_SETTINGS,
+    INDEX_SETTINGS,
+    Env,
+    cutoff,
+    describe_analysis,
+    echo_json,
+    honours,
+    index_option,
+    json_option,
+    main,
+    raw_csv_option,
+    when,
+)
+
+#: Why the commands that only read an index take none of the fingerprinting settings.
+READS_THE_INDEX = "it reads the index as it was built; only SIMHASH_INDEX_URI (or --index) applies"
+
+
+@honours(INDEX_SETTINGS, READS_THE_INDEX)
+@main.command(short_help="Size, parameters and drops of the index.")
+@index_option
+@json_option
+@click.pass_obj
+def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
+    """Size, parameters and audit log of the index.
+
+    \b
+    Example:
+      scrapy-simhash stats
+      scrapy-simhash stats --index sqlite:///crawl.db --json
+    """
+    with env.open(index_uri, read_only=True) as index:
+        data = index_summary(index)
+    if as_json:
+        echo_json(data)
+        return
+    size_text = f" ({data['bytes']:,} bytes)" if data["bytes"] is not None else ""
+    key_bits = "-".join(str(b) for b in data["key_bits"])
+    by_distance = ", ".join(f"{d}: {n}" for d, n in data["drops_by_distance"].items())
+    click.echo(f"Index       {data['index']}{size_text}")
+    click.echo(
+        f"Pages       {data['pages']} ({data['fingerprints']} fingerprints, "
+        f"{data['exact_texts']} exact texts)"
+    )
+    click.echo(f"Stored      {when(data['oldest'])} .. {when(data['newest'])}")
+    click.echo(
+        f"Parameters  max distance {data['max_distance']}, {data['blocks']} blocks, "
+        f"{data['tables']} tables of {key_bits}-bit keys"
+    )
+    click.echo(f"Features    {data['features']}")
+    click.echo(
+        f"Drops       {data['drops']} ({data['drops'] - data['drops_exact']} near, "
+        f"{data['drops_exact']} exact)" + (f"; by distance {by_distance}" if by_distance else "")
+    )
+    if data["drops"]:
+        click.echo(f"Last drop   {when(data['last_drop'])}")
+
+
+@honours(
+    INDEX_SETTINGS | FINGERPRINT_SETTINGS,
+    "its threshold is --max-distance, else the index's own",
+)
+@main.command(short_help="Stored pages nearest to a page, file or text.")
+@click.argument("source")
+@index_option
+@click.option(
+    "--max-distance",
+    type=click.IntRange(0, 64),
+    help="List stored pages up to this distance as matches (every stored fingerprint is "
+    "scanned, so this may exceed the index's own threshold).  [default: the index's]",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Show at most this many pages.",
+)
+@json_option
+@click.pass_obj
+def check(
+    env: Env,
+    source: str,
+    index_uri: str | None,
+    max_distance: int | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """The stored pages nearest to SOURCE: a stored page's URL, a file (HTML or text),
+    an http(s) URL, literal text, or - for stdin. Nothing is stored.
+
+    \b
+    Example:
+      scrapy-simhash check https://news.example/2026/tram.html
+      scrapy-simhash check saved-page.html --max-distance 8
+      curl -s https://news.example/ | scrapy-simhash check -
+    """
+    with env.open(index_uri, read_only=True) as index:
+        k = index.plan.max_distance if max_distance is None else max_distance
+        stored = index.find(source) if source != "-" else []
+        stored_fp = [p for p in stored if not p.exact]
+        if stored_fp:
+            label, fingerprint, kind = source, stored_fp[0].fingerprint, "simhash"
+            what = f"stored page, fingerprint {format_fingerprint(fingerprint)}"
+        elif stored:
+            raise click.ClickException(
+                f"{source} is stored as an exact-text entry (its text was too short for "
+                "SimHash), so it has no near neighbours"
+            )
+        else:
+            label, text = read_source(source, env.text_of)
+            analysis = env.deduplicator(index).analyse(text)
+            kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
+        found = neighbours(
+            index,
+            kind,
+            fingerprint,
+            max_distance=k,
+            limit=limit,
+            itself=source if stored_fp else None,
+        )
+        dropped_for = [
+            {"key": d.key, "distance": d.distance, "at": d.at}
+            for d in (index.drops() if stored else ())
+            if d.kept_key == source
+        ]
+        duplicate_at = index.plan.max_distance
+    if as_json:
+        echo_json(
+            {
+                "source": label,
+                "kind": kind,
+                "fingerprint": format_fingerprint(fingerprint),
+                "max_distance": k,
+                "matches": found.matches,
+                "nearest_beyond": found.beyond,
+                "dropped_as_its_duplicates": dropped_for,
+            }
+        )
+        return
+    click.echo(f"{label}: {what}")
+    if kind == "short" and not found.matches:
+        click.echo("No stored page has the same text.")
+    elif kind == "simhash" and not found.matches:
+        click.echo(f"No stored page within distance {k}.")
+    if found.matches:
+        click.echo(f"Stored pages within distance {k}:")
+        for match in found.matches:
+            flag = "  (a duplicate)" if match["distance"] <= duplicate_at else ""
+            click.echo(f"  {match['distance']:>2}  {match['key']}{flag}")
+    if found.beyond:
+        click.echo("Nearest stored pages beyond it:")
+        for match in found.beyond:
+            click.echo(f"  {match['distance']:>2}  {match['key']}")
+    if dropped_for:
+        click.echo("Dropped as its duplicates (audit log):")
+        for drop in dropped_for:
+            click.echo(f"  {drop['distance']:>2}  {drop['key']}")
+
+
+@honours(
+    INDEX_SETTINGS | FINGERPRINT_SETTINGS | {"SIMHASH_MAX_DISTANCE", "SIMHASH_BLOCKS"},
+    "it fingerprints two texts and compares them, nothing else",
+)
+@main.command(short_help="Distance of two texts and the terms behind it.")
+@click.argument("a")
+@click.argument("b")
+@index_option
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=12,
+    show_default=True,
+    help="Terms to list in each group.",
+)
+@json_option
+@click.pass_obj
+def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: bool) -> None:
+    """Distance between two texts and the heavy terms they share and do not.
+
+    A and B are files (HTML or text), http(s) URLs, literal text, or - for stdin. The
+    threshold and block plan are the index's if it exists, else the settings'.
+
+    \b
+    Example:
+      scrapy-simhash explain original.html repost.html
+      scrapy-simhash explain "The council approved the tram" "Council approves tram line"
+    """
+    try:
+        index = open_index(env.index_uri(index_uri), create=False, read_only=True)
+    except IndexNotFound:
+        config = env.settings
+        index = open_index(
+            "memory:",
+            max_distance=config.max_distance,
+            blocks=config.blocks,
+            features=config.fingerprinter.signature,
+        )
+    with index:
+        label_a, text_a = read_source(a, env.text_of)
+        label_b, text_b = read_source(b, env.text_of)
+        result = explain_texts(env.deduplicator(index), text_a, text_b, top=top)
+    if as_json:
+        echo_json(result.as_dict())
+        return
+    click.echo(f"A  {label_a}: {describe_analysis(result.a)}")
+    click.echo(f"B  {label_b}: {describe_analysis(result.b)}")
+    if result.distance is not None:
+        verdict = "near-duplicates" if result.duplicate else "different"
+        click.echo(
+            f"Distance {result.distance} (threshold {result.max_distance}): {verdict}. "
+            f"Differing bits {list(result.differing_bits) or 'none'}, in blocks "
+            f"{list(result.differing_blocks) or 'none'}."
+        )
+    elif result.a.kind == "short" and result.b.kind == "short":
+        same = "the same" if result.duplicate else "not the same"
+        click.echo(f"Both too short for SimHash: their exact texts are {same}.")
+    else:
+        click.echo("Not compared by distance: one text is too short for SimHash or empty.")
+
+    def terms(pairs) -> str:
+        return ", ".join(f"{t} ({w:.1f})" for t, w in pairs) or "-"
+
+    shared = ", ".join(f"{t} ({wa:.1f}/{wb:.1f})" for t, wa, wb in result.shared) or "-"
+    click.echo(f"Shared heavy terms: {shared}")
+    click.echo(f"Only in A: {terms(result.only_a)}")
+    click.echo(f"Only in B: {terms(result.only_b)}")
+
+
+@honours(INDEX_SETTINGS, READS_THE_INDEX)
+@main.command(short_help="The audit log of dropped pages (table, CSV, JSON).")
+@index_option
+@click.option(
+    "--since",
+    metavar="WHEN",
+    callback=cutoff,
+    help="Only drops since: 30d, 12h, 2026-01-31, ...",
+)
+@click.option("--kept", metavar="URL", help="Only drops that matched this kept page.")
+@click.option("--contains", metavar="TEXT", help="Only drops whose URL contains TEXT.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the last N drops.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
+@raw_csv_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
+@click.pass_obj
+def dropped(
+    env: Env,
+    index_uri: str | None,
+    since: float | None,
+    kept: str | None,
+    contains: str | None,
+    limit: int | None,
+    as_csv: bool,
+    raw_csv: bool,
+    as_json: bool,
+) -> None:
+    """The audit log: every page dropped as a duplicate, the page it matched, the
+    distance and the time, oldest first.
+
+    \b
+    Example:
+      scrapy-simhash dropped --since 1d
+      scrapy-simhash dropped --kept https://news.example/tram.html --csv > drops.csv
+    """
+    with env.open(index_uri, read_only=True) as index:
+        records = [
+            r
+            for r in index.drops(since=since)
+            if (kept is None or r.kept_key == kept) and (contains is None or contains in r.key)
+        ]
+    if limit is not None:
+        records = records[-limit:]
+    rows = [
+        {
+            "at": datetime.fromtimestamp(r.at, timezone.utc).isoformat(timespec="seconds"),
+            "dropped": r.key,
+            "kept": r.kept_key,
+            "distance": r.distance,
+            "exact": r.exact,
+        }
+        for r in records
+    ]
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, ensure_ascii=False))
+    elif as_csv:
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=["at", "dropped", "kept", "distance", "exact"])
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row if raw_csv else {k: spreadsheet_safe(v) for k, v in row.items()})
+        click.echo(out.getvalue(), nl=False)
+    elif not rows:
+        click.echo("No drops recorded" + (" matching the filters." if records != [] else "."))
+    else:
+        for row in rows:
+            how = "exact" if row["exact"] else f"d={row['distance']}"
+            click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
+        click.echo(f"{len(rows)} drops.")
