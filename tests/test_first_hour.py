@@ -39,8 +39,9 @@ class PagesSpider(scrapy.Spider):
     custom_settings = {"CONCURRENT_REQUESTS": 1, "CONCURRENT_ITEMS": 1}
 
     async def start(self):
-        for url in URLS:
-            yield scrapy.Request(url)
+        # Falling priorities: the scheduler would otherwise take the last request first.
+        for n, url in enumerate(URLS):
+            yield scrapy.Request(url, priority=-n)
 
     def parse(self, response):
         yield {
