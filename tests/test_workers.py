@@ -16,7 +16,8 @@ from pipelines import make_pipeline
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash import NearDuplicate, SimhashDedupPipeline
+from scrapy_simhash import NearDuplicate
+from scrapy_simhash.adapter import settings_from_crawler
 from scrapy_simhash.dedup import AnalysisParams, analyse_fields
 from scrapy_simhash.exceptions import ConfigurationError
 from scrapy_simhash.workers import MAX_RESTARTS, WorkerDied, WorkerPool
@@ -119,7 +120,7 @@ def test_analyse_fields_is_the_pipeline_analysis():
 
 def test_negative_workers_is_refused():
     with pytest.raises(ConfigurationError, match="SIMHASH_WORKERS=-1 must be at least 0"):
-        SimhashDedupPipeline.from_crawler(get_crawler(settings_dict={"SIMHASH_WORKERS": -1}))
+        settings_from_crawler(get_crawler(settings_dict={"SIMHASH_WORKERS": -1}))
 
 
 @deferred_f_from_coro_f
@@ -355,6 +356,4 @@ async def test_a_hung_worker_is_killed_and_its_page_let_through_counted(tmp_path
 @pytest.mark.parametrize("value", [0, -1, "soon"])
 def test_a_worker_timeout_that_is_not_a_positive_number_is_refused(value):
     with pytest.raises(ConfigurationError, match="SIMHASH_WORKER_TIMEOUT"):
-        SimhashDedupPipeline.from_crawler(
-            get_crawler(settings_dict={"SIMHASH_WORKER_TIMEOUT": value})
-        )
+        settings_from_crawler(get_crawler(settings_dict={"SIMHASH_WORKER_TIMEOUT": value}))
