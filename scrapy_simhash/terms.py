@@ -3,8 +3,9 @@
 Chinese runs are segmented with jieba's dictionary (HMM off, so that the fast Rust port
 ``rjieba`` gives exactly the same words); every other script is split into Unicode words.
 Latin words are lower-cased. Tokens that carry no content are not features: punctuation,
-whitespace, URLs, e-mail addresses, single letters and common function words (of English
-and 23 other languages). Without that filter every page shares its most frequent "terms"
+whitespace, URLs, e-mail addresses, single letters, common function words (of English
+and 23 other languages) and attribution lines (sources, bylines, copyright notices: see
+:mod:`scrapy_simhash.attribution`). Without that filter every page shares its most frequent "terms"
 with every other page, and unrelated pages collide. Numbers are features: on templated
 pages (earnings reports, price lists, match results) the figures are what tells one page
 from the next.
@@ -30,6 +31,8 @@ import threading
 from collections import Counter
 from itertools import repeat
 from pathlib import Path
+
+from .attribution import strip_attribution
 
 #: Han ideographs that jieba's dictionary covers; other scripts are split by _WORD.
 _HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
@@ -271,8 +274,9 @@ def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
 #: text the built-in extractor gives an HTML field); it is part of the feature signature
 #: stored in every index, so old and new fingerprints never mix. 3: the stop words of the
 #: text's language (24 languages), and the main text of HTML found by its region
-#: (scrapy_simhash.main_text).
-TERMS_VERSION = 3
+#: (scrapy_simhash.main_text). 4: attribution lines are not features
+#: (scrapy_simhash.attribution).
+TERMS_VERSION = 4
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.
@@ -376,6 +380,7 @@ class TermExtractor:
 
         The same tokens as :meth:`term_counts` counts (which is faster, in no order).
         """
+        text = strip_attribution(text)
         matches = list(_HAN_OR_WORD.finditer(_strip_addresses(text.lower())))
         stop = stop_words_for(Counter(m.group() for m in matches if not m.group(1)))
         tokens: list[str] = []
@@ -388,7 +393,7 @@ class TermExtractor:
 
     def term_counts(self, text: str) -> Counter[str]:
         """Return how often each content-bearing token occurs in *text*."""
-        text = _strip_addresses(text.lower())
+        text = _strip_addresses(strip_attribution(text).lower())
         # _is_content_word, inlined for the common case (a function call per word costs
         # as much as the regex); only words that start with "_" need the full test.
         no_stop: frozenset[str] = frozenset()

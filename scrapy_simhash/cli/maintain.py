@@ -1,17 +1,16 @@
-"""Keeping an index: ``export``, ``import``, ``expire``, ``forget``, ``vacuum``.
-
-Commands that change what an index holds or how it is built belong here (a future
-``rebuild --max-distance K`` too).
-"""
+"""Keeping an index: ``export``, ``import``, ``expire``, ``forget``, ``vacuum``,
+``rebuild``: the commands that change what an index holds or how it is built."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
 from ..exceptions import IndexNotFound, Interrupted
 from ..index import open_index
+from ..rebuild import rebuild_index
 from ..transfer import export_index, import_index, read_header
 from .main import (
     INDEX_SETTINGS,
@@ -221,3 +220,92 @@ def vacuum(env: Env, index_uri: str | None) -> None:
         click.echo(f"Vacuumed {index.location}: {before:,} -> {after:,} bytes.")
     else:
         click.echo(f"Vacuumed {index.location}.")
+
+
+@honours(
+    INDEX_SETTINGS,
+    "the new index takes --max-distance and --blocks, and the features of "
+    "the index it is built from",
+)
+@main.command(short_help="Build a copy of the index for another --max-distance.")
+@click.option(
+    "--max-distance",
+    "max_distance",
+    required=True,
+    type=click.IntRange(0, 31),
+    help="The distance the new index finds every page within.",
+)
+@click.option(
+    "--blocks",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Block tables (more: fewer candidates per probe, more space). Default: K + 2.",
+)
+@click.option(
+    "--into",
+    "target",
+    required=True,
+    metavar="URI",
+    help="Where to build the new index (a path or URI that does not exist yet).",
+)
+@index_option
+@json_option
+@click.pass_obj
+def rebuild(
+    env: Env,
+    max_distance: int,
+    blocks: int | None,
+    target: str,
+    index_uri: str | None,
+    as_json: bool,
+) -> None:
+    """Build a new index for another threshold from the fingerprints stored in this one:
+    no page is crawled again. The old index is only read; if the rebuild is interrupted,
+    run it again (pages already copied are skipped). Then set SIMHASH_INDEX_URI and
+    SIMHASH_MAX_DISTANCE to the new index and distance. The audit log of drops stays in
+    the old index.
+
+    \b
+    Example:
+      scrapy-simhash rebuild --max-distance 5 --into .scrapy/simhash-k5.db
+    """
+    source = env.index_uri(index_uri)
+    with env.open(index_uri, read_only=True) as index:
+        total = len(index)
+    bar = click.progressbar(length=total, label="Copying pages", file=sys.stderr)
+    done = [0]
+
+    def progress(count: int) -> None:
+        bar.update(count - done[0])
+        done[0] = count
+
+    try:
+        with bar:
+            result = rebuild_index(
+                source, target, max_distance=max_distance, blocks=blocks, progress=progress
+            )
+            bar.update(total - done[0])
+    except Interrupted as e:
+        interrupted(f"copying {e.done} pages", "copy the rest (pages already copied are skipped)")
+    params = result.parameters
+    if as_json:
+        echo_json(
+            {
+                "index": result.source,
+                "into": result.target,
+                "max_distance": params.max_distance,
+                "blocks": params.blocks,
+                "copied": result.copied,
+                "pages": result.pages,
+            }
+        )
+        return
+    click.echo(
+        f"Built {result.target} for max_distance={params.max_distance} with {params.blocks} "
+        f"block tables: {result.pages} pages ({result.copied} copied now) from {result.source}."
+    )
+    click.echo(
+        "To use it, set in settings.py:\n"
+        f"  SIMHASH_INDEX_URI = {target!r}\n"
+        f"  SIMHASH_MAX_DISTANCE = {params.max_distance}"
+    )
