@@ -52,12 +52,14 @@ import numpy as np
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.extract import get_extractor
 from scrapy_simhash.fingerprint import Fingerprinter, simhash
+from scrapy_simhash.terms import TermExtractor
 from scrapy_simhash.text import exact_form, normalize_text, visible_text
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 MAX_DISTANCE = 3
 SHINGLE = 4
 JACCARD = 0.8
+HANDBOOK_LANGUAGES = ["en-US", "hr-HR", "ro-RO", "tr-TR", "zh-CN", "zh-TW"]
 
 # ---------------------------------------------------------------------------- documents
 
@@ -323,6 +325,19 @@ FOOTER = (
     '<div class="site-footer">Copyright 2024 Linux Docs Mirror. All rights reserved. '
     "Privacy policy | Terms of use | Cookie settings | Sitemap</div>"
 )
+#: What a repost appends (a source line, a notice with a date) and what a syndicated copy
+#: puts before the text (its own headline, a byline).
+REPOST_LINES = {
+    "en": [
+        "Source: Example Wire Service. Copyright 2024 Example Media. All rights reserved.",
+        "Read more: https://news.example/2024/03/15/story-12345",
+    ],
+    "zh": ["转载请注明出处：本文来源于某某网", "2024-03-15 10:23:45 责任编辑：王小明"],
+}
+BYLINE = {
+    "en": "By Staff Writer, with wire reports | March 15, 2024",
+    "zh": "本报记者 李明 报道",
+}
 _NUMBER = re.compile(r"\d+")
 _TEMPLATE_XPATH = (
     "//nav|//header|//footer|//*[@id='banner' or @id='title' or contains(@class, 'docnav') "
@@ -381,6 +396,21 @@ def edit_html(doc_html: str, kind: str, lang: str, donor: str, rng: random.Rando
                     el.text = _NUMBER.sub(_bump, el.text)
                 if el is not target and el.tail:
                     el.tail = _NUMBER.sub(_bump, el.tail)
+    elif kind == "repost lines appended":
+        for line in REPOST_LINES[lang]:
+            paras[-1].addnext(_fragment(f"<p>{html_lib.escape(line)}</p>"))
+    elif kind == "headline + byline added":
+        paras[0].addprevious(_fragment(f"<p>{html_lib.escape(headline(donor, lang))}</p>"))
+        paras[0].addprevious(_fragment(f"<p>{html_lib.escape(BYLINE[lang])}</p>"))
+    elif kind == "every number changed":
+        if not _NUMBER.search(root.text_content()):
+            return None
+        for el in root.iter():
+            if isinstance(el.tag, str) and el.tag not in ("script", "style"):
+                if el.text:
+                    el.text = _NUMBER.sub(_bump, el.text)
+                if el.tail:
+                    el.tail = _NUMBER.sub(_bump, el.tail)
     elif kind == "change template":
         for el in root.xpath(_TEMPLATE_XPATH):
             if el.getparent() is not None:
@@ -421,6 +451,14 @@ def edit_text(text: str, kind: str, lang: str, donor: str, rng: random.Random) -
             paras.insert(0, "Last updated: 2024-03-15")
         else:
             paras[i] = _NUMBER.sub(_bump, paras[i])
+    elif kind == "repost lines appended":
+        paras += REPOST_LINES[lang]
+    elif kind == "headline + byline added":
+        paras[:0] = [headline(donor, lang), BYLINE[lang]]
+    elif kind == "every number changed":
+        if not _NUMBER.search(text):
+            return None
+        paras = [_NUMBER.sub(_bump, p) for p in paras]
     elif kind == "change template":
         return None
     elif kind.startswith("truncate"):
@@ -431,13 +469,23 @@ def edit_text(text: str, kind: str, lang: str, donor: str, rng: random.Random) -
     return "\n".join(paras)
 
 
+def headline(donor: str, lang: str) -> str:
+    """Another text's first words as a headline: a syndicated copy's own title."""
+    if lang == "zh":
+        return donor[:18]
+    return " ".join(donor.split()[:9]).rstrip(".,;:")
+
+
 EDITS = [
+    "repost lines appended",
+    "headline + byline added",
     "delete paragraph",
     "insert paragraph",
     "insert ad block",
     "insert comment block",
     "change date/number",
     "change template",
+    "every number changed",
     "truncate 10%",
     "truncate 25%",
 ]
@@ -445,7 +493,7 @@ EDITS = [
 
 def edited_pairs(docs: list[Doc], seed: int = 7) -> dict[str, list[tuple[Doc, Doc]]]:
     rng = random.Random(seed)
-    out: dict[str, list[tuple[Doc, Doc]]] = {k: [] for k in EDITS}
+    out: dict[str, list[tuple[Doc, Doc]]] = {k: [] for k in [*EDITS, SHORT_EDIT]}
     for n, doc in enumerate(docs):
         lang = _lang(doc.name, doc.text)
         donor_doc = docs[(n + len(docs) // 2) % len(docs)]
@@ -460,7 +508,42 @@ def edited_pairs(docs: list[Doc], seed: int = 7) -> dict[str, list[tuple[Doc, Do
                 new = edit_text(doc.text, kind, lang, donor, rng)
                 if new is not None:
                     out[kind].append((doc, make_doc(doc.name + "~", new, False)))
+        short = short_page(doc.text, rng)
+        if short is not None:
+            out[SHORT_EDIT].append(
+                (
+                    make_doc(doc.name + "<", short[0], False),
+                    make_doc(doc.name + "<~", short[1], False),
+                )
+            )
     return out
+
+
+#: Texts just above SIMHASH_MIN_TERMS are the most fragile: one word is 1/20 to 1/45 of them.
+SHORT_EDIT = "one word changed, short page (20-45 terms)"
+_TERMS = TermExtractor()
+_LATIN_WORD = re.compile(r"\b[^\W\d_]{4,}\b")
+
+
+def short_page(text: str, rng: random.Random) -> tuple[str, str] | None:
+    """The first lines of *text* that hold 20 to 45 distinct terms, and the same with one
+    word replaced (a Latin word, or two Han characters); None if no such start exists."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        lines.append(line)
+        if len(_TERMS.term_counts("\n".join(lines))) >= 25:
+            break
+    short = "\n".join(lines)
+    if not 20 <= len(_TERMS.term_counts(short)) <= 45:
+        return None
+    words = _LATIN_WORD.findall(short)
+    if words:
+        word = rng.choice(words)
+        return short, re.sub(rf"\b{re.escape(word)}\b", "zebra", short, count=1)
+    han = re.findall(r"[\u4e00-\u9fff]{2}", short)
+    if not han:
+        return None
+    return short, short.replace(rng.choice(han), "斑马", 1)
 
 
 # ---------------------------------------------------------------------------- reports
@@ -656,6 +739,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="a subset (< 2 minutes)")
     parser.add_argument("--pages", type=Path, help="your own directory of .html/.txt files")
     parser.add_argument("--no-peers", action="store_true", help="ours only")
+    parser.add_argument(
+        "--thresholds",
+        action="store_true",
+        help="also (e)+(f): each threshold from 2 to 8, what it buys and costs "
+        "(benchmarks/thresholds.py)",
+    )
     args = parser.parse_args(argv)
 
     chosen = methods(extractors=True)
@@ -676,11 +765,7 @@ def main(argv: list[str] | None = None) -> None:
     edit_docs = handbook_docs(["en-US", "zh-CN"], limit=25 if quick else None)
     edit_docs += [d for d in reuters_docs(1) if len(d.text) > 1500][: 40 if quick else 200]
     section_edits(edit_docs, chosen)
-    langs = (
-        ["en-US", "hr-HR", "zh-CN"]
-        if quick
-        else ["en-US", "hr-HR", "ro-RO", "tr-TR", "zh-CN", "zh-TW"]
-    )
+    langs = ["en-US", "hr-HR", "zh-CN"] if quick else HANDBOOK_LANGUAGES
     hb = handbook_docs(langs)
     results = section_pairs(
         "(b)+(c) Debian Handbook: all pairs, " + ", ".join(langs),
@@ -697,6 +782,13 @@ def main(argv: list[str] | None = None) -> None:
         "Re-sent and corrected stories are the natural near-duplicates.",
     )
     section_short(500 if quick else None)
+    if args.thresholds:
+        import thresholds  # benchmarks/thresholds.py, which imports this module
+
+        rt = reuters_docs(3 if quick else 22)
+        thresholds.section_thresholds(
+            edit_docs, [("Debian Handbook", hb), ("Reuters-21578", rt)], index_pages=50_000
+        )
 
 
 if __name__ == "__main__":

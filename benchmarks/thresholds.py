@@ -1,0 +1,173 @@
+"""What a larger SIMHASH_MAX_DISTANCE buys and what it costs, one row per threshold.
+
+    python benchmarks/quality.py --thresholds          # with the rest of quality.py
+    python benchmarks/thresholds.py [--quick] [--index-pages N]
+
+Buys: recall of each edit kind (quality.py's edits, on the Debian Handbook en-US and
+zh-CN and on Reuters stories), and precision/recall/F1 over all pairs of the Handbook (six
+languages) and of Reuters, ground truth as in quality.py. Our fingerprints are computed
+once; only the threshold changes.
+
+Costs: the block plan at the default ``blocks = k + 2`` (tables, key bits), the expected
+candidates per probe at 1M and 10M pages (``tables * n / 2**key_bits`` for random
+fingerprints), and, measured on a SQLite index of ``--index-pages`` random fingerprints
+built for that k: bytes per page, lookups/s and the 99th percentile of one
+check-and-insert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import quality as Q
+
+from scrapy_simhash import open_index
+from scrapy_simhash.blocks import BlockPlan
+from scrapy_simhash.index.base import StoredPage
+
+THRESHOLDS = range(2, 9)
+
+
+def index_costs(k: int, pages: int, probes: int = 2000) -> dict[str, float]:
+    """Measured on a fresh SQLite index of *pages* random fingerprints built for *k*."""
+    rng = random.Random(k)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "index.db")
+        with open_index(str(path), max_distance=k) as index:
+            index.add_pages(
+                StoredPage(f"https://site.example/{i}", rng.getrandbits(64), 0.0)
+                for i in range(pages)
+            )
+            started = time.perf_counter()
+            for _ in range(probes):
+                index.query(rng.getrandbits(64))
+            lookups = probes / (time.perf_counter() - started)
+            times = []
+            for i in range(probes):
+                fingerprint = rng.getrandbits(64)
+                t = time.perf_counter()
+                index.add_if_new(fingerprint, f"https://new.example/{i}")
+                times.append(time.perf_counter() - t)
+        size = path.stat().st_size
+    return {
+        "bytes": size / (pages + probes),
+        "lookups": lookups,
+        "p99": statistics.quantiles(times, n=100)[98] * 1000,
+    }
+
+
+def section_thresholds(edit_docs, corpora, index_pages: int) -> None:
+    ours = Q.Ours("builtin")
+    pairs = Q.edited_pairs(edit_docs)
+    distances = {
+        kind: [_distance(ours.sign(a), ours.sign(b)) for a, b in kind_pairs]
+        for kind, kind_pairs in pairs.items()
+        if kind_pairs
+    }
+    signed = [(title, [ours.sign(d) for d in docs], Q.true_pairs(docs)) for title, docs in corpora]
+    print("\n## (e) Per threshold: what a larger SIMHASH_MAX_DISTANCE buys\n")
+    header = ["edit", "pairs"] + [f"k={k}" for k in THRESHOLDS]
+    rows = [
+        [kind, len(ds)] + [Q.pct(sum(d <= k for d in ds) / len(ds)) for k in THRESHOLDS]
+        for kind, ds in distances.items()
+    ]
+    print(Q.table(header, rows))
+    print()
+    rows = []
+    for title, signatures, truth in signed:
+        for k in THRESHOLDS:
+            flagged = _flagged(signatures, k)
+            tp = len(flagged & truth)
+            precision = tp / len(flagged) if flagged else 1.0
+            recall = tp / len(truth) if truth else 1.0
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            rows.append(
+                [
+                    title,
+                    k,
+                    len(flagged),
+                    len(flagged - truth),
+                    f"{precision:.3f}",
+                    f"{recall:.3f}",
+                    f"{f1:.3f}",
+                ]
+            )
+    print(Q.table(["corpus", "k", "flagged", "false pos.", "precision", "recall", "F1"], rows))
+    print("\n## (f) Per threshold: what the index pays (SQLite, default blocks = k + 2)\n")
+    rows = []
+    for k in THRESHOLDS:
+        plan = BlockPlan(max_distance=k, blocks=k + 2)
+        bits = min(plan.key_bits(t) for t in range(len(plan.tables)))
+        expected = [len(plan.tables) * n / 2**bits for n in (1_000_000, 10_000_000)]
+        costs = index_costs(k, index_pages)
+        rows.append(
+            [k, k + 2, len(plan.tables), bits]
+            + [f"{c:.1f}" for c in expected]
+            + [f"{costs['bytes']:.0f}", f"{costs['lookups']:,.0f}", f"{costs['p99']:.2f}"]
+        )
+    print(
+        Q.table(
+            [
+                "k",
+                "blocks",
+                "tables",
+                "key bits (min)",
+                "candidates/probe at 1M",
+                "at 10M",
+                f"bytes/page ({index_pages:,} pages)",
+                "lookups/s",
+                "check-and-insert p99 (ms)",
+            ],
+            rows,
+        )
+    )
+
+
+def _distance(a, b) -> int:
+    """Bits between two of our signatures; short texts are 0 or never."""
+    (kind_a, value_a), (kind_b, value_b) = a, b
+    if kind_a != kind_b or kind_a == "empty":
+        return 99
+    if kind_a == "short":
+        return 0 if value_a == value_b else 99
+    return (value_a ^ value_b).bit_count()
+
+
+def _flagged(signatures, k: int) -> set[tuple[int, int]]:
+    near = Q._pairs_within([v if kind == "simhash" else None for kind, v in signatures], k)
+    exact = Q._pairs_equal([v if kind == "short" else None for kind, v in signatures])
+    return near | exact
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a subset")
+    parser.add_argument("--index-pages", type=int, default=50_000)
+    args = parser.parse_args(argv)
+    if not Q.CORPORA.is_dir():
+        sys.exit(f"no corpora at {Q.CORPORA}")
+    edit_docs, corpora = default_docs(args.quick)
+    section_thresholds(edit_docs, corpora, args.index_pages)
+
+
+def default_docs(quick: bool):
+    edit_docs = Q.handbook_docs(["en-US", "zh-CN"], limit=25 if quick else None)
+    edit_docs += [d for d in Q.reuters_docs(1) if len(d.text) > 1500][: 40 if quick else 200]
+    langs = ["en-US", "hr-HR", "zh-CN"] if quick else Q.HANDBOOK_LANGUAGES
+    corpora = [
+        ("Debian Handbook", Q.handbook_docs(langs)),
+        ("Reuters-21578", Q.reuters_docs(3 if quick else 22)),
+    ]
+    return edit_docs, corpora
+
+
+if __name__ == "__main__":
+    main()
