@@ -75,7 +75,7 @@ class SimhashDedupMiddleware:
             logger.warning(
                 "SimhashDedupMiddleware and SimhashDedupPipeline are both enabled on the index "
                 "%s: each item would be compared with the page it came from, and dropped when "
-                "their texts are alike. Enable one of them, or give them different indexes.",
+                "their texts are alike. Enable one of them (both use SIMHASH_INDEX_URI).",
                 redact(middleware.index_uri),
             )
         return middleware

@@ -205,10 +205,23 @@ def test_no_content_types_is_an_error():
 
 
 def test_warns_when_the_pipeline_shares_the_index(tmp_path, caplog):
-    settings = {"ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300}}
+    uri = f"sqlite:///{tmp_path}/index.db"
+    pipeline = {"ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300}}
     with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
-        SimhashDedupMiddleware.from_crawler(get_crawler(settings_dict=settings))
-    assert "are both enabled" in caplog.text
+        SimhashDedupMiddleware.from_crawler(get_crawler(settings_dict={"SIMHASH_INDEX_URI": uri}))
+        assert caplog.record_tuples == [], "no warning without the pipeline"
+        SimhashDedupMiddleware.from_crawler(
+            get_crawler(settings_dict={"SIMHASH_INDEX_URI": uri, **pipeline})
+        )
+    assert caplog.record_tuples == [
+        (
+            "scrapy_simhash.middleware",
+            logging.WARNING,
+            f"SimhashDedupMiddleware and SimhashDedupPipeline are both enabled on the index "
+            f"{uri}: each item would be compared with the page it came from, and dropped when "
+            "their texts are alike. Enable one of them (both use SIMHASH_INDEX_URI).",
+        )
+    ]
 
 
 @pytest.mark.parametrize(("extractor", "dropped"), [("builtin", True), ("none", False)])

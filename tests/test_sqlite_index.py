@@ -543,12 +543,20 @@ def test_failed_commit_is_rolled_back(tmp_path):
 
 # -- the write-ahead log -------------------------------------------------------------------
 
-#: The log is checkpointed when it reaches AUTOCHECKPOINT_PAGES pages (4 KB each); one
-#: transaction more may be in it by then.
-WAL_BOUND = sqlite_module.AUTOCHECKPOINT_PAGES * 4096 + 4 * 1024 * 1024
+#: A checkpoint size small enough that a few thousand commits go through it many times:
+#: the same property as at the default size (the log is reused, never grows past one
+#: checkpoint and one transaction), in a second instead of 50,000 commits.
+CHECKPOINT_PAGES = 64
+COMMITS = 3_000
 
 
-def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path):
+def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_module, "AUTOCHECKPOINT_PAGES", CHECKPOINT_PAGES)
+    # The log is checkpointed when it reaches CHECKPOINT_PAGES pages (4 KB each); one
+    # transaction more may be in it by then (a page and its 5 table keys: a few pages).
+    wal_bound = (CHECKPOINT_PAGES + 32) * 4096
+    # Unbounded, the log would hold every commit: many times the bound.
+    assert 20 * wal_bound < COMMITS * 4096
     path = tmp_path / "index.db"
     wal = Path(f"{path}-wal")
     rng = random.Random(11)
@@ -556,15 +564,16 @@ def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path):
     # A second index open on the same file the whole time, idle after a query: it must not
     # hold a read transaction that stops the log from being checkpointed.
     with SqliteIndex(path) as idle, SqliteIndex(path) as busy:
+        assert busy._conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (CHECKPOINT_PAGES,)
         idle.query(0)
         assert not idle._conn.in_transaction
-        for i in range(50_000):
+        for i in range(COMMITS):
             busy.add_if_new(rng.getrandbits(64), f"k{i}")
-            if i % 1000 == 0:
+            if i % 50 == 0:
                 largest = max(largest, wal.stat().st_size)
                 assert not busy._conn.in_transaction
-        assert len(idle) == 50_000
-    assert largest < WAL_BOUND, f"the WAL grew to {largest} bytes"
+        assert len(idle) == COMMITS
+    assert largest < wal_bound, f"the WAL grew to {largest} bytes"
     assert not wal.exists() or wal.stat().st_size == 0
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)

@@ -15,8 +15,8 @@ from typing import Protocol, runtime_checkable
 
 from ..blocks import BlockPlan, default_blocks
 from ..exceptions import IndexParameterMismatch
-from ..fingerprint import hamming_distance
 
+_MASK64 = (1 << 64) - 1
 #: The features of an index built with an integer seed (other than 0).
 _SEEDED = re.compile(r"/seed-(?!0$)[0-9a-f]+$")
 
@@ -236,7 +236,7 @@ def nearest(fingerprint: int, candidates, max_distance: int) -> list[tuple[int, 
     seen: dict[object, int] = {}
     for candidate_id, other in candidates:
         if candidate_id not in seen:
-            distance = hamming_distance(fingerprint, other)
+            distance = ((fingerprint ^ other) & _MASK64).bit_count()
             if distance <= max_distance:
                 seen[candidate_id] = distance
     return sorted((d, c) for c, d in seen.items())

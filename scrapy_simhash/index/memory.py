@@ -6,6 +6,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from ..features import DEFAULT_FEATURES
 from .base import (
     DropRecord,
     IndexBase,
@@ -33,10 +34,8 @@ class MemoryIndex(IndexBase):
         blocks: int | None = None,
         features: str | None = None,
     ) -> None:
-        from ..fingerprint import Fingerprinter
-
         requested = RequestedParameters(max_distance, blocks, features)
-        self.parameters: IndexParameters = requested.for_new_index(Fingerprinter().signature)
+        self.parameters: IndexParameters = requested.for_new_index(DEFAULT_FEATURES)
         self.plan = self.parameters.plan
         self.location = "memory:"
         # page id -> (fingerprint, key, added_at); ids grow, so "earliest" is the smallest id.

@@ -79,6 +79,7 @@ from ..exceptions import (
     NotAnIndex,
     UnsupportedIndexURI,
 )
+from ..features import DEFAULT_FEATURES
 from .base import (
     DropRecord,
     IndexBase,
@@ -294,8 +295,6 @@ class RedisIndex(IndexBase):
         reconnect_pause: float = RECONNECT_PAUSE,
         allow_eviction: bool = False,
     ) -> None:
-        from ..fingerprint import Fingerprinter
-
         self._unreachable: tuple[float, str] | None = None
         self.reconnect_pause = reconnect_pause
 
@@ -335,7 +334,7 @@ class RedisIndex(IndexBase):
                 client.ping()
                 self._check_eviction(allow_eviction)  # before anything is written
                 self.parameters, self.bucket_bits = self._load_or_create(
-                    requested, bucket_bits, create, Fingerprinter().signature
+                    requested, bucket_bits, create, DEFAULT_FEATURES
                 )
             self.plan = self.parameters.plan
             self._layouts = _layouts(self.parameters, self.bucket_bits)

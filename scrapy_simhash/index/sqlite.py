@@ -41,6 +41,7 @@ from ..exceptions import (
     NotAnIndex,
     UnsupportedIndexURI,
 )
+from ..features import DEFAULT_FEATURES
 from .base import (
     DropRecord,
     IndexBase,
@@ -136,8 +137,6 @@ class SqliteIndex(IndexBase):
         timeout: float = 30.0,
         read_only: bool = False,
     ) -> None:
-        from ..fingerprint import Fingerprinter
-
         self.path = Path(path)
         self.read_only = read_only
         self.location = str(self.path)
@@ -150,7 +149,7 @@ class SqliteIndex(IndexBase):
         requested = RequestedParameters(max_distance, blocks, features)
         if not self._check_file(create and not read_only):
             with self._errors("create"):
-                self._create_file(requested.for_new_index(Fingerprinter().signature))
+                self._create_file(requested.for_new_index(DEFAULT_FEATURES))
         self._conn = self._connect()
 
         def configure_and_load() -> IndexParameters:
