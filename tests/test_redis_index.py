@@ -83,7 +83,9 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
         index.add_exact_if_new(5, "https://b.example/")
     names = set(client.scan_iter(match="{" + prefix + "}:*"))
     tables = {name for name in names if ":t:" in name}
-    assert names - tables == {f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact", "order")}
+    assert names - tables == {
+        f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact", "order", "keys")
+    }
     assert all(client.ttl(name) == -1 for name in names), "no key has a time to live"
     assert len(tables) == 10, "one set per table"
     for name in tables:

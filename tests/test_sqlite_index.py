@@ -393,24 +393,28 @@ def test_keys_are_bound_parameters(tmp_path):
         fps = {}
         for key in HOSTILE_KEYS:
             fps[key] = rng.getrandbits(64)
-            assert index.add_if_new(fps[key], key) is None
-            assert index.add_exact_if_new(rng.getrandbits(64), key) is None
+            # An exact entry first, replaced by the page's fingerprint (one entry per key):
+            # the key is looked up and deleted by in both tables.
+            assert index.check_and_add_exact(rng.getrandbits(64), key).status == "new"
+            assert index.check_and_add(fps[key], key).status == "changed"
+            assert index.add_exact_if_new(rng.getrandbits(64), f"{key}/short") is None
         for key, fp in fps.items():
             (match,) = index.query(fp, 0)
             assert match.key == key
-            assert [page.key for page in index.find(key)] == [key, key]
+            assert [(page.key, page.exact) for page in index.find(key)] == [(key, False)]
+            assert [page.exact for page in index.find(f"{key}/short")] == [True]
         assert index.find("%") == []
         assert len(index) == 2 * len(HOSTILE_KEYS)
         tables = {r[0] for r in index._conn.execute("SELECT name FROM sqlite_master")}
     assert {"pages", "block_keys", "exact_texts", "simhash_meta"} <= tables
 
 
-#: The only SQL in sqlite.py that is not a plain literal: each interpolates a constant, a
+#: The only SQL in the SQLite backend that is not a plain literal: each interpolates a constant, a
 #: validated setting, a "?" list or a WHERE clause written as a literal by its caller.
 REVIEWED_SQL = {
     "f'PRAGMA application_id = {APPLICATION_ID}'",
     "f'PRAGMA user_version = {SCHEMA_VERSION}'",
-    "f'PRAGMA synchronous={synchronous}'",
+    "f'PRAGMA synchronous={self._synchronous}'",
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
     "self._probe_sql",
@@ -426,8 +430,11 @@ REVIEWED_SQL = {
 
 def test_sql_is_built_from_constants_only():
     """A review, kept as a test: a new interpolated SQL string fails here until reviewed."""
-    tree = ast.parse(Path(sqlite_module.__file__).read_text(encoding="utf-8"))
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    # Every module of the SQLite backend: sqlite.py and its sqlite_*.py parts.
+    modules = Path(sqlite_module.__file__).parent.glob("sqlite*.py")
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in modules]
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    assert len(trees) >= 4
     sql = {
         ast.unparse(call.args[0])
         for call in calls
