@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .addon import Addon
     from .logformatter import LogFormatter
     from .middleware import SimhashDedupMiddleware
-    from .pipeline import NearDuplicate, SimhashDedupPipeline
+    from .pipeline import NearDuplicate, SimhashDedupPipeline, Unchanged
 
 __version__ = "0.1.0"
 
@@ -37,6 +37,7 @@ __all__ = [
     "SimhashDedupPipeline",
     "SimhashError",
     "StoredPage",
+    "Unchanged",
     "Verdict",
     "export_index",
     "fingerprint",
@@ -52,6 +53,7 @@ _ADAPTERS = {
     "NearDuplicate": "pipeline",
     "SimhashDedupPipeline": "pipeline",
     "SimhashDedupMiddleware": "middleware",
+    "Unchanged": "pipeline",
 }
 
 

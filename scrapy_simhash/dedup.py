@@ -18,7 +18,7 @@ from typing import Literal
 
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, hash_term
-from .index.base import Match, NearDuplicateIndex
+from .index.base import Match, NearDuplicateIndex, Status
 from .main_text import MainText
 from .text import exact_form, field_text, normalize_characters
 
@@ -45,14 +45,25 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of a check: *match* is the earlier page this one duplicates, if any."""
+    """The outcome of a check. *status* (see :data:`~scrapy_simhash.index.base.Status`):
+    ``new``, ``changed`` (its key stored another text, now replaced), ``unchanged`` (the
+    text stored under its own key: a re-crawl) or ``duplicate``. *match* is the stored
+    page it matched (``unchanged``, ``duplicate``), else ``None``."""
 
     analysis: Analysis
     match: Match | None
+    #: Defaults to ``duplicate`` with a match and ``new`` without (as built before
+    #: statuses existed).
+    status: Status = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.status is None:
+            object.__setattr__(self, "status", "new" if self.match is None else "duplicate")
 
     @property
     def is_duplicate(self) -> bool:
-        return self.match is not None
+        """Only another page's text: an unchanged re-crawl is not a duplicate."""
+        return self.status == "duplicate"
 
 
 class Analyser:
@@ -124,11 +135,16 @@ class Deduplicator:
         return self.analyser.analyse(text)
 
     def check(self, analysis: Analysis, key: str) -> Verdict:
+        """Check-and-insert *analysis* under *key* (see
+        :meth:`~scrapy_simhash.index.base.NearDuplicateIndex.check_and_add`). Empty
+        texts are never stored: ``new``, whatever the key stored."""
         if analysis.kind == "simhash":
-            return Verdict(analysis, self.index.add_if_new(analysis.value, key))
-        if analysis.kind == "short":
-            return Verdict(analysis, self.index.add_exact_if_new(analysis.value, key))
-        return Verdict(analysis, None)
+            outcome = self.index.check_and_add(analysis.value, key)
+        elif analysis.kind == "short":
+            outcome = self.index.check_and_add_exact(analysis.value, key)
+        else:
+            return Verdict(analysis, None, "new")
+        return Verdict(analysis, outcome.match, outcome.status)
 
     def check_text(self, text: str, key: str) -> Verdict:
         return self.check(self.analyse(text), key)

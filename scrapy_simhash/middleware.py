@@ -96,6 +96,18 @@ class SimhashDedupMiddleware:
                 yield output
             return
         message = self.runner.describe(response.url, verdict)
+        if verdict.status == "unchanged":
+            # Its items were kept at the last crawl; its links are followed, as they may
+            # lead to pages that are new.
+            if not self.runner.drops(verdict):
+                async for output in result:
+                    yield output
+                return
+            logger.log(self.config.drop_log_level, "Ignored its items: %s", message)
+            async for output in result:
+                if isinstance(output, Request):
+                    yield output
+            return
         if self.config.flag_only:
             response.meta[self.config.flag_field] = match.key
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
@@ -103,13 +115,6 @@ class SimhashDedupMiddleware:
                 if not isinstance(output, Request):
                     self.runner.mark(output, verdict)
                 yield output
-            return
-        if match.key == response.url:
-            self.runner.inc("revisited")
-            logger.debug("Unchanged since stored: %s; its links are followed", response.url)
-            async for output in result:
-                if isinstance(output, Request):
-                    yield output
             return
         logger.log(self.config.drop_log_level, "Ignored its items and links: %s", message)
 

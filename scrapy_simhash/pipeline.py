@@ -34,7 +34,15 @@ class NearDuplicate(DropItem):
         self.verdict = verdict
 
 
-__all__ = ["NearDuplicate", "SimhashDedupPipeline", "default_index_uri"]
+class Unchanged(NearDuplicate):
+    """Raised to drop an item whose page is unchanged since the last crawl: its text
+    matches the page stored under its own key (``SIMHASH_DROP_UNCHANGED``).
+
+    Scrapy counts these under ``item_dropped_reasons_count/Unchanged``.
+    """
+
+
+__all__ = ["NearDuplicate", "SimhashDedupPipeline", "Unchanged", "default_index_uri"]
 
 
 class SimhashDedupPipeline:
@@ -131,6 +139,10 @@ class SimhashDedupPipeline:
         if verdict is None or verdict.match is None:
             return item
         message = self.runner.describe(key, verdict)
+        if verdict.status == "unchanged":
+            if not self.runner.drops(verdict):
+                return item  # kept: SIMHASH_DROP_UNCHANGED = False (or flag-only)
+            raise Unchanged(message, verdict, self.config.drop_log_level)
         if self.config.flag_only:
             self.runner.mark(item, verdict)
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)

@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_DROP_LOG_LEVEL": "INFO",
     "SIMHASH_ON_INDEX_ERROR": "keep",
     "SIMHASH_FLAG_ONLY": False,
+    "SIMHASH_DROP_UNCHANGED": True,
     "SIMHASH_FLAG_FIELD": "simhash_duplicate_of",
     "SIMHASH_MIDDLEWARE_CONTENT_TYPES": ["text/html", "application/xhtml+xml"],
 }
@@ -70,6 +71,8 @@ class SimhashSettings:
     on_index_error: str = "keep"
     #: Keep duplicates, marked in ``flag_field`` (items) instead of dropped.
     flag_only: bool = False
+    #: Drop a re-crawled page whose text is unchanged since it was stored under its key.
+    drop_unchanged: bool = True
     flag_field: str = "simhash_duplicate_of"
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
@@ -210,6 +213,9 @@ class SimhashSettings:
             drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),
             on_index_error=str(get("SIMHASH_ON_INDEX_ERROR")).lower(),
             flag_only=settings.getbool("SIMHASH_FLAG_ONLY", DEFAULTS["SIMHASH_FLAG_ONLY"]),
+            drop_unchanged=settings.getbool(
+                "SIMHASH_DROP_UNCHANGED", DEFAULTS["SIMHASH_DROP_UNCHANGED"]
+            ),
             flag_field=str(get("SIMHASH_FLAG_FIELD")),
             middleware_content_types=tuple(
                 str(t).strip().lower()

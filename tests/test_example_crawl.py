@@ -148,12 +148,55 @@ def test_crawl_keeps_originals_and_drops_planted_duplicates(tmp_path):
     assert stats.get("simhash/dropped") == len(DUPLICATES)
     assert stats.get("item_dropped_count") == len(DUPLICATES)
 
-    # Same index again: every page was seen in the first run, so nothing is kept.
+    # Same index again: every page was seen in the first run, so nothing is kept. The
+    # originals are unchanged since the last crawl, not duplicates of themselves.
     items, stats = crawl(tmp_path, "second")
     assert items == []
     assert stats.get("simhash/kept", 0) == 0
-    assert stats.get("simhash/dropped") == len(MANIFEST)
+    assert stats.get("simhash/unchanged") == len(ORIGINALS)
+    assert stats.get("simhash/dropped") == len(DUPLICATES)
     assert stats.get("item_dropped_count") == len(MANIFEST)
+    assert stats.get("item_dropped_reasons_count/Unchanged") == len(ORIGINALS)
+    log = (tmp_path / "second.log").read_text(encoding="utf-8")
+    for name in ORIGINALS:
+        page = (SITE / name).as_uri()
+        assert f"Dropped: {page} is unchanged since the last crawl (distance 0)" in log
+        assert f"{page} is a near-duplicate of {page} " not in log
+
+
+#: A new text for a page between two crawls: another story altogether.
+NEW_STORY = [
+    "The regional orchestra announced on Friday that its winter season will open with a",
+    "program of new works by three young composers from the coastal towns.",
+    "Tickets go on sale next month, and students may attend the rehearsals for free.",
+    "The conductor said the season is meant to bring audiences who have never been to a",
+    "concert hall, and that every performance will also be streamed to local libraries.",
+    "Volunteers are needed to guide visitors and to help with the costumes of the opera.",
+]
+
+
+def test_a_recrawl_reports_a_changed_page_and_keeps_one_entry(tmp_path):
+    project = tmp_path / "example_project"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns(".scrapy", "__pycache__"))
+    crawl(tmp_path, "first", project=project)
+    # An original that no planted duplicate copies gets a new text between the crawls.
+    name = sorted(ORIGINALS - set(DUPLICATES.values()))[0]
+    page = project / "site" / name
+    html = page.read_text(encoding="utf-8")
+    paragraphs = iter(NEW_STORY * 10)
+    html = re.sub(r"(?s)<p>.*?</p>", lambda _: f"<p>{next(paragraphs)}</p>", html)
+    page.write_text(html, encoding="utf-8")
+
+    items, stats = crawl(tmp_path, "second", project=project)
+    assert [file_name(item["url"]) for item in items] == [name], "a changed page is kept"
+    assert stats.get("simhash/changed") == 1
+    assert stats.get("simhash/unchanged") == len(ORIGINALS) - 1
+    assert stats.get("simhash/dropped") == len(DUPLICATES)
+    from scrapy_simhash import open_index
+
+    with open_index(f"sqlite:///{tmp_path / 'index.db'}") as index:
+        assert len(index.find(page.as_uri())) == 1, "one entry per key: the new text"
+        assert len(index) == len(ORIGINALS)
 
 
 def test_crawl_with_the_default_index_location(tmp_path):
@@ -194,7 +237,10 @@ def test_two_crawls_at_once_on_one_index_keep_each_page_once(tmp_path):
     kept = [file_name(item["url"]) for items, _ in results for item in items]
     assert sorted(kept) == sorted(ORIGINALS)
     dropped = sum(stats.get("simhash/dropped", 0) for _, stats in results)
-    assert dropped == 2 * len(MANIFEST) - len(ORIGINALS)
+    assert dropped == 2 * len(DUPLICATES)
+    # The run that came second to a page found it stored under its own URL.
+    unchanged = sum(stats.get("simhash/unchanged", 0) for _, stats in results)
+    assert unchanged == len(ORIGINALS)
 
 
 @pytest.mark.parametrize("name", sorted(DUPLICATES))

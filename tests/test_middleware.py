@@ -89,7 +89,22 @@ def test_second_run_follows_links_of_unchanged_pages(tmp_path):
     # match themselves are followed, so the same pages are reached again.
     assert [item["url"] for item in items] == [url("drought-mirror.html")]
     assert stats["downloader/request_count"] == 6
-    assert mw_stats(stats)["revisited"] == 4
+    second = mw_stats(stats)
+    assert (second["unchanged"], second.get("kept", 0), second["dropped"]) == (4, 0, 1)
+    with open_index(f"sqlite:///{tmp_path / 'index.db'}") as index:
+        drops = [(d.key, d.kept_key, d.unchanged) for d in index.drops()]
+    assert sorted(drops[1:]) == sorted(
+        [(url(p), url(p), True) for p in ("index.html", "tram.html", "drought.html")]
+        + [(url("tram-copy.html"), url("tram.html"), False)]
+        + [(url("only-via-mirror.html"), url("only-via-mirror.html"), True)]
+    ), "the second run's drops: each page unchanged since the first, the copy a duplicate"
+
+
+def test_unchanged_pages_can_be_kept(tmp_path):
+    crawl(tmp_path)
+    items, stats = crawl(tmp_path, "SIMHASH_DROP_UNCHANGED=False")
+    assert len(items) == 5, "the unchanged pages' items are kept; the copy is dropped"
+    assert (mw_stats(stats)["unchanged"], mw_stats(stats)["kept"]) == (4, 4)
 
 
 def test_flag_only_keeps_and_marks(tmp_path):

@@ -78,6 +78,9 @@ class DropRecord:
     distance: int
     exact: bool
     at: float
+    #: Dropped as unchanged since the last crawl (it matched its own stored entry), not
+    #: as a duplicate of another page.
+    unchanged: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,8 +183,11 @@ class NearDuplicateIndex(Protocol):
 
     # -- maintenance and audit: used by the CLI, export/import and the audit log ---------
 
-    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
-        """Append to the audit log that *key* was dropped as a duplicate of *match*."""
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
+        """Append to the audit log that *key* was dropped as a duplicate of *match*, or,
+        *unchanged*, as unchanged since *match* was stored under its own key."""
         ...
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:

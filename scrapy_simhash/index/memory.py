@@ -143,9 +143,11 @@ class MemoryIndex(IndexBase):
 
     # -- maintenance and audit ---------------------------------------------------------
 
-    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
         self._drops.append(
-            DropRecord(storable_key(key), match.key, match.distance, exact, time.time())
+            DropRecord(storable_key(key), match.key, match.distance, exact, time.time(), unchanged)
         )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:

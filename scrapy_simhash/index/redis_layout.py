@@ -15,7 +15,8 @@ Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``)::
     {simhash}:keys              hash    key -> the order members of its entries (JSON list):
                                         a check replaces what its key stored, find/forget
                                         read one field
-    {simhash}:drops             stream  the audit log (key, kept, distance, exact, at)
+    {simhash}:drops             stream  the audit log (key, kept, distance, exact, at, and
+                                        unchanged=1 for a page unchanged since stored)
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are
 rearranged so that the table's key comes first (see :mod:`scrapy_simhash.blocks`). The

@@ -53,7 +53,9 @@ class RedisMaintenance:
         def _exact_keys(self) -> list[str]: ...
         def _vanished(self) -> IndexCorrupt: ...
 
-    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
         fields = {
             "key": storable_key(key),
             "kept": match.key,
@@ -61,6 +63,8 @@ class RedisMaintenance:
             "exact": int(exact),
             "at": repr(time.time()),
         }
+        if unchanged:
+            fields["unchanged"] = 1
         with self._errors("record a drop"):
             self._client.xadd(self._drops_key, fields)
 
@@ -77,6 +81,7 @@ class RedisMaintenance:
                     int(fields["distance"]),
                     fields["exact"] == "1",
                     float(fields["at"]),
+                    fields.get("unchanged") == "1",
                 )
                 if since is None or record.at >= since:
                     yield record

@@ -9,7 +9,8 @@ Layout (created with sqlite-utils)::
     block_keys(tbl, bkey, page_id, fingerprint)     one row per page and table, WITHOUT ROWID,
                                                     primary key (tbl, bkey, page_id)
     exact_texts(digest PRIMARY KEY, key, added_at)  short texts, matched exactly
-    drops(id PRIMARY KEY, key, kept_key, distance, exact, at)   the audit log of drops
+    drops(id PRIMARY KEY, key, kept_key, distance, exact, at)   the audit log of drops;
+                                                    exact: 1 matched exactly, +2 unchanged
 
 Fingerprints and keys are stored as signed 64-bit integers (SQLite has no unsigned type).
 ``block_keys`` repeats the fingerprint so that a probe is answered from the primary key
@@ -34,6 +35,8 @@ APPLICATION_ID = 0x536D4873
 #: ``PRAGMA user_version``: bumped with every change of the layout above.
 SCHEMA_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: The bit of ``drops.exact`` that marks a page dropped as unchanged since the last crawl.
+DROP_UNCHANGED = 2
 
 _SIGN = 1 << 63
 MASK64 = (1 << 64) - 1

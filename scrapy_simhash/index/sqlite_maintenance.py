@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..exceptions import Interrupted
 from .base import DropRecord, Match, StoredPage, storable_key, storable_pages
-from .sqlite_layout import from_signed64, to_signed64
+from .sqlite_layout import DROP_UNCHANGED, from_signed64, to_signed64
 
 if TYPE_CHECKING:
     import sqlite3
@@ -41,11 +41,16 @@ class SqliteMaintenance:
         def _errors(self, doing: str) -> AbstractContextManager[None]: ...
         def _transaction(self, immediate: bool = True) -> AbstractContextManager[None]: ...
 
-    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
+        # The column `exact` holds the kind as bits (see sqlite_layout.DROP_UNCHANGED): a
+        # kind without a new column, so that existing files keep their layout.
+        kind = int(exact) | (DROP_UNCHANGED if unchanged else 0)
         with self._errors("record a drop"):
             self._conn.execute(
                 "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
-                (storable_key(key), match.key, match.distance, int(exact), time.time()),
+                (storable_key(key), match.key, match.distance, kind, time.time()),
             )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
@@ -55,8 +60,10 @@ class SqliteMaintenance:
             sql, args = sql + " WHERE at >= ?", (since,)
         with self._errors("read the drops"):
             rows = self._conn.execute(sql + " ORDER BY at, id", args).fetchall()
-        for key, kept_key, distance, exact, at in rows:
-            yield DropRecord(key, kept_key, distance, bool(exact), at)
+        for key, kept_key, distance, kind, at in rows:
+            yield DropRecord(
+                key, kept_key, distance, bool(kind & 1), at, bool(kind & DROP_UNCHANGED)
+            )
 
     _PAGES_SQL = (
         "SELECT key, fingerprint, added_at, 0, id FROM pages {where} UNION ALL "
