@@ -540,6 +540,7 @@ def dropped(
             "kept": r.kept_key,
             "distance": r.distance,
             "exact": r.exact,
+            "unchanged": r.unchanged,
         }
         for r in records
     ]
@@ -548,7 +549,9 @@ def dropped(
             click.echo(json.dumps(row, ensure_ascii=False))
     elif as_csv:
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=["at", "dropped", "kept", "distance", "exact"])
+        writer = csv.DictWriter(
+            out, fieldnames=["at", "dropped", "kept", "distance", "exact", "unchanged"]
+        )
         writer.writeheader()
         for row in rows:
             writer.writerow(row if raw_csv else {k: spreadsheet_safe(v) for k, v in row.items()})
@@ -558,6 +561,7 @@ def dropped(
     else:
         for row in rows:
             how = "exact" if row["exact"] else f"d={row['distance']}"
+            how = f"same {how}" if row["unchanged"] else how
             click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
         click.echo(f"{len(rows)} drops.")
 
@@ -847,7 +851,8 @@ def dedup(
                     kept.append(result.item)
                     continue
                 exact = result.verdict.analysis.kind == "short"
-                index.record_drop(result.key, match, exact=exact)
+                unchanged = result.verdict.status == "unchanged"
+                index.record_drop(result.key, match, exact=exact, unchanged=unchanged)
                 duplicates.append(
                     {
                         "item": result.number,
