@@ -553,8 +553,8 @@ def test_failed_commit_is_rolled_back(tmp_path):
 #: A checkpoint size small enough that a few thousand commits go through it many times:
 #: the same property as at the default size (the log is reused, never grows past one
 #: checkpoint and one transaction), in a second instead of 50,000 commits.
-CHECKPOINT_PAGES = 64
-COMMITS = 3_000
+CHECKPOINT_PAGES = 32
+COMMITS = 1_500
 
 
 def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
@@ -576,7 +576,7 @@ def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
         assert not idle._conn.in_transaction
         for i in range(COMMITS):
             busy.add_if_new(rng.getrandbits(64), f"k{i}")
-            if i % 50 == 0:
+            if i % 25 == 0:
                 largest = max(largest, wal.stat().st_size)
                 assert not busy._conn.in_transaction
         assert len(idle) == COMMITS
