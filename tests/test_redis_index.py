@@ -97,6 +97,22 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
     assert stored[0][1] == "https://a.example/"
 
 
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [("2", "export it with the scrapy-simhash that built it"), ("4", "upgrade scrapy-simhash")],
+)
+def test_another_layout_version_is_refused_and_left_untouched(uri, client, prefix, version, says):
+    with open_index(uri) as index:
+        index.add_if_new(FP, "a")
+    meta = f"{{{prefix}}}:meta"
+    client.hset(meta, "version", version)
+    before = {name: client.type(name) for name in client.scan_iter(match="{" + prefix + "}:*")}
+    with pytest.raises(IndexUnavailable, match=f"layout version {version}.*{says}"):
+        open_index(uri)
+    after = {name: client.type(name) for name in client.scan_iter(match="{" + prefix + "}:*")}
+    assert after == before and client.hget(meta, "version") == version
+
+
 def test_default_prefix_is_simhash(redis_server):
     with open_index(redis_server.url.replace("/0", "/15")) as index:
         assert index.prefix == "simhash"
