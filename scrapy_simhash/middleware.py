@@ -103,7 +103,9 @@ class SimhashDedupMiddleware:
                 async for output in result:
                     yield output
                 return
-            logger.log(self.config.drop_log_level, "Ignored its items: %s", message)
+            # DEBUG, as before: a re-crawl has one such page per page, and their links are
+            # followed (nothing is lost that a user must be told about).
+            logger.debug("Ignored its items, followed its links: %s", message)
             async for output in result:
                 if isinstance(output, Request):
                     yield output
