@@ -175,3 +175,36 @@ def test_ctrl_c_leaves_a_consistent_index_and_says_how_far_it_got(tmp_path, comm
     left = count_pages(path)
     assert left == (len(pages) - done if command == "expire" else done)
     assert_consistent(path)
+
+
+@pytest.mark.parametrize("where", ["before the commit", "after the commit"])
+def test_ctrl_c_counts_a_batch_once_it_is_committed(tmp_path, small_batches, where):
+    """A Ctrl-C at any moment of a batch: the count it reports is what is committed (a
+    signal that lands just after a COMMIT returned once made a command report 0 pages)."""
+    import contextlib
+
+    from scrapy_simhash.exceptions import Interrupted
+
+    path = tmp_path / "index.db"
+    with SqliteIndex(path) as index:
+        index.add_pages(old_pages())
+    with SqliteIndex(path, create=False) as index:
+        transaction, batches = index._transaction, []
+
+        @contextlib.contextmanager
+        def interrupted_second_batch(immediate: bool = True):
+            batches.append(1)
+            with transaction(immediate):
+                yield
+                if len(batches) == 2 and where == "before the commit":
+                    raise KeyboardInterrupt
+            if len(batches) == 2:
+                raise KeyboardInterrupt  # the COMMIT has returned
+
+        index._transaction = interrupted_second_batch
+        with pytest.raises(Interrupted) as excinfo:
+            index.expire(2000.0)
+    committed = PAGES - count_pages(path)
+    assert committed == (SMALL_BATCH if where == "before the commit" else 2 * SMALL_BATCH)
+    assert excinfo.value.done == committed
+    assert_consistent(path)

@@ -282,14 +282,21 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
 
     @contextlib.contextmanager
     def _transaction(self, immediate: bool = True) -> Iterator[None]:
+        """One transaction; afterwards ``_committed`` says whether it was committed, also
+        when Ctrl-C interrupted it (see SqliteMaintenance._batched)."""
         self._conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        self._committed = False
         try:
             yield
+            # Set before COMMIT and cleared below if the transaction is still open: a
+            # Ctrl-C that arrives during the COMMIT call is raised once it has returned.
+            self._committed = True
             self._conn.execute("COMMIT")
         except BaseException:
             # Also after a failed COMMIT (SQLite keeps the transaction open when it cannot
             # commit yet): rolled back, so the lock is released and the next call works.
             if self._conn.in_transaction:
+                self._committed = False
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
             raise

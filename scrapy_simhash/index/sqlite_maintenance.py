@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,7 @@ class SqliteMaintenance:
         path: Path
         plan: BlockPlan
         _conn: sqlite3.Connection
+        _committed: bool
 
         def _errors(self, doing: str) -> AbstractContextManager[None]: ...
         def _transaction(self, immediate: bool = True) -> AbstractContextManager[None]: ...
@@ -88,22 +89,45 @@ class SqliteMaintenance:
         with self._errors("find"):
             return list(self._select_pages("WHERE key = ?", (storable_key(key),)))
 
+    def _batched(
+        self,
+        doing: str,
+        step: Callable[[], tuple[int, bool]],
+        prepare: Callable[[], bool] = lambda: True,
+    ) -> int:
+        """Run *step* in one transaction after another, pausing :data:`BATCH_PAUSE`
+        between two, while it says there is more (and *prepare*, run outside the
+        transaction before each, says there is something to do); return the rows it
+        changed. Ctrl-C raises :class:`Interrupted` with the rows committed: a batch
+        counts once its COMMIT has returned, whenever the signal arrives."""
+        done = pending = 0
+        try:
+            first = True
+            while prepare():
+                if not first:
+                    time.sleep(BATCH_PAUSE)
+                first, pending = False, 0
+                with self._errors(doing), self._transaction():
+                    pending, more = step()
+                done, pending = done + pending, 0
+                if not more:
+                    break
+        except KeyboardInterrupt:
+            raise Interrupted(done + (pending if self._committed else 0)) from None
+        return done
+
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         """See :meth:`NearDuplicateIndex.add_pages`. Committed in batches of
         :data:`BATCH_PAGES`; Ctrl-C raises :class:`Interrupted` with how many were added."""
-        added = 0
         pages = storable_pages(pages)
-        try:
-            first = True
-            while batch := list(islice(pages, BATCH_PAGES)):
-                if not first:
-                    time.sleep(BATCH_PAUSE)
-                first = False
-                with self._errors("add pages"), self._transaction():
-                    added += self._add_batch(batch)
-        except KeyboardInterrupt:
-            raise Interrupted(added) from None
-        return added
+        batch: list[StoredPage] = []
+
+        def read() -> bool:  # outside the transaction: the lock is held for writing only
+            nonlocal batch
+            batch = list(islice(pages, BATCH_PAGES))
+            return bool(batch)
+
+        return self._batched("add pages", lambda: (self._add_batch(batch), True), read)
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
         (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
@@ -145,37 +169,31 @@ class SqliteMaintenance:
     def _delete(self, where: str, args: tuple) -> int:
         """Remove the pages *where* says, in batches of :data:`BATCH_PAGES` (each page with
         its table keys); Ctrl-C raises :class:`Interrupted` with how many were removed."""
-        removed = 0
         limited = (*args, BATCH_PAGES)
-        try:
-            while True:
-                with self._errors("remove pages"), self._transaction():
-                    doomed = self._conn.execute(
-                        f"SELECT id, fingerprint FROM pages {where} LIMIT ?", limited
-                    ).fetchall()
-                    key_rows = [
-                        (table, to_signed64(block_key), page_id)
-                        for page_id, fp in doomed
-                        for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
-                    ]
-                    self._conn.executemany(
-                        "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?",
-                        key_rows,
-                    )
-                    self._conn.executemany(
-                        "DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _ in doomed]
-                    )
-                    exact = self._conn.execute(
-                        f"DELETE FROM exact_texts WHERE rowid IN "
-                        f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
-                        limited,
-                    ).rowcount
-                removed += len(doomed) + exact
-                if len(doomed) < BATCH_PAGES and exact < BATCH_PAGES:
-                    return removed
-                time.sleep(BATCH_PAUSE)
-        except KeyboardInterrupt:
-            raise Interrupted(removed) from None
+
+        def step() -> tuple[int, bool]:
+            doomed = self._conn.execute(
+                f"SELECT id, fingerprint FROM pages {where} LIMIT ?", limited
+            ).fetchall()
+            key_rows = [
+                (table, to_signed64(block_key), page_id)
+                for page_id, fp in doomed
+                for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
+            ]
+            self._conn.executemany(
+                "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?", key_rows
+            )
+            self._conn.executemany(
+                "DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _ in doomed]
+            )
+            exact = self._conn.execute(
+                f"DELETE FROM exact_texts WHERE rowid IN "
+                f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
+                limited,
+            ).rowcount
+            return len(doomed) + exact, len(doomed) == BATCH_PAGES or exact == BATCH_PAGES
+
+        return self._batched("remove pages", step)
 
     def forget(self, key: str) -> int:
         return self._delete("WHERE key = ?", (storable_key(key),))
@@ -184,20 +202,14 @@ class SqliteMaintenance:
         return self._delete("WHERE added_at < ?", (older_than,))
 
     def expire_drops(self, older_than: float) -> int:
-        removed = 0
-        try:
-            while True:
-                with self._errors("remove audit-log entries"), self._transaction():
-                    batch = self._conn.execute(
-                        "DELETE FROM drops WHERE id IN (SELECT id FROM drops WHERE at < ? LIMIT ?)",
-                        (older_than, BATCH_PAGES),
-                    ).rowcount
-                removed += batch
-                if batch < BATCH_PAGES:
-                    return removed
-                time.sleep(BATCH_PAUSE)
-        except KeyboardInterrupt:
-            raise Interrupted(removed) from None
+        def step() -> tuple[int, bool]:
+            removed = self._conn.execute(
+                "DELETE FROM drops WHERE id IN (SELECT id FROM drops WHERE at < ? LIMIT ?)",
+                (older_than, BATCH_PAGES),
+            ).rowcount
+            return removed, removed == BATCH_PAGES
+
+        return self._batched("remove audit-log entries", step)
 
     def size(self) -> int:
         """Bytes of the file and its write-ahead log."""
