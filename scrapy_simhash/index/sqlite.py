@@ -25,7 +25,6 @@ from ..exceptions import (
     IndexCorrupt,
     IndexUnavailable,
     SimhashIndexError,
-    UnsupportedIndexURI,
 )
 from .base import (
     IndexBase,
@@ -39,7 +38,13 @@ from .base import (
     storable_key,
     stored_parameters,
 )
-from .sqlite_file import check_application, check_file, create_file, retry_while_locked
+from .sqlite_file import (
+    check_application,
+    check_file,
+    create_file,
+    retry_while_locked,
+    sqlite_path,
+)
 from .sqlite_layout import (
     APPLICATION_ID,
     MASK64,
@@ -72,27 +77,6 @@ CACHE_KIB = 32 * 1024
 #: pages with 10 tables wait ~15 ms for a checkpoint: that was the whole p99 latency. Fewer,
 #: larger checkpoints cost less in total; the log stays bounded (16 MB with 4 KB pages).
 AUTOCHECKPOINT_PAGES = 4000
-
-
-def sqlite_path(uri: str) -> str:
-    """The file path of a ``sqlite:///...`` URI or a plain path, exactly as written.
-
-    ``sqlite:///crawl.db`` is ``crawl.db`` (relative), ``sqlite:////data/crawl.db`` is
-    ``/data/crawl.db``. Nothing is resolved, expanded or unquoted; a ``?`` belongs to the
-    path unless what follows it is options (``name=value&...``).
-    """
-    path = path_and_options(uri)[0]
-    if path.lower().startswith("sqlite:"):
-        rest = path[len("sqlite:") :]
-        if not rest.startswith("///"):
-            raise UnsupportedIndexURI(
-                f"{uri!r} is not a SQLite index URI; write sqlite:///relative/path.db or "
-                "sqlite:////absolute/path.db"
-            )
-        path = rest[3:]
-    if not path:
-        raise UnsupportedIndexURI(f"{uri!r} names no file; write sqlite:///path/to/index.db")
-    return path
 
 
 class SqliteIndex(SqliteMaintenance, IndexBase):

@@ -1,6 +1,7 @@
-"""Opening an index file: refusing what is not one, creating one atomically, and waiting
-out the locks of processes opening the same file at the same moment. An index file is
-never deleted, truncated or rebuilt here: whatever cannot be opened is left untouched."""
+"""Opening an index file: its path in a URI, refusing what is not one, creating one
+atomically, and waiting out the locks of processes opening the same file at the same
+moment. An index file is never deleted, truncated or rebuilt here: whatever cannot be
+opened is left untouched."""
 
 from __future__ import annotations
 
@@ -13,11 +14,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ..exceptions import IndexUnavailable, NotAnIndex
+from ..exceptions import IndexUnavailable, NotAnIndex, UnsupportedIndexURI
 from .base import IndexParameters
 from .sqlite_layout import APPLICATION_ID, SQLITE_HEADER, create_schema, sqlite_file_uri
+from .uri import path_and_options
 
 T = TypeVar("T")
+
+
+def sqlite_path(uri: str) -> str:
+    """The file path of a ``sqlite:///...`` URI or a plain path, exactly as written.
+
+    ``sqlite:///crawl.db`` is ``crawl.db`` (relative), ``sqlite:////data/crawl.db`` is
+    ``/data/crawl.db``. Nothing is resolved, expanded or unquoted; a ``?`` belongs to the
+    path unless what follows it is options (``name=value&...``).
+    """
+    path = path_and_options(uri)[0]
+    if path.lower().startswith("sqlite:"):
+        rest = path[len("sqlite:") :]
+        if not rest.startswith("///"):
+            raise UnsupportedIndexURI(
+                f"{uri!r} is not a SQLite index URI; write sqlite:///relative/path.db or "
+                "sqlite:////absolute/path.db"
+            )
+        path = rest[3:]
+    if not path:
+        raise UnsupportedIndexURI(f"{uri!r} names no file; write sqlite:///path/to/index.db")
+    return path
 
 
 def check_file(path: Path) -> bool:
