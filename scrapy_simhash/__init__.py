@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .index.redis import RedisIndex
     from .logformatter import LogFormatter
     from .middleware import SimhashDedupMiddleware
-    from .near_duplicate import NearDuplicate
+    from .near_duplicate import NearDuplicate, Unchanged
     from .pipeline import SimhashDedupPipeline
 
 __version__ = "0.1.0"
@@ -47,6 +47,7 @@ __all__ = [
     "SimhashError",
     "SqliteIndex",
     "StoredPage",
+    "Unchanged",
     "Verdict",
     "export_index",
     "fingerprint",
@@ -62,6 +63,7 @@ _ADAPTERS = {
     "NearDuplicate": "near_duplicate",
     "SimhashDedupPipeline": "pipeline",
     "SimhashDedupMiddleware": "middleware",
+    "Unchanged": "near_duplicate",
 }
 # Needs the optional redis package (pip install 'scrapy-simhash[redis]').
 _OPTIONAL = {"RedisIndex": "index.redis"}

@@ -266,12 +266,26 @@ class CrawlDeduplicator:
         """In the index thread: the check-and-insert, then the audit entry of a drop.
         Stats are counted by the caller, on the reactor thread."""
         verdict = dedup.check(analysis, key)
-        if verdict.match is not None and not self.config.flag_only:
+        if verdict.match is not None and self.drops(verdict):
             try:
-                dedup.index.record_drop(key, verdict.match, exact=analysis.kind == "short")
+                dedup.index.record_drop(
+                    key,
+                    verdict.match,
+                    exact=analysis.kind == "short",
+                    unchanged=verdict.status == "unchanged",
+                )
             except SimhashIndexError as e:
                 return verdict, e
         return verdict, None
+
+    def drops(self, verdict: Verdict) -> bool:
+        """Whether the page of *verdict* is dropped: a duplicate unless flag-only; a page
+        unchanged since the last crawl also when ``SIMHASH_DROP_UNCHANGED``."""
+        if self.config.flag_only:
+            return False
+        if verdict.status == "unchanged":
+            return self.config.drop_unchanged
+        return verdict.status == "duplicate"
 
     def count(self, verdict: Verdict, key: str = "") -> None:
         analysis = verdict.analysis
@@ -280,8 +294,11 @@ class CrawlDeduplicator:
             self.inc("truncated")
         if analysis.fallback:
             self.extraction_fell_back(analysis.fallback, key)
-        if verdict.match is None:
-            self.inc("kept")
+        if verdict.status in ("changed", "unchanged"):
+            self.inc(verdict.status)
+        if verdict.status != "duplicate":
+            if not self.drops(verdict):
+                self.inc("kept")
             return
         self.inc("flagged" if self.config.flag_only else "dropped")
         kind = "exact" if analysis.kind == "short" else "near"
@@ -293,6 +310,9 @@ class CrawlDeduplicator:
     def describe(key: str, verdict: Verdict) -> str:
         match = verdict.match
         assert match is not None
+        if verdict.status == "unchanged":
+            how = "same text" if verdict.analysis.kind == "short" else f"distance {match.distance}"
+            return f"{key} is unchanged since the last crawl ({how})"
         if verdict.analysis.kind == "short":
             return f"{key} has the same text as {match.key}"
         return f"{key} is a near-duplicate of {match.key} (distance {match.distance})"

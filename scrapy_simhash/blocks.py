@@ -25,7 +25,7 @@ from itertools import combinations
 from math import comb
 
 from .exceptions import ConfigurationError
-from .fingerprint import FINGERPRINT_BITS
+from .features import FINGERPRINT_BITS
 
 #: More tables than this costs more per insert than any probe saves.
 MAX_TABLES = 256

@@ -1,8 +1,8 @@
 """Text in, verdict out: the step the pipeline, the middleware and the CLI share.
 
-:meth:`Deduplicator.analyse` does the CPU work (normalise, segment, fingerprint) and touches
-no index, so it can run in a thread or another process. :meth:`Deduplicator.check` does the
-atomic check-and-insert; callers run it without yielding to other work in between.
+:class:`Analyser` does the CPU work (normalise, segment, fingerprint) and touches no index,
+so it can run in a thread or another process. :class:`Deduplicator` holds an index and an
+analyser; its :meth:`~Deduplicator.check` does the atomic check-and-insert.
 
 Texts with fewer than ``min_terms`` distinct terms are too short for SimHash distances to
 mean much (a one-word change moves many bits of a fingerprint of five terms, and unrelated
@@ -18,7 +18,7 @@ from typing import Literal
 
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, hash_term
-from .index.base import Match, NearDuplicateIndex
+from .index.base import Match, NearDuplicateIndex, Status
 from .main_text import MainText
 from .text import exact_form, field_text, normalize_characters
 
@@ -29,7 +29,7 @@ TextKind = Literal["simhash", "short", "empty"]
 
 @dataclass(frozen=True)
 class Analysis:
-    """What :meth:`Deduplicator.analyse` found in a text."""
+    """What :meth:`Analyser.analyse` found in a text."""
 
     kind: TextKind
     #: The SimHash (``simhash``) or the 64-bit digest of the normalised text (``short``).
@@ -45,18 +45,30 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of a check: *match* is the earlier page this one duplicates, if any."""
+    """The outcome of a check. *status* (see :data:`~scrapy_simhash.index.base.Status`):
+    ``new``, ``changed`` (its key stored another text, now replaced), ``unchanged`` (the
+    text stored under its own key: a re-crawl) or ``duplicate``. *match* is the stored
+    page it matched (``unchanged``, ``duplicate``), else ``None``."""
 
     analysis: Analysis
     match: Match | None
+    #: Defaults to ``duplicate`` with a match and ``new`` without (as built before
+    #: statuses existed).
+    status: Status = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.status is None:
+            object.__setattr__(self, "status", "new" if self.match is None else "duplicate")
 
     @property
     def is_duplicate(self) -> bool:
-        return self.match is not None
+        """Only another page's text: an unchanged re-crawl is not a duplicate."""
+        return self.status == "duplicate"
 
 
-class Deduplicator:
-    """Fingerprints texts and checks them against *index*.
+class Analyser:
+    """Text -> :class:`Analysis`: the CPU work (normalise, segment, fingerprint), with no
+    index, so that it runs in a thread or a worker process.
 
     *min_terms*: texts with fewer distinct terms take the exact-match path.
     *max_length*: texts are cut to this many characters before analysis, which bounds the
@@ -65,13 +77,11 @@ class Deduplicator:
 
     def __init__(
         self,
-        index: NearDuplicateIndex,
         fingerprinter: Fingerprinter,
         *,
         min_terms: int = 20,
         max_length: int = 2_000_000,
     ) -> None:
-        self.index = index
         self.fingerprinter = fingerprinter
         self.min_terms = min_terms
         self.max_length = max_length
@@ -83,20 +93,58 @@ class Deduplicator:
         text = normalize_characters(text)
         if not text or text.isspace():
             return Analysis("empty", 0, 0, truncated)
-        extractor = self.fingerprinter.extractor
-        counts = extractor.term_counts(text)
+        terms = self.fingerprinter.term_extractor
+        counts = terms.term_counts(text)
         if len(counts) < self.min_terms:
             digest = hash_term(exact_form(text), self.fingerprinter.seed)
             return Analysis("short", digest, len(counts), truncated)
-        terms = extractor.top_terms(counts)
-        return Analysis("simhash", self.fingerprinter.simhash(terms), len(counts), truncated)
+        top = terms.top_terms(counts)
+        return Analysis("simhash", self.fingerprinter.simhash(top), len(counts), truncated)
+
+
+class Deduplicator:
+    """Checks texts against *index*: an :class:`Analyser` (built from *fingerprinter*,
+    *min_terms* and *max_length*, see there) and the index's atomic check-and-insert.
+    Callers run :meth:`check` without yielding to other work in between."""
+
+    def __init__(
+        self,
+        index: NearDuplicateIndex,
+        fingerprinter: Fingerprinter,
+        *,
+        min_terms: int = 20,
+        max_length: int = 2_000_000,
+    ) -> None:
+        self.index = index
+        self.analyser = Analyser(fingerprinter, min_terms=min_terms, max_length=max_length)
+
+    @property
+    def fingerprinter(self) -> Fingerprinter:
+        return self.analyser.fingerprinter
+
+    @property
+    def min_terms(self) -> int:
+        return self.analyser.min_terms
+
+    @property
+    def max_length(self) -> int:
+        return self.analyser.max_length
+
+    def analyse(self, text: str) -> Analysis:
+        """:meth:`Analyser.analyse`: touches no index."""
+        return self.analyser.analyse(text)
 
     def check(self, analysis: Analysis, key: str) -> Verdict:
+        """Check-and-insert *analysis* under *key* (see
+        :meth:`~scrapy_simhash.index.base.NearDuplicateIndex.check_and_add`). Empty
+        texts are never stored: ``new``, whatever the key stored."""
         if analysis.kind == "simhash":
-            return Verdict(analysis, self.index.add_if_new(analysis.value, key))
-        if analysis.kind == "short":
-            return Verdict(analysis, self.index.add_exact_if_new(analysis.value, key))
-        return Verdict(analysis, None)
+            outcome = self.index.check_and_add(analysis.value, key)
+        elif analysis.kind == "short":
+            outcome = self.index.check_and_add_exact(analysis.value, key)
+        else:
+            return Verdict(analysis, None, "new")
+        return Verdict(analysis, outcome.match, outcome.status)
 
     def check_text(self, text: str, key: str) -> Verdict:
         return self.check(self.analyse(text), key)
@@ -128,13 +176,13 @@ class AnalysisParams:
 def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     """Analyse the text of item fields *values*; a module-level function of plain
     arguments, so that a worker process (:mod:`scrapy_simhash.workers`) can run it."""
-    dedup, extractor = _analyser(params)
-    return analyse_text(dedup, fields_text(values, extractor))
+    analyser, extractor = _analyser(params)
+    return analyse_text(analyser, fields_text(values, extractor))
 
 
-def analyse_text(dedup: Deduplicator, text: str) -> Analysis:
-    """:meth:`Deduplicator.analyse` of *text*, which tells if its extraction fell back."""
-    analysis = dedup.analyse(text)
+def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
+    """:meth:`Analyser.analyse` of *text*, which tells if its extraction fell back."""
+    analysis = analyser.analyse(text)
     fallback = getattr(text, "fallback", None)
     return replace(analysis, fallback=fallback) if fallback else analysis
 
@@ -152,14 +200,8 @@ def fields_text(values: list[object], extractor: Extractor | None) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _analyser(params: AnalysisParams) -> tuple[Deduplicator, Extractor]:
+def _analyser(params: AnalysisParams) -> tuple[Analyser, Extractor]:
     # Built once per worker process (the segmenter's dictionary takes a second to load).
     fingerprinter = Fingerprinter(top_n=params.top_n, seed=params.seed, segmenter=params.segmenter)
-    # analyse() never touches the index; check() runs in the crawl's own process.
-    dedup = Deduplicator(
-        None,  # type: ignore[arg-type]
-        fingerprinter,
-        min_terms=params.min_terms,
-        max_length=params.max_length,
-    )
-    return dedup, get_extractor(params.extractor, min_words=params.min_terms)
+    analyser = Analyser(fingerprinter, min_terms=params.min_terms, max_length=params.max_length)
+    return analyser, get_extractor(params.extractor, min_words=params.min_terms)

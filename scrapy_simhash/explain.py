@@ -73,9 +73,9 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
         blocks = tuple(
             n for n, (shift, width) in enumerate(plan.spans) if diff >> shift & ((1 << width) - 1)
         )
-    extractor = dedup.fingerprinter.extractor
-    terms_a = dict(extractor.terms(normalize_text(text_a[: dedup.max_length])))
-    terms_b = dict(extractor.terms(normalize_text(text_b[: dedup.max_length])))
+    term_extractor = dedup.fingerprinter.term_extractor
+    terms_a = dict(term_extractor.terms(normalize_text(text_a[: dedup.max_length])))
+    terms_b = dict(term_extractor.terms(normalize_text(text_b[: dedup.max_length])))
     shared = sorted(
         ((t, terms_a[t], terms_b[t]) for t in terms_a.keys() & terms_b.keys()),
         key=lambda x: (-(x[1] + x[2]), x[0]),

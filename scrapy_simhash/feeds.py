@@ -198,7 +198,8 @@ def record_verdicts(verdicts: Iterable[ItemVerdict], index: NearDuplicateIndex) 
             result.kept.append(found.item)
             continue
         exact = found.verdict.analysis.kind == "short"
-        index.record_drop(found.key, match, exact=exact)
+        unchanged = found.verdict.status == "unchanged"
+        index.record_drop(found.key, match, exact=exact, unchanged=unchanged)
         result.duplicates.append(
             {
                 "item": found.number,

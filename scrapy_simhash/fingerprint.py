@@ -16,14 +16,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import warnings
 from collections.abc import Iterable
 
 import mmh3
 import numpy as np
 
-from .terms import DEFAULT_TOP_N, TERMS_VERSION, TermExtractor
+# FINGERPRINT_BITS and TERMS_VERSION live in features and terms; still exported from here.
+from .features import FINGERPRINT_BITS, feature_signature  # noqa: F401
+from .terms import DEFAULT_TOP_N, TERMS_VERSION, TermExtractor  # noqa: F401
 
-FINGERPRINT_BITS = 64
 _WEIGHT_SCALE = 1000
 _MASK64 = (1 << 64) - 1
 #: Term hashes a Fingerprinter keeps before it starts its cache afresh (~100 bytes each).
@@ -160,7 +162,9 @@ class Fingerprinter:
         segmenter: str = "auto",
     ) -> None:
         self.seed = _check_seed(seed)
-        self.extractor = TermExtractor(top_n=top_n, segmenter=segmenter)
+        #: Text -> weighted terms (not "extractor": that word names the HTML main-content
+        #: extractor, SIMHASH_EXTRACTOR).
+        self.term_extractor = TermExtractor(top_n=top_n, segmenter=segmenter)
         self.top_n = top_n
         # Term -> hash; a page's heavy terms recur on many pages of a site.
         self._hashes: dict[str, bytes] = {}
@@ -173,12 +177,22 @@ class Fingerprinter:
         the seed has 128 bits, and one from a passphrase costs an scrypt per guess.
         """
         if self.seed is None:
-            return f"simhash64/terms-v{TERMS_VERSION}/top{self.top_n}/seed-0"
+            return feature_signature(top_n=self.top_n)
         key_id = hashlib.blake2b(self.seed, digest_size=8, person=b"simhash-key-id").hexdigest()
-        return f"simhash64/terms-v{TERMS_VERSION}/top{self.top_n}/key-{key_id}"
+        return feature_signature(top_n=self.top_n, key_id=key_id)
 
     def terms(self, text: str) -> list[tuple[str, float]]:
-        return self.extractor.terms(text)
+        return self.term_extractor.terms(text)
+
+    @property
+    def extractor(self) -> TermExtractor:
+        """Deprecated name of :attr:`term_extractor`."""
+        warnings.warn(
+            "Fingerprinter.extractor is deprecated; use Fingerprinter.term_extractor",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.term_extractor
 
     def simhash(self, weighted_terms: Iterable[tuple[str, float]]) -> int:
         """:func:`simhash` with this fingerprinter's seed and its cache of term hashes."""
@@ -187,7 +201,7 @@ class Fingerprinter:
         return simhash(weighted_terms, self.seed, cache=self._hashes)
 
     def fingerprint(self, text: str) -> int:
-        return self.simhash(self.extractor.terms(text))
+        return self.simhash(self.term_extractor.terms(text))
 
 
 @functools.cache

@@ -79,7 +79,7 @@ class SimhashDedupMiddleware:
             logger.warning(
                 "SimhashDedupMiddleware and SimhashDedupPipeline are both enabled on the index "
                 "%s: each item would be compared with the page it came from, and dropped when "
-                "their texts are alike. Enable only one of them (both use SIMHASH_INDEX_URI).",
+                "their texts are alike. Enable one of them (both use SIMHASH_INDEX_URI).",
                 redact(middleware.index_uri),
             )
         return middleware
@@ -100,6 +100,20 @@ class SimhashDedupMiddleware:
                 yield output
             return
         message = self.runner.describe(response.url, verdict)
+        if verdict.status == "unchanged":
+            # Its items were kept at the last crawl; its links are followed, as they may
+            # lead to pages that are new.
+            if not self.runner.drops(verdict):
+                async for output in result:
+                    yield output
+                return
+            # DEBUG, as before: a re-crawl has one such page per page, and their links are
+            # followed (nothing is lost that a user must be told about).
+            logger.debug("Ignored its items, followed its links: %s", message)
+            async for output in result:
+                if isinstance(output, Request):
+                    yield output
+            return
         if self.config.flag_only:
             response.meta[self.config.flag_field] = match.key
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
@@ -107,13 +121,6 @@ class SimhashDedupMiddleware:
                 if not isinstance(output, Request):
                     self.runner.mark(output, verdict)
                 yield output
-            return
-        if match.key == response.url:
-            self.runner.inc("revisited")
-            logger.debug("Unchanged since stored: %s; its links are followed", response.url)
-            async for output in result:
-                if isinstance(output, Request):
-                    yield output
             return
         logger.log(self.config.drop_log_level, "Ignored its items and links: %s", message)
 

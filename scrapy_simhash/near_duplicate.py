@@ -9,7 +9,7 @@ from scrapy.exceptions import DropItem
 
 from .dedup import Verdict
 
-__all__ = ["NearDuplicate"]
+__all__ = ["NearDuplicate", "Unchanged"]
 
 
 class NearDuplicate(DropItem):
@@ -21,3 +21,11 @@ class NearDuplicate(DropItem):
     def __init__(self, message: str, verdict: Verdict, log_level: int = logging.INFO) -> None:
         super().__init__(message, log_level=log_level)
         self.verdict = verdict
+
+
+class Unchanged(NearDuplicate):
+    """Raised to drop an item whose page is unchanged since the last crawl: its text
+    matches the page stored under its own key (``SIMHASH_DROP_UNCHANGED``).
+
+    Scrapy counts these under ``item_dropped_reasons_count/Unchanged``.
+    """

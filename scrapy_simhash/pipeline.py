@@ -12,7 +12,7 @@ from .adapter import CrawlDeduplicator, default_index_uri, refuse_to_start, sett
 from .dedup import Deduplicator
 from .exceptions import ConfigurationError
 from .items import FieldCensus, item_key
-from .near_duplicate import NearDuplicate
+from .near_duplicate import NearDuplicate, Unchanged
 from .settings import SimhashSettings
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ STATS_PREFIX = "simhash"
 FIELD_CHECK_AFTER = 10
 
 
-__all__ = ["NearDuplicate", "SimhashDedupPipeline", "default_index_uri"]
+__all__ = ["NearDuplicate", "SimhashDedupPipeline", "Unchanged", "default_index_uri"]
 
 
 class SimhashDedupPipeline:
@@ -137,6 +137,10 @@ class SimhashDedupPipeline:
         if verdict is None or verdict.match is None:
             return item
         message = self.runner.describe(key, verdict)
+        if verdict.status == "unchanged":
+            if not self.runner.drops(verdict):
+                return item  # kept: SIMHASH_DROP_UNCHANGED = False (or flag-only)
+            raise Unchanged(message, verdict, self.config.drop_log_level)
         if self.config.flag_only:
             self.runner.mark(item, verdict)
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)

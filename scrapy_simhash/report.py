@@ -4,7 +4,6 @@ scripts call these as the CLI does."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,8 +29,7 @@ def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
             newest = page.added_at
     drops = list(index.drops())
     plan, params = index.plan, index.parameters
-    path = getattr(index, "path", None)
-    size = os.path.getsize(path) if path and os.path.exists(path) else None
+    size = index.size()
     near_drops = Counter(d.distance for d in drops if not d.exact)
     return {
         "index": index.location,

@@ -40,6 +40,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_DROP_LOG_LEVEL": "INFO",
     "SIMHASH_ON_INDEX_ERROR": "keep",
     "SIMHASH_FLAG_ONLY": False,
+    "SIMHASH_DROP_UNCHANGED": True,
     "SIMHASH_FLAG_FIELD": "simhash_duplicate_of",
     "SIMHASH_MIDDLEWARE_CONTENT_TYPES": ["text/html", "application/xhtml+xml"],
 }
@@ -73,6 +74,8 @@ class SimhashSettings:
     on_index_error: str = "keep"
     #: Keep duplicates, marked in ``flag_field`` (items) instead of dropped.
     flag_only: bool = False
+    #: Drop a re-crawled page whose text is unchanged since it was stored under its key.
+    drop_unchanged: bool = True
     flag_field: str = "simhash_duplicate_of"
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
@@ -245,6 +248,7 @@ class SimhashSettings:
             drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),
             on_index_error=getstr("SIMHASH_ON_INDEX_ERROR").lower(),
             flag_only=getbool("SIMHASH_FLAG_ONLY"),
+            drop_unchanged=getbool("SIMHASH_DROP_UNCHANGED"),
             flag_field=getstr("SIMHASH_FLAG_FIELD").strip(),
             middleware_content_types=_media_types(
                 setting_list(

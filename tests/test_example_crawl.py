@@ -137,8 +137,28 @@ def file_name(url: str) -> str:
     return Path(unquote(urlparse(url).path)).name
 
 
-def test_crawl_keeps_originals_and_drops_planted_duplicates(tmp_path):
-    items, stats = crawl(tmp_path, "first")
+#: A new text for a page between two crawls: another story altogether.
+NEW_STORY = [
+    "The regional orchestra announced on Friday that its winter season will open with a",
+    "program of new works by three young composers from the coastal towns.",
+    "Tickets go on sale next month, and students may attend the rehearsals for free.",
+    "The conductor said the season is meant to bring audiences who have never been to a",
+    "concert hall, and that every performance will also be streamed to local libraries.",
+    "Volunteers are needed to guide visitors and to help with the costumes of the opera.",
+]
+
+
+def test_crawl_keeps_originals_and_drops_planted_duplicates_then_recrawls(tmp_path):
+    """Two runs of ``scrapy crawl news`` with nothing set: the index is kept in the
+    project's .scrapy/, and the second run tells unchanged, changed and duplicate pages
+    apart."""
+    # A copy of the project: the index is not written into the source tree, and one page
+    # changes between the two crawls.
+    project = tmp_path / "example_project"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns(".scrapy", "__pycache__"))
+    items, stats = crawl(tmp_path, "first", project=project, default_index=True)
+    index_path = project / ".scrapy" / "simhash.db"
+    assert index_path.is_file()
     kept = [file_name(item["url"]) for item in items]
     assert sorted(kept) == sorted(ORIGINALS)
     for item in items:
@@ -148,23 +168,36 @@ def test_crawl_keeps_originals_and_drops_planted_duplicates(tmp_path):
     assert stats.get("simhash/dropped") == len(DUPLICATES)
     assert stats.get("item_dropped_count") == len(DUPLICATES)
 
-    # Same index again: every page was seen in the first run, so nothing is kept.
-    items, stats = crawl(tmp_path, "second")
-    assert items == []
-    assert stats.get("simhash/kept", 0) == 0
-    assert stats.get("simhash/dropped") == len(MANIFEST)
-    assert stats.get("item_dropped_count") == len(MANIFEST)
+    # An original that no planted duplicate copies gets a new text between the crawls.
+    changed = sorted(ORIGINALS - set(DUPLICATES.values()))[0]
+    page = project / "site" / changed
+    paragraphs = iter(NEW_STORY * 10)
+    html = re.sub(
+        r"(?s)<p>.*?</p>", lambda _: f"<p>{next(paragraphs)}</p>", page.read_text("utf-8")
+    )
+    page.write_text(html, encoding="utf-8")
 
-
-def test_crawl_with_the_default_index_location(tmp_path):
-    """``scrapy crawl news`` with nothing set keeps its index in the project's .scrapy/."""
-    # A copy, so that the index is not written into the source tree.
-    project = tmp_path / "example_project"
-    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns(".scrapy", "__pycache__"))
-    items, stats = crawl(tmp_path, "default", project=project, default_index=True)
-    assert sorted(file_name(item["url"]) for item in items) == sorted(ORIGINALS)
+    # Same index again: the other originals are unchanged since the last crawl (not
+    # duplicates of themselves) and dropped; the changed page is kept and replaces its
+    # old text in the index; the planted duplicates are dropped as before.
+    items, stats = crawl(tmp_path, "second", project=project, default_index=True)
+    assert [file_name(item["url"]) for item in items] == [changed]
+    assert stats.get("simhash/kept") == 1
+    assert stats.get("simhash/changed") == 1
+    assert stats.get("simhash/unchanged") == len(ORIGINALS) - 1
     assert stats.get("simhash/dropped") == len(DUPLICATES)
-    assert (project / ".scrapy" / "simhash.db").is_file()
+    assert stats.get("item_dropped_count") == len(MANIFEST) - 1
+    assert stats.get("item_dropped_reasons_count/Unchanged") == len(ORIGINALS) - 1
+    log = (tmp_path / "second.log").read_text(encoding="utf-8")
+    for name in ORIGINALS - {changed}:
+        url = (project / "site" / name).as_uri()
+        assert f"Dropped: {url} is unchanged since the last crawl (distance 0)" in log
+        assert f"{url} is a near-duplicate of {url} " not in log
+    from scrapy_simhash import open_index
+
+    with open_index(str(index_path)) as index:
+        assert len(index.find(page.as_uri())) == 1, "one entry per key: the new text"
+        assert len(index) == len(ORIGINALS)
 
 
 @pytest.mark.parametrize(
@@ -194,7 +227,10 @@ def test_two_crawls_at_once_on_one_index_keep_each_page_once(tmp_path):
     kept = [file_name(item["url"]) for items, _ in results for item in items]
     assert sorted(kept) == sorted(ORIGINALS)
     dropped = sum(stats.get("simhash/dropped", 0) for _, stats in results)
-    assert dropped == 2 * len(MANIFEST) - len(ORIGINALS)
+    assert dropped == 2 * len(DUPLICATES)
+    # The run that came second to a page found it stored under its own URL.
+    unchanged = sum(stats.get("simhash/unchanged", 0) for _, stats in results)
+    assert unchanged == len(ORIGINALS)
 
 
 @pytest.mark.parametrize("name", sorted(DUPLICATES))

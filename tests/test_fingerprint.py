@@ -3,6 +3,8 @@ a bump of TERMS_VERSION (stored in every index), never an accident."""
 
 from __future__ import annotations
 
+import base64
+import re
 import subprocess
 import sys
 
@@ -98,18 +100,44 @@ def test_range_and_empty():
     assert 0 <= fingerprint(ENGLISH) < 2**64
 
 
+#: A page-length article: what the index sees in a crawl (a one-word edit of a 40-word text
+#: moves more bits, as it changes a larger share of the weight).
+ARTICLE = " ".join(
+    [
+        ENGLISH,
+        "Construction of the track will begin in March, once the last permits are signed.",
+        "Residents of the harbour district welcomed the decision at a crowded public meeting,",
+        "although several shop owners worried about months of roadworks outside their doors.",
+        "The council promised compensation for businesses that lose customers during the works",
+        "and a dedicated phone line for complaints about noise, dust and blocked driveways.",
+        "Engineers estimate that the tram will carry twelve thousand passengers every weekday,",
+        "replacing three bus routes that are often overcrowded during the morning rush hour.",
+        "The new vehicles are built by a regional manufacturer and run on renewable electricity",
+        "bought from a wind farm on the coast, which the council calls a milestone for its",
+        "climate plan. Critics in the opposition argued that the budget of four hundred million",
+        "could have paid for cheaper electric buses, and asked for an independent audit of the",
+        "contracts. The mayor replied that trams last twice as long as buses, need fewer drivers",
+        "and attract riders who never take a bus, citing studies from cities across Europe.",
+        "A final vote on the timetable and the fares is planned for the autumn session.",
+    ]
+)
+
+
 def test_small_edit_is_near_and_other_text_is_far():
-    edited = ENGLISH.replace("Tuesday", "Wednesday")
-    assert hamming_distance(fingerprint(ENGLISH), fingerprint(edited)) <= 8
-    assert hamming_distance(fingerprint(ENGLISH), fingerprint(CHINESE)) > 10
+    edited = ARTICLE.replace("Tuesday", "Wednesday")
+    assert edited != ARTICLE
+    # Near: within SIMHASH_MAX_DISTANCE's default (3), where the index finds it.
+    assert hamming_distance(fingerprint(ARTICLE), fingerprint(edited)) <= 3
+    assert hamming_distance(fingerprint(ARTICLE), fingerprint(CHINESE)) > 10
 
 
 def test_weights_matter():
-    heavy_a = simhash([("alpha", 10.0), ("beta", 1.0)])
-    assert heavy_a == simhash([("alpha", 1.0)])
-    assert heavy_a != simhash([("alpha", 1.0), ("beta", 10.0)]) or hash_term("alpha") == hash_term(
-        "beta"
-    )
+    alpha, beta = hash_term("alpha"), hash_term("beta")
+    assert hamming_distance(alpha, beta) > 20, "two terms whose hashes differ enough to tell"
+    # Of two terms, the heavier decides every bit where their hashes differ.
+    assert simhash([("alpha", 10.0), ("beta", 1.0)]) == alpha
+    assert simhash([("alpha", 1.0), ("beta", 10.0)]) == beta
+    assert simhash([("alpha", 1.0)]) == alpha
 
 
 def test_seed_changes_fingerprint_and_signature():
@@ -117,7 +145,16 @@ def test_seed_changes_fingerprint_and_signature():
     plain, seeded = Fingerprinter(), Fingerprinter(seed=seed)
     assert plain.fingerprint(ENGLISH) != seeded.fingerprint(ENGLISH)
     assert plain.signature != seeded.signature
-    assert seed.hex() not in seeded.signature, "a secret seed must not be written out"
+    # A secret seed is not written out, in any form: the signature names the public parts
+    # and a 16-digit id of the key, and no 8 digits of the seed appear anywhere in it.
+    prefix = plain.signature.removesuffix("seed-0")
+    assert re.fullmatch(re.escape(prefix) + "key-[0-9a-f]{16}", seeded.signature)
+    for written in (seed.hex(), str(int.from_bytes(seed, "big")), base64.b64encode(seed).decode()):
+        windows = {written[i : i + 8] for i in range(len(written) - 7)}
+        assert not any(w in seeded.signature for w in windows), written
+    # The id tells keys apart (an index refuses fingerprints of another key) and is stable.
+    assert Fingerprinter(seed=seed).signature == seeded.signature
+    assert Fingerprinter(seed=bytes(16)).signature != seeded.signature
     assert Fingerprinter(seed=0).fingerprint(ENGLISH) == plain.fingerprint(ENGLISH)
     for bad in (-1, 12345, b"short", "0" * 32):
         with pytest.raises(ValueError, match="seed"):
@@ -148,3 +185,9 @@ def test_distance_is_symmetric_and_bounded(a, b):
 @given(u64, u64, u64)
 def test_distance_triangle_inequality(a, b, c):
     assert hamming_distance(a, c) <= hamming_distance(a, b) + hamming_distance(b, c)
+
+
+def test_extractor_is_a_deprecated_name_of_term_extractor():
+    fingerprinter = Fingerprinter()
+    with pytest.warns(DeprecationWarning, match="Fingerprinter.term_extractor"):
+        assert fingerprinter.extractor is fingerprinter.term_extractor

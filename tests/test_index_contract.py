@@ -267,10 +267,11 @@ def test_a_lone_surrogate_in_a_key_is_stored_escaped(index):
     # Not UTF-8, so neither SQLite nor Redis can store it as is; every backend stores the
     # same escaped key, and finds it under the key as given.
     key, stored = "https://a.example/\ud800", "https://a.example/\\ud800"
-    assert index.add_if_new(FP, key) is None
-    assert index.add_exact_if_new(7, key) is None
+    assert index.check_and_add_exact(7, key).status == "new"
+    assert index.check_and_add(FP, key).status == "changed", "found under the escaped key"
     assert index.query(FP, 0)[0].key == stored
-    assert [page.key for page in index.find(key)] == [stored, stored]
+    assert [page.key for page in index.find(key)] == [stored]
+    assert index.check_and_add(FP, key).status == "unchanged"
     match = index.add_if_new(flip(FP, 1), "\udfff")
     assert match.key == stored
     index.record_drop("\udfff", match)
@@ -278,14 +279,17 @@ def test_a_lone_surrogate_in_a_key_is_stored_escaped(index):
     far = flip(FP, 10, 20, 30, 40, 50)
     assert index.add_pages([StoredPage("\udc80x", far, 1000.0)]) == 1
     assert index.find("\udc80x") == [StoredPage("\\udc80x", far, 1000.0)]
-    assert index.forget(key) == 2
+    assert index.forget(key) == 1
     assert len(index) == 1
 
 
 def test_forget_removes_a_key_so_it_can_be_stored_again(index):
+    from scrapy_simhash.index.base import StoredPage
+
     index.add_if_new(FP, "a")
     index.add_if_new(flip(FP, 0, 1, 2, 3, 4, 5, 6), "b")
-    index.add_exact_if_new(11, "a")
+    # A restored export may hold two entries under one key (a check keeps one).
+    assert index.add_pages([StoredPage("a", 11, time.time(), exact=True)]) == 1
     assert index.forget("a") == 2
     assert index.forget("a") == 0
     assert index.find("a") == []
@@ -335,3 +339,160 @@ def test_audit_log_and_pages_persist(backend):
     with backend.open() as index:
         assert [(d.key, d.kept_key, d.distance) for d in index.drops()] == [("b", "a", 1)]
         assert [p.key for p in index.pages()] == ["a"]
+
+
+# -- the same rules everywhere: add_pages skips, pages() order, size and compact ----------
+
+
+def test_add_pages_skip_rules_are_the_same_on_every_backend(index):
+    from scrapy_simhash.index.base import StoredPage
+
+    pages = [
+        StoredPage("a", FP, 10.0),
+        StoredPage("a", FP, 11.0),  # same key and fingerprint: skipped, whatever the time
+        StoredPage("a", flip(FP, 9), 12.0),  # same key, another fingerprint: stored
+        StoredPage("b", FP, 13.0),  # same fingerprint, another key: stored
+        StoredPage("x", 5, 14.0, exact=True),
+        StoredPage("y", 5, 15.0, exact=True),  # a digest already stored, another key: skipped
+        StoredPage("x", 6, 16.0, exact=True),  # same key, another digest: stored
+    ]
+    assert index.add_pages(pages) == 5
+    assert [(p.key, p.fingerprint, p.added_at) for p in index.pages()] == [
+        ("a", FP, 10.0),
+        ("a", flip(FP, 9), 12.0),
+        ("b", FP, 13.0),
+        ("x", 5, 14.0),
+        ("x", 6, 16.0),
+    ]
+
+
+def test_pages_are_ordered_by_time_then_fingerprints_before_exact_entries(index):
+    from scrapy_simhash.index.base import StoredPage
+
+    far = [flip(FP, *range(i, 64, 8)) for i in range(4)]  # pairwise far apart
+    pages = [
+        StoredPage("x1", 1, 5.0, exact=True),
+        StoredPage("f3", far[3], 5.0),
+        StoredPage("late", far[0], 9.0),
+        StoredPage("f1", far[1], 5.0),
+        StoredPage("early", far[2], 1.0),
+    ]
+    assert index.add_pages(pages) == 5
+    assert [p.key for p in index.pages()] == ["early", "f3", "f1", "x1", "late"]
+
+
+def test_size_and_compact(index):
+    for i in range(200):
+        index.add_if_new(flip(FP, *range(i % 64, 64, 5)) ^ (i << 20), f"k{i}")
+    size = index.size()
+    assert size is None or size > 0
+    stored = len(list(index.pages()))
+    assert index.expire(time.time() + 1) == stored > 0
+    compacted = index.compact()
+    assert isinstance(compacted, bool)
+    after = index.size()
+    if size is not None and compacted:
+        assert after < size, "compacting gives the space of removed pages back"
+    assert len(index) == 0
+
+
+# -- re-crawls: unchanged, changed, duplicate ---------------------------------------------
+
+
+def test_a_recrawl_of_the_same_page_is_unchanged_not_a_duplicate(index):
+    assert index.check_and_add(FP, "a").status == "new"
+    outcome = index.check_and_add(flip(FP, 1), "a")
+    assert outcome.status == "unchanged"
+    assert (outcome.match.key, outcome.match.fingerprint, outcome.match.distance) == ("a", FP, 1)
+    assert len(index) == 1, "nothing stored"
+    assert index.check_and_add(flip(FP, 2), "b").status == "duplicate"
+
+
+def test_the_own_key_entry_is_preferred_to_a_nearer_page(index):
+    index.check_and_add(FP, "other")
+    from scrapy_simhash.index.base import StoredPage
+
+    # "a" stored 3 bits away from FP (a restored export may hold a near pair).
+    index.add_pages([StoredPage("a", flip(FP, 10, 20, 30), time.time())])
+    outcome = index.check_and_add(FP, "a")
+    assert (outcome.status, outcome.match.key, outcome.match.distance) == ("unchanged", "a", 3)
+    outcome = index.check_and_add(FP, "c")
+    assert (outcome.status, outcome.match.key) == ("duplicate", "other"), "the nearest"
+
+
+def test_a_changed_page_replaces_the_entry_under_its_key(index):
+    changed = flip(FP, *range(0, 64, 4))  # far from FP
+    assert index.check_and_add(FP, "a").status == "new"
+    assert index.check_and_add(flip(FP, 40), "b").status == "duplicate"
+    outcome = index.check_and_add(changed, "a")
+    assert (outcome.status, outcome.match) == ("changed", None)
+    assert [(p.key, p.fingerprint) for p in index.find("a")] == [("a", changed)]
+    assert len(index) == 1, "one entry per key: the newest"
+    assert index.query(FP) == [], "the old fingerprint's table keys are gone too"
+    assert index.check_and_add(flip(FP, 40), "b").status == "new", "b is no duplicate now"
+    assert index.check_and_add(changed, "a").status == "unchanged"
+    # Between the kinds: a page whose text became short, and long again.
+    assert index.check_and_add_exact(99, "a").status == "changed"
+    assert [(p.fingerprint, p.exact) for p in index.find("a")] == [(99, True)]
+    assert index.check_and_add_exact(99, "a").status == "unchanged"
+    assert index.check_and_add_exact(99, "z").status == "duplicate"
+    assert index.check_and_add(changed, "a").status == "changed"
+    assert [(p.fingerprint, p.exact) for p in index.find("a")] == [(changed, False)]
+    assert len(index) == 2
+    assert index.add_if_new(changed, "a").key == "a", "add_if_new: the match, as before"
+
+
+def test_changed_pages_keep_the_tables_consistent(index):
+    """Many rewrites of a few keys: every stored fingerprint is found, nothing else."""
+    rng = random.Random(5)
+    latest: dict[str, int] = {}
+    for _ in range(300):
+        key = f"k{rng.randrange(20)}"
+        fp = rng.getrandbits(64)
+        if index.check_and_add(fp, key).status in ("new", "changed"):
+            latest[key] = fp
+    stored = {(p.key, p.fingerprint) for p in index.pages()}
+    assert stored == set(latest.items())
+    assert len(index) == len(latest)
+    for key, fp in latest.items():
+        assert [m.key for m in index.query(fp, 0)] == [key]
+
+
+def test_concurrent_checks_keep_one_entry_per_key(backend):
+    """Check-and-replace is atomic: clients checking the same keys at once (each with its
+    own connection) leave one entry per key, and each key was new exactly once."""
+    if not backend.persistent:
+        pytest.skip("not shared between clients")
+    import threading
+
+    with backend.open():
+        pass  # created once, before the clients race
+    statuses: list[str] = []
+    errors: list[BaseException] = []
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            with backend.open() as index:
+                for _ in range(60):
+                    outcome = index.check_and_add(rng.getrandbits(64), f"k{rng.randrange(6)}")
+                    statuses.append(outcome.status)
+        except BaseException as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with backend.open() as index:
+        pages = list(index.pages())
+        assert sorted(p.key for p in pages) == [f"k{i}" for i in range(6)]
+        assert len(index) == 6
+        for page in pages:
+            assert [m.key for m in index.query(page.fingerprint, 0)] == [page.key]
+    assert statuses.count("new") == 6
+    assert statuses.count("changed") + statuses.count("duplicate") + 6 + statuses.count(
+        "unchanged"
+    ) == len(statuses)

@@ -90,7 +90,21 @@ def test_second_run_follows_links_of_unchanged_pages(tmp_path):
     # match themselves are followed, so the same pages are reached again.
     assert [item["url"] for item in items] == [url("drought-mirror.html")]
     assert stats["downloader/request_count"] == 6
-    assert mw_stats(stats)["revisited"] == 4
+    second = mw_stats(stats)
+    assert (second["unchanged"], second.get("kept", 0), second["dropped"]) == (4, 0, 1)
+    with open_index(f"sqlite:///{tmp_path / 'index.db'}") as index:
+        drops = [(d.key, d.kept_key, d.unchanged) for d in index.drops()]
+    assert sorted(drops[1:]) == sorted(
+        [(url(p), url(p), True) for p in ("index.html", "tram.html", "drought.html")]
+        + [(url("tram-copy.html"), url("tram.html"), False)]
+        + [(url("only-via-mirror.html"), url("only-via-mirror.html"), True)]
+    ), "the second run's drops: each page unchanged since the first, the copy a duplicate"
+
+    # A third run that keeps unchanged pages: their items too, but still not the copy's.
+    items, stats = crawl(tmp_path, "SIMHASH_DROP_UNCHANGED=False")
+    assert len(items) == 5
+    assert url("tram-copy.html") not in {item["url"] for item in items}
+    assert (mw_stats(stats)["unchanged"], mw_stats(stats)["kept"]) == (4, 4)
 
 
 def test_flag_only_keeps_and_marks(tmp_path):
@@ -209,10 +223,23 @@ def test_no_content_types_is_an_error():
 
 
 def test_warns_when_the_pipeline_shares_the_index(tmp_path, caplog):
-    settings = {"ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300}}
+    uri = f"sqlite:///{tmp_path}/index.db"
+    pipeline = {"ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300}}
     with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
-        SimhashDedupMiddleware.from_crawler(get_crawler(settings_dict=settings))
-    assert "are both enabled" in caplog.text
+        SimhashDedupMiddleware.from_crawler(get_crawler(settings_dict={"SIMHASH_INDEX_URI": uri}))
+        assert caplog.record_tuples == [], "no warning without the pipeline"
+        SimhashDedupMiddleware.from_crawler(
+            get_crawler(settings_dict={"SIMHASH_INDEX_URI": uri, **pipeline})
+        )
+    assert caplog.record_tuples == [
+        (
+            "scrapy_simhash.middleware",
+            logging.WARNING,
+            f"SimhashDedupMiddleware and SimhashDedupPipeline are both enabled on the index "
+            f"{uri}: each item would be compared with the page it came from, and dropped when "
+            "their texts are alike. Enable one of them (both use SIMHASH_INDEX_URI).",
+        )
+    ]
 
 
 @pytest.mark.parametrize(("extractor", "dropped"), [("builtin", True), ("none", False)])

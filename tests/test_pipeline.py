@@ -13,9 +13,10 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash import Addon, LogFormatter, NearDuplicate, SimhashDedupPipeline
+from scrapy_simhash import Addon, LogFormatter, NearDuplicate, SimhashDedupPipeline, open_index
 from scrapy_simhash.adapter import settings_from_crawler
 from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch
+from scrapy_simhash.pipeline import Unchanged
 
 OTHER = (
     "A severe drought has left farmers in the southern provinces with half of their usual "
@@ -127,6 +128,56 @@ async def test_second_run_remembers_first(tmp_path):
     with pytest.raises(NearDuplicate, match="u2 is a near-duplicate of u1 \\(distance 0\\)"):
         await pipeline.process_item({**item, "url": "u2"})
     pipeline.close_spider()
+
+
+#: A third story, far from ARTICLE and OTHER.
+CONCERTS = (
+    "The regional orchestra announced on Friday that its winter season will open with a "
+    "program of new works by three young composers from the coastal towns. Tickets go on "
+    "sale next month, and students may attend the rehearsals for free. The conductor said "
+    "the season is meant to bring audiences who have never been to a concert hall, and "
+    "every performance will be streamed to local libraries and schools across the region."
+)
+
+
+@pytest.mark.parametrize("drop_unchanged", [True, False])
+@deferred_f_from_coro_f
+async def test_a_recrawl_tells_unchanged_changed_and_duplicate_pages_apart(
+    tmp_path, drop_unchanged
+):
+    first = make_pipeline(tmp_path)
+    tram = {"url": "u1", "title": "t", "content": ARTICLE}
+    drought = {"url": "u2", "title": "d", "content": OTHER}
+    assert await first.process_item(tram) is tram
+    assert await first.process_item(drought) is drought
+    first.close_spider()
+
+    pipeline = make_pipeline(tmp_path, SIMHASH_DROP_UNCHANGED=drop_unchanged)
+    if drop_unchanged:
+        with pytest.raises(Unchanged) as excinfo:
+            await pipeline.process_item(tram)
+        assert str(excinfo.value) == "u1 is unchanged since the last crawl (distance 0)"
+        assert excinfo.value.verdict.status == "unchanged"
+        assert not excinfo.value.verdict.is_duplicate
+    else:
+        assert await pipeline.process_item(tram) is tram
+    # u2 now holds another story: changed, kept, and its old text is forgotten...
+    changed = {"url": "u2", "title": "c", "content": CONCERTS}
+    assert await pipeline.process_item(changed) is changed
+    # ...so a repost of the drought story is new, while a copy of the tram story is not.
+    repost = {"url": "u3", "title": "d", "content": OTHER}
+    assert await pipeline.process_item(repost) is repost
+    with pytest.raises(NearDuplicate, match=r"^u4 is a near-duplicate of u1 "):
+        await pipeline.process_item({**tram, "url": "u4"})
+    pipeline.close_spider()
+    stats = simhash_stats(pipeline)
+    assert (stats["unchanged"], stats["changed"], stats["dropped"]) == (1, 1, 1)
+    assert stats["kept"] == 2 + (not drop_unchanged)
+    with open_index(f"sqlite:///{tmp_path / 'index.db'}") as index:
+        assert len(index.find("u2")) == 1, "one entry per key"
+        assert sorted(p.key for p in index.pages()) == ["u1", "u2", "u3"]
+        drops = [(d.key, d.kept_key, d.unchanged) for d in index.drops()]
+    assert drops == [("u1", "u1", True)] * drop_unchanged + [("u4", "u1", False)]
 
 
 @deferred_f_from_coro_f

@@ -115,7 +115,7 @@ def test_a_server_refusing_config_is_opened_with_a_warning(make_redis_server, ca
 
 
 def test_a_policy_changed_to_evict_under_a_crawl_fails_the_checks(make_redis_server, monkeypatch):
-    import scrapy_simhash.index.redis as module
+    import scrapy_simhash.index.redis_server as module
 
     monkeypatch.setattr(module, "POLICY_RECHECK", 0.0)  # read it at every check
     server = make_redis_server("--maxmemory", "20mb", "--maxmemory-policy", "noeviction")
@@ -232,7 +232,7 @@ def test_commands_that_only_read_never_expire_pages(redis_server, prefix, tmp_pa
 
 
 def test_pages_are_read_in_batches_in_the_order_stored(redis_server, client, prefix, monkeypatch):
-    import scrapy_simhash.index.redis as module
+    import scrapy_simhash.index.redis_maintenance as module
 
     monkeypatch.setattr(module, "_BATCH", 50)
     at = time.time() - 100

@@ -83,7 +83,9 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
         index.add_exact_if_new(5, "https://b.example/")
     names = set(client.scan_iter(match="{" + prefix + "}:*"))
     tables = {name for name in names if ":t:" in name}
-    assert names - tables == {f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact", "order")}
+    assert names - tables == {
+        f"{{{prefix}}}:{k}" for k in ("meta", "n", "fp", "exact", "order", "keys")
+    }
     assert all(client.ttl(name) == -1 for name in names), "no key has a time to live"
     assert len(tables) == 10, "one set per table"
     for name in tables:
@@ -93,6 +95,22 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
     assert (meta["max_distance"], meta["blocks"], meta["bucket_bits"]) == ("3", "5", "16")
     stored = json.loads(client.hget(f"{{{prefix}}}:fp", f"{FP:016x}"))
     assert stored[0][1] == "https://a.example/"
+
+
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [("2", "export it with the scrapy-simhash that built it"), ("4", "upgrade scrapy-simhash")],
+)
+def test_another_layout_version_is_refused_and_left_untouched(uri, client, prefix, version, says):
+    with open_index(uri) as index:
+        index.add_if_new(FP, "a")
+    meta = f"{{{prefix}}}:meta"
+    client.hset(meta, "version", version)
+    before = {name: client.type(name) for name in client.scan_iter(match="{" + prefix + "}:*")}
+    with pytest.raises(IndexUnavailable, match=f"layout version {version}.*{says}"):
+        open_index(uri)
+    after = {name: client.type(name) for name in client.scan_iter(match="{" + prefix + "}:*")}
+    assert after == before and client.hget(meta, "version") == version
 
 
 def test_default_prefix_is_simhash(redis_server):

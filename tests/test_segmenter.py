@@ -45,14 +45,14 @@ def test_auto_prefers_rjieba_when_installed():
 
 
 def test_jieba_alone_segments(fingerprinters):
-    words = fingerprinters[0].extractor.segmenter.cut("北京大学的研究人员")
+    words = fingerprinters[0].term_extractor.segmenter.cut("北京大学的研究人员")
     assert "北京大学" in words
     assert "".join(words) == "北京大学的研究人员"
 
 
 def test_cutting_joined_runs_equals_cutting_each_run(fingerprinters):
     # term_counts cuts all Han runs of a text in one call, joined by line breaks.
-    segmenter = fingerprinters[0].extractor.segmenter
+    segmenter = fingerprinters[0].term_extractor.segmenter
     runs = ["北京大学的研究人员", "发布了", "一项关于城市交通的新研究", "哈哈哈"]
     joined = [w for w in segmenter.cut("\n".join(runs)) if w != "\n"]
     assert joined == [w for run in runs for w in segmenter.cut(run)]
@@ -62,9 +62,9 @@ def test_cutting_joined_runs_equals_cutting_each_run(fingerprinters):
 @pytest.mark.parametrize("text", SAMPLES)
 def test_rjieba_matches_jieba_on_samples(text, fingerprinters):
     slow, fast = fingerprinters
-    assert fast.extractor.segmenter.cut(text) == slow.extractor.segmenter.cut(text)
-    assert fast.extractor.tokens(text) == slow.extractor.tokens(text)
-    assert fast.extractor.term_counts(text) == slow.extractor.term_counts(text)
+    assert fast.term_extractor.segmenter.cut(text) == slow.term_extractor.segmenter.cut(text)
+    assert fast.term_extractor.tokens(text) == slow.term_extractor.tokens(text)
+    assert fast.term_extractor.term_counts(text) == slow.term_extractor.term_counts(text)
     assert fast.fingerprint(text) == slow.fingerprint(text)
 
 
@@ -77,7 +77,7 @@ def test_rjieba_matches_jieba_on_every_chinese_handbook_page(corpora, fingerprin
     differing = []
     for page in pages:
         text = normalize_text(visible_text(page.read_text(encoding="utf-8")))
-        if fast_fp.extractor.tokens(text) != slow_fp.extractor.tokens(text) or (
+        if fast_fp.term_extractor.tokens(text) != slow_fp.term_extractor.tokens(text) or (
             fast_fp.fingerprint(text) != slow_fp.fingerprint(text)
         ):
             differing.append(page.name)

@@ -393,24 +393,28 @@ def test_keys_are_bound_parameters(tmp_path):
         fps = {}
         for key in HOSTILE_KEYS:
             fps[key] = rng.getrandbits(64)
-            assert index.add_if_new(fps[key], key) is None
-            assert index.add_exact_if_new(rng.getrandbits(64), key) is None
+            # An exact entry first, replaced by the page's fingerprint (one entry per key):
+            # the key is looked up and deleted by in both tables.
+            assert index.check_and_add_exact(rng.getrandbits(64), key).status == "new"
+            assert index.check_and_add(fps[key], key).status == "changed"
+            assert index.add_exact_if_new(rng.getrandbits(64), f"{key}/short") is None
         for key, fp in fps.items():
             (match,) = index.query(fp, 0)
             assert match.key == key
-            assert [page.key for page in index.find(key)] == [key, key]
+            assert [(page.key, page.exact) for page in index.find(key)] == [(key, False)]
+            assert [page.exact for page in index.find(f"{key}/short")] == [True]
         assert index.find("%") == []
         assert len(index) == 2 * len(HOSTILE_KEYS)
         tables = {r[0] for r in index._conn.execute("SELECT name FROM sqlite_master")}
     assert {"pages", "block_keys", "exact_texts", "simhash_meta"} <= tables
 
 
-#: The only SQL in sqlite.py that is not a plain literal: each interpolates a constant, a
+#: The only SQL in the SQLite backend that is not a plain literal: each interpolates a constant, a
 #: validated setting, a "?" list or a WHERE clause written as a literal by its caller.
 REVIEWED_SQL = {
     "f'PRAGMA application_id = {APPLICATION_ID}'",
     "f'PRAGMA user_version = {SCHEMA_VERSION}'",
-    "f'PRAGMA synchronous={synchronous}'",
+    "f'PRAGMA synchronous={self._synchronous}'",
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
     "self._probe_sql",
@@ -426,8 +430,11 @@ REVIEWED_SQL = {
 
 def test_sql_is_built_from_constants_only():
     """A review, kept as a test: a new interpolated SQL string fails here until reviewed."""
-    tree = ast.parse(Path(sqlite_module.__file__).read_text(encoding="utf-8"))
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    # Every module of the SQLite backend: sqlite.py and its sqlite_*.py parts.
+    modules = Path(sqlite_module.__file__).parent.glob("sqlite*.py")
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in modules]
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    assert len(trees) >= 4
     sql = {
         ast.unparse(call.args[0])
         for call in calls
@@ -543,12 +550,20 @@ def test_failed_commit_is_rolled_back(tmp_path):
 
 # -- the write-ahead log -------------------------------------------------------------------
 
-#: The log is checkpointed when it reaches AUTOCHECKPOINT_PAGES pages (4 KB each); one
-#: transaction more may be in it by then.
-WAL_BOUND = sqlite_module.AUTOCHECKPOINT_PAGES * 4096 + 4 * 1024 * 1024
+#: A checkpoint size small enough that a few thousand commits go through it many times:
+#: the same property as at the default size (the log is reused, never grows past one
+#: checkpoint and one transaction), in a second instead of 50,000 commits.
+CHECKPOINT_PAGES = 32
+COMMITS = 1_500
 
 
-def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path):
+def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_module, "AUTOCHECKPOINT_PAGES", CHECKPOINT_PAGES)
+    # The log is checkpointed when it reaches CHECKPOINT_PAGES pages (4 KB each); one
+    # transaction more may be in it by then (a page and its 5 table keys: a few pages).
+    wal_bound = (CHECKPOINT_PAGES + 32) * 4096
+    # Unbounded, the log would hold every commit: many times the bound.
+    assert 20 * wal_bound < COMMITS * 4096
     path = tmp_path / "index.db"
     wal = Path(f"{path}-wal")
     rng = random.Random(11)
@@ -556,15 +571,16 @@ def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path):
     # A second index open on the same file the whole time, idle after a query: it must not
     # hold a read transaction that stops the log from being checkpointed.
     with SqliteIndex(path) as idle, SqliteIndex(path) as busy:
+        assert busy._conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (CHECKPOINT_PAGES,)
         idle.query(0)
         assert not idle._conn.in_transaction
-        for i in range(50_000):
+        for i in range(COMMITS):
             busy.add_if_new(rng.getrandbits(64), f"k{i}")
-            if i % 1000 == 0:
+            if i % 25 == 0:
                 largest = max(largest, wal.stat().st_size)
                 assert not busy._conn.in_transaction
-        assert len(idle) == 50_000
-    assert largest < WAL_BOUND, f"the WAL grew to {largest} bytes"
+        assert len(idle) == COMMITS
+    assert largest < wal_bound, f"the WAL grew to {largest} bytes"
     assert not wal.exists() or wal.stat().st_size == 0
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)

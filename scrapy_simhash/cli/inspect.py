@@ -296,6 +296,7 @@ def dropped(
             "kept": r.kept_key,
             "distance": r.distance,
             "exact": r.exact,
+            "unchanged": r.unchanged,
         }
         for r in records
     ]
@@ -304,7 +305,9 @@ def dropped(
             click.echo(json.dumps(row, ensure_ascii=False))
     elif as_csv:
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=["at", "dropped", "kept", "distance", "exact"])
+        writer = csv.DictWriter(
+            out, fieldnames=["at", "dropped", "kept", "distance", "exact", "unchanged"]
+        )
         writer.writeheader()
         for row in rows:
             writer.writerow(row if raw_csv else {k: spreadsheet_safe(v) for k, v in row.items()})
@@ -314,5 +317,6 @@ def dropped(
     else:
         for row in rows:
             how = "exact" if row["exact"] else f"d={row['distance']}"
+            how = f"same {how}" if row["unchanged"] else how
             click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
         click.echo(f"{len(rows)} drops.")

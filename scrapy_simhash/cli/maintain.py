@@ -208,14 +208,11 @@ def vacuum(env: Env, index_uri: str | None) -> None:
       scrapy-simhash expire --older-than 90d --yes && scrapy-simhash vacuum
     """
     with env.open(index_uri) as index:
-        method = getattr(index, "vacuum", None)
-        if method is None:
+        before = index.size()
+        if not index.compact():
             click.echo(f"The index {index.location} has nothing to vacuum.")
             return
-        path = getattr(index, "path", None)
-        before = os.path.getsize(path) if path else None
-        method()
-        after = os.path.getsize(path) if path else None
+        after = index.size()
     if before is not None and after is not None:
         click.echo(f"Vacuumed {index.location}: {before:,} -> {after:,} bytes.")
     else:

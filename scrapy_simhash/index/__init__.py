@@ -21,10 +21,18 @@ import importlib
 from urllib.parse import urlsplit
 
 from ..exceptions import UnsupportedIndexURI
-from .base import IndexParameters, Match, NearDuplicateIndex
+from .base import IndexParameters, Match, NearDuplicateIndex, Outcome, Status
 from .uri import redact
 
-__all__ = ["INDEX_SCHEMES", "IndexParameters", "Match", "NearDuplicateIndex", "open_index"]
+__all__ = [
+    "INDEX_SCHEMES",
+    "IndexParameters",
+    "Match",
+    "NearDuplicateIndex",
+    "Outcome",
+    "Status",
+    "open_index",
+]
 
 #: Scheme -> "module:Class"; the class's ``from_uri(uri, **parameters)`` opens the index.
 #: Imported lazily, so that an optional backend's dependency is only needed when used.

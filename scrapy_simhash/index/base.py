@@ -8,15 +8,23 @@ suite runs against each.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from ..blocks import BlockPlan, default_blocks
-from ..exceptions import IndexParameterMismatch
-from ..fingerprint import hamming_distance
+from ..exceptions import (
+    IndexCorrupt,
+    IndexNotFound,
+    IndexParameterMismatch,
+    IndexUnavailable,
+    SimhashIndexError,
+)
+from ..features import DEFAULT_FEATURES
 
+_MASK64 = (1 << 64) - 1
 #: The features of an index built with an integer seed (other than 0).
 _SEEDED = re.compile(r"/seed-(?!0$)[0-9a-f]+$")
 
@@ -29,6 +37,26 @@ class Match:
     fingerprint: int  #: its fingerprint (for exact entries: the digest of its text)
     distance: int  #: Hamming distance to the probed fingerprint (0 for exact entries)
     added_at: float  #: when it was stored, seconds since the epoch
+
+
+#: What a check found, seen from the page checked under its key:
+#: ``new``: nothing near and nothing under its key, stored;
+#: ``changed``: nothing near, but its key was stored: the new fingerprint replaced the
+#: entries under the key;
+#: ``unchanged``: the nearest entry within the distance is the one under its own key
+#: (a re-crawl), nothing stored;
+#: ``duplicate``: the nearest entry within the distance is another page's, nothing stored.
+Status = Literal["new", "changed", "unchanged", "duplicate"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of :meth:`NearDuplicateIndex.check_and_add`."""
+
+    status: Status
+    #: The entry matched (``unchanged``: under the page's own key; ``duplicate``: another
+    #: page's); ``None`` when the page was stored.
+    match: Match | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +78,9 @@ class DropRecord:
     distance: int
     exact: bool
     at: float
+    #: Dropped as unchanged since the last crawl (it matched its own stored entry), not
+    #: as a duplicate of another page.
+    unchanged: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,15 +150,26 @@ class NearDuplicateIndex(Protocol):
     #: Where the index lives, for messages (never contains a password).
     location: str
 
+    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+        """Atomically: find the nearest stored page within ``max_distance`` of
+        *fingerprint*, preferring the entry stored under *key* itself (``unchanged``) to
+        any other (``duplicate``); with none, store *fingerprint* under *key*, replacing
+        what was stored under *key* (``changed``) or not (``new``). An index holds one
+        entry per key: the newest."""
+        ...
+
+    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+        """:meth:`check_and_add` for a text *digest*, matched exactly: used for texts too
+        short for SimHash distances to mean much. Entries of both kinds share the keys:
+        a page whose text became short replaces its fingerprint, and the other way."""
+        ...
+
     def add_if_new(self, fingerprint: int, key: str) -> Match | None:
-        """Atomically: return the nearest stored page within ``max_distance`` of
-        *fingerprint*, or, if there is none, store *fingerprint* under *key* and return
-        ``None``."""
+        """:meth:`check_and_add`, returning the match (``None`` when stored)."""
         ...
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
-        """Atomically: return the page stored with exactly this text *digest*, or store it
-        and return ``None``. Used for texts too short for SimHash distances to mean much."""
+        """:meth:`check_and_add_exact`, returning the match (``None`` when stored)."""
         ...
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
@@ -141,8 +183,11 @@ class NearDuplicateIndex(Protocol):
 
     # -- maintenance and audit: used by the CLI, export/import and the audit log ---------
 
-    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
-        """Append to the audit log that *key* was dropped as a duplicate of *match*."""
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
+        """Append to the audit log that *key* was dropped as a duplicate of *match*, or,
+        *unchanged*, as unchanged since *match* was stored under its own key."""
         ...
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
@@ -150,7 +195,8 @@ class NearDuplicateIndex(Protocol):
         ...
 
     def pages(self) -> Iterator[StoredPage]:
-        """Every stored page, in the order stored."""
+        """Every stored page, in the order stored: by ``added_at``, ties in the order
+        the entries were written."""
         ...
 
     def find(self, key: str) -> list[StoredPage]:
@@ -159,8 +205,9 @@ class NearDuplicateIndex(Protocol):
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         """Store *pages* as they are, without checking for near-duplicates (restoring an
-        export); return how many were stored. Pages whose key and fingerprint are already
-        stored are skipped."""
+        export); return how many were stored. Skipped: a fingerprint already stored under
+        the same key; an exact digest already stored (under any key: a digest is stored
+        once)."""
         ...
 
     def forget(self, key: str) -> int:
@@ -177,6 +224,16 @@ class NearDuplicateIndex(Protocol):
         how many. Stored pages are not touched."""
         ...
 
+    def size(self) -> int | None:
+        """Bytes the index takes (on disk, or in memory), or ``None`` where the backend
+        cannot tell cheaply."""
+        ...
+
+    def compact(self) -> bool:
+        """Give the space of removed pages back (SQLite: ``VACUUM``); return False when
+        the backend has nothing to give back and nothing was done."""
+        ...
+
     def close(self) -> None: ...
 
     def __enter__(self) -> NearDuplicateIndex: ...
@@ -185,11 +242,61 @@ class NearDuplicateIndex(Protocol):
 
 
 class IndexBase:
-    """Shared behaviour of the backends: context management and distance checks."""
+    """What the backends share: the open / create / check-parameters lifecycle, the
+    mapping of a driver's errors to ours, context management and distance checks.
+
+    A backend implements :meth:`_read_parameters` and :meth:`_create`, and names its
+    driver's errors in ``_driver_errors`` with :meth:`_translate` to turn them into ours.
+    """
 
     plan: BlockPlan
     parameters: IndexParameters
     location: str
+    #: The exceptions of the backend's driver that :meth:`_errors` translates.
+    _driver_errors: tuple[type[BaseException], ...] = ()
+
+    # -- the lifecycle -----------------------------------------------------------------
+
+    def _open(self, requested: RequestedParameters, *, create: bool) -> IndexParameters:
+        """Read the stored parameters; with none stored, create the index with the
+        requested ones (or, unless *create*, refuse); then check the request against
+        what is stored. Never rebuilds or deletes what is there."""
+        with self._errors("open"):
+            stored = self._read_parameters()
+            if stored is None:
+                if not create:
+                    raise IndexNotFound(f"No index at {self.location}")
+                stored = self._create(requested.for_new_index(DEFAULT_FEATURES))
+        return requested.check(stored, self.location)
+
+    def _read_parameters(self) -> IndexParameters | None:  # pragma: no cover - abstract
+        """The parameters stored at the location, ``None`` where there is no index yet;
+        raises when what is there is not a usable index."""
+        raise NotImplementedError
+
+    def _create(self, parameters: IndexParameters) -> IndexParameters:  # pragma: no cover
+        """Create the index with *parameters*; return the parameters stored then (another
+        process creating the same index at the same moment may have won)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Turn the driver's errors into ours, naming the index and what to do."""
+        try:
+            yield
+        except self._driver_errors as e:
+            raise self._translate(e, doing) from None
+
+    def _translate(self, error: BaseException, doing: str) -> SimhashIndexError:
+        return IndexUnavailable(f"The index at {self.location} failed ({doing}: {error})")
+
+    # -- shared behaviour --------------------------------------------------------------
+
+    def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+        return self.check_and_add(fingerprint, key).match  # type: ignore[attr-defined]
+
+    def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+        return self.check_and_add_exact(digest, key).match  # type: ignore[attr-defined]
 
     def __enter__(self):
         return self
@@ -210,6 +317,47 @@ class IndexBase:
                 f"guarantees to find (0 to {k}); build an index with a larger max_distance"
             )
         return max_distance
+
+
+def check_layout_version(version: int, supported: int, location: str, what: str) -> None:
+    """Refuse a layout (*what*: "schema version", "layout version") other than
+    *supported*: a newer one needs a newer scrapy-simhash, an older one an export with
+    the scrapy-simhash that built it (there is no upgrade in place)."""
+    if version > supported:
+        raise IndexUnavailable(
+            f"The index at {location} has {what} {version}, newer than this scrapy-simhash "
+            f"knows ({supported}); upgrade scrapy-simhash"
+        )
+    if version < supported:
+        raise IndexUnavailable(
+            f"The index at {location} has {what} {version}, older than this "
+            f"scrapy-simhash's ({supported}), and there is no automatic upgrade. It was left "
+            "untouched: export it with the scrapy-simhash that built it (scrapy-simhash "
+            "export) and import the file into a new index with this one"
+        )
+
+
+def stored_parameters(meta: Mapping[str, str], location: str, where: str) -> IndexParameters:
+    """The parameters in the stored *meta* (read from *where*), else :class:`IndexCorrupt`."""
+    try:
+        return IndexParameters(int(meta["max_distance"]), int(meta["blocks"]), meta["features"])
+    except (KeyError, ValueError):
+        raise IndexCorrupt(
+            f"The index at {location} has no valid parameters in {where}; restore it from "
+            "a backup (scrapy-simhash export/import) or use another index"
+        ) from None
+
+
+def own_key_first(matches: list[tuple[int, int, Match]], key: str) -> Outcome | None:
+    """The outcome of a check from its ``(distance, order, match)`` candidates within the
+    distance: the entry under *key* itself if there is one (``unchanged``), else the
+    nearest, earliest stored (``duplicate``); ``None`` when there is no candidate."""
+    own = [m for m in matches if m[2].key == key]
+    if own:
+        return Outcome("unchanged", min(own, key=lambda m: m[:2])[2])
+    if matches:
+        return Outcome("duplicate", min(matches, key=lambda m: m[:2])[2])
+    return None
 
 
 def storable_key(key: str) -> str:
@@ -236,7 +384,7 @@ def nearest(fingerprint: int, candidates, max_distance: int) -> list[tuple[int, 
     seen: dict[object, int] = {}
     for candidate_id, other in candidates:
         if candidate_id not in seen:
-            distance = hamming_distance(fingerprint, other)
+            distance = ((fingerprint ^ other) & _MASK64).bit_count()
             if distance <= max_distance:
                 seen[candidate_id] = distance
     return sorted((d, c) for c, d in seen.items())

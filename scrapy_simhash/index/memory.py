@@ -11,9 +11,11 @@ from .base import (
     IndexBase,
     IndexParameters,
     Match,
+    Outcome,
     RequestedParameters,
     StoredPage,
     nearest,
+    own_key_first,
     storable_key,
     storable_pages,
 )
@@ -33,20 +35,31 @@ class MemoryIndex(IndexBase):
         blocks: int | None = None,
         features: str | None = None,
     ) -> None:
-        from ..fingerprint import Fingerprinter
-
-        requested = RequestedParameters(max_distance, blocks, features)
-        self.parameters: IndexParameters = requested.for_new_index(Fingerprinter().signature)
-        self.plan = self.parameters.plan
         self.location = "memory:"
+        self.parameters: IndexParameters = self._open(
+            RequestedParameters(max_distance, blocks, features), create=True
+        )
+        self.plan = self.parameters.plan
         # page id -> (fingerprint, key, added_at); ids grow, so "earliest" is the smallest id.
         self._pages: dict[int, tuple[int, str, float]] = {}
         self._tables: list[defaultdict[int, list[int]]] = [
             defaultdict(list) for _ in range(self.plan.table_count)
         ]
-        self._exact: dict[int, tuple[str, float]] = {}
+        # digest -> (key, added_at, id): ids shared with pages, for the order stored.
+        self._exact: dict[int, tuple[str, float, int]] = {}
+        # key -> ids of its pages and digests of its exact entries: a check looks up the
+        # entries to replace under its key without reading every page.
+        self._by_key: defaultdict[str, tuple[set[int], set[int]]] = defaultdict(
+            lambda: (set(), set())
+        )
         self._drops: list[DropRecord] = []
         self._next_id = 1
+
+    def _read_parameters(self) -> IndexParameters | None:
+        return None  # a new index every time
+
+    def _create(self, parameters: IndexParameters) -> IndexParameters:
+        return parameters
 
     @classmethod
     def from_uri(
@@ -61,51 +74,80 @@ class MemoryIndex(IndexBase):
             for page_id in table.get(key, ()):
                 yield page_id, self._pages[page_id][0]
 
-    def _matches(self, fingerprint: int, max_distance: int) -> list[Match]:
+    def _matches(self, fingerprint: int, max_distance: int) -> list[tuple[int, int, Match]]:
         found = nearest(fingerprint, self._candidates(fingerprint), max_distance)
-        return [Match(self._pages[i][1], self._pages[i][0], d, self._pages[i][2]) for d, i in found]
+        return [
+            (d, i, Match(self._pages[i][1], self._pages[i][0], d, self._pages[i][2]))
+            for d, i in found
+        ]
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
-        return self._matches(fingerprint, self._query_distance(max_distance))
+        return [m for _, _, m in self._matches(fingerprint, self._query_distance(max_distance))]
 
-    def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
         key = storable_key(key)
-        found = self._matches(fingerprint, self.plan.max_distance)
-        if found:
-            return found[0]
+        found = own_key_first(self._matches(fingerprint, self.plan.max_distance), key)
+        if found is not None:
+            return found
+        replaced = self._forget(key)
         self._store(fingerprint, key, time.time())
-        return None
+        return Outcome("changed" if replaced else "new")
 
     def _store(self, fingerprint: int, key: str, added_at: float) -> None:
         page_id, self._next_id = self._next_id, self._next_id + 1
         self._pages[page_id] = (fingerprint, key, added_at)
+        self._by_key[key][0].add(page_id)
         for table, block_key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
             table[block_key].append(page_id)
 
     def _remove(self, page_id: int) -> None:
-        fingerprint = self._pages.pop(page_id)[0]
+        fingerprint, key, _ = self._pages.pop(page_id)
+        self._unlist(key, page_id, 0)
         for table, block_key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
             ids = table[block_key]
             ids.remove(page_id)
             if not ids:
                 del table[block_key]
 
-    def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)
         if digest in self._exact:
-            stored_key, added_at = self._exact[digest]
-            return Match(stored_key, digest, 0, added_at)
-        self._exact[digest] = (key, time.time())
-        return None
+            stored_key, added_at, _ = self._exact[digest]
+            match = Match(stored_key, digest, 0, added_at)
+            return Outcome("unchanged" if stored_key == key else "duplicate", match)
+        replaced = self._forget(key)
+        self._store_exact(digest, key, time.time())
+        return Outcome("changed" if replaced else "new")
+
+    def _store_exact(self, digest: int, key: str, added_at: float) -> None:
+        self._exact[digest] = (key, added_at, self._next_id)
+        self._by_key[key][1].add(digest)
+        self._next_id += 1
+
+    def _remove_exact(self, digest: int) -> None:
+        key = self._exact.pop(digest)[0]
+        self._unlist(key, digest, 1)
+
+    def _unlist(self, key: str, entry: int, kind: int) -> None:
+        entries = self._by_key[key]
+        entries[kind].discard(entry)
+        if not entries[0] and not entries[1]:
+            del self._by_key[key]
+
+    def _forget(self, key: str) -> int:
+        pages, digests = self._by_key.get(key, ((), ()))
+        return self._delete(list(pages), list(digests))
 
     def __len__(self) -> int:
         return len(self._pages) + len(self._exact)
 
     # -- maintenance and audit ---------------------------------------------------------
 
-    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
         self._drops.append(
-            DropRecord(storable_key(key), match.key, match.distance, exact, time.time())
+            DropRecord(storable_key(key), match.key, match.distance, exact, time.time(), unchanged)
         )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
@@ -114,10 +156,10 @@ class MemoryIndex(IndexBase):
                 yield record
 
     def _all_pages(self) -> list[StoredPage]:
-        pages = [StoredPage(k, fp, t) for fp, k, t in self._pages.values()]
-        pages += [StoredPage(k, d, t, exact=True) for d, (k, t) in self._exact.items()]
-        pages.sort(key=lambda page: page.added_at)  # stable: ties keep the order stored
-        return pages
+        # By time; at the same time fingerprints first, each kind in the order stored.
+        pages = [(t, 0, i, StoredPage(k, fp, t)) for i, (fp, k, t) in self._pages.items()]
+        pages += [(t, 1, i, StoredPage(k, d, t, True)) for d, (k, t, i) in self._exact.items()]
+        return [page for *_, page in sorted(pages, key=lambda entry: entry[:3])]
 
     def pages(self) -> Iterator[StoredPage]:
         yield from self._all_pages()
@@ -133,7 +175,7 @@ class MemoryIndex(IndexBase):
             if page.exact:
                 if page.fingerprint in self._exact:
                     continue
-                self._exact[page.fingerprint] = (page.key, page.added_at)
+                self._store_exact(page.fingerprint, page.key, page.added_at)
             else:
                 if (page.key, page.fingerprint) in stored:
                     continue
@@ -147,20 +189,16 @@ class MemoryIndex(IndexBase):
         for page_id in page_ids:
             self._remove(page_id)
         for digest in digests:
-            del self._exact[digest]
+            self._remove_exact(digest)
         return len(page_ids) + len(digests)
 
     def forget(self, key: str) -> int:
-        key = storable_key(key)
-        return self._delete(
-            (i for i, (_, k, _) in self._pages.items() if k == key),
-            (d for d, (k, _) in self._exact.items() if k == key),
-        )
+        return self._forget(storable_key(key))
 
     def expire(self, older_than: float) -> int:
         return self._delete(
             (i for i, (_, _, t) in self._pages.items() if t < older_than),
-            (d for d, (_, t) in self._exact.items() if t < older_than),
+            (d for d, (_, t, _) in self._exact.items() if t < older_than),
         )
 
     def expire_drops(self, older_than: float) -> int:
@@ -168,6 +206,12 @@ class MemoryIndex(IndexBase):
         removed = len(self._drops) - len(kept)
         self._drops = kept
         return removed
+
+    def size(self) -> None:
+        return None  # Python objects: no figure worth the name
+
+    def compact(self) -> bool:
+        return False  # removed pages are freed at once
 
     def close(self) -> None:
         pass

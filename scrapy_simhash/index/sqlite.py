@@ -1,21 +1,13 @@
 """The embedded default: one SQLite file, safe for several processes at once.
 
-Layout (created and migrated with sqlite-utils)::
-
-    simhash_meta(name PRIMARY KEY, value)           index parameters, created_at
-    pages(id PRIMARY KEY, fingerprint, key, added_at)     one row per kept page
-    block_keys(tbl, bkey, page_id, fingerprint)     one row per page and table, WITHOUT ROWID,
-                                                    primary key (tbl, bkey, page_id)
-    exact_texts(digest PRIMARY KEY, key, added_at)  short texts, matched exactly
-    drops(id PRIMARY KEY, key, kept_key, distance, exact, at)   the audit log of drops
-
-Fingerprints and keys are stored as signed 64-bit integers (SQLite has no unsigned type).
-``block_keys`` repeats the fingerprint so that a probe is answered from the primary key
-alone, without a lookup into ``pages`` for every candidate.
+The layout of the file is in :mod:`~scrapy_simhash.index.sqlite_layout`, opening and
+creating it in :mod:`~scrapy_simhash.index.sqlite_file`, maintenance (listing, restoring,
+removing, compacting) in :mod:`~scrapy_simhash.index.sqlite_maintenance`.
 
 Check-and-insert is one ``BEGIN IMMEDIATE`` transaction: of two processes seeing
 near-duplicate pages at the same moment, the second waits for the first to commit and
-then finds its page. WAL mode lets readers go on meanwhile; every transaction is short,
+then finds its page; a changed page replaces the entries under its key in the same
+transaction. WAL mode lets readers go on meanwhile; every transaction is short,
 so the write-ahead log is checkpointed as it goes and truncated on close.
 """
 
@@ -23,44 +15,59 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
-from itertools import islice
+from collections.abc import Iterator
 from pathlib import Path
-
-import sqlite_utils
 
 from ..exceptions import (
     ConfigurationError,
     IndexCorrupt,
-    IndexNotFound,
     IndexUnavailable,
-    Interrupted,
-    NotAnIndex,
-    UnsupportedIndexURI,
+    SimhashIndexError,
 )
 from .base import (
-    DropRecord,
     IndexBase,
     IndexParameters,
     Match,
+    Outcome,
     RequestedParameters,
-    StoredPage,
+    check_layout_version,
     nearest,
+    own_key_first,
     storable_key,
-    storable_pages,
+    stored_parameters,
 )
-from .sqlite_layout import missing_layout, sqlite_file_uri
+from .sqlite_file import (
+    check_application,
+    check_file,
+    create_file,
+    retry_while_locked,
+    sqlite_path,
+)
+from .sqlite_layout import (
+    APPLICATION_ID,
+    MASK64,
+    SCHEMA_VERSION,
+    from_signed64,
+    missing_layout,
+    sqlite_file_uri,
+    to_signed64,
+)
+from .sqlite_maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .uri import path_and_options
 
-#: Marks our files (``PRAGMA application_id``), so another application's database is
-#: recognised and left alone. The bytes spell "SmHs".
-APPLICATION_ID = 0x536D4873
-#: ``PRAGMA user_version``: bumped with every change of the layout above.
-SCHEMA_VERSION = 1
-SQLITE_HEADER = b"SQLite format 3\x00"
+__all__ = [
+    "APPLICATION_ID",
+    "BATCH_PAGES",
+    "BATCH_PAUSE",
+    "SCHEMA_VERSION",
+    "SqliteIndex",
+    "from_signed64",
+    "sqlite_path",
+    "to_signed64",
+]
+
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: Page cache per connection, in KiB. SQLite's default (2 MB) holds too little of the upper
 #: b-tree levels of a large index: at 1M pages this halves p99 check-and-insert latency.
@@ -70,49 +77,9 @@ CACHE_KIB = 32 * 1024
 #: pages with 10 tables wait ~15 ms for a checkpoint: that was the whole p99 latency. Fewer,
 #: larger checkpoints cost less in total; the log stays bounded (16 MB with 4 KB pages).
 AUTOCHECKPOINT_PAGES = 4000
-#: Pages per transaction of long maintenance (expire, import, forget, pruning the audit
-#: log): each batch is committed whole or not at all, and between two the write lock is
-#: free, so that a crawl on the same index waits for one batch, not for the whole command.
-BATCH_PAGES = 10_000
-#: Pause between two batches, in seconds: longer than SQLite's busy handler sleeps between
-#: two attempts (at most 100 ms), so that a process waiting for the lock gets it.
-BATCH_PAUSE = 0.1
-
-_SIGN = 1 << 63
-_MASK64 = (1 << 64) - 1
 
 
-def to_signed64(value: int) -> int:
-    """Store an unsigned 64-bit value in SQLite's signed INTEGER."""
-    return value - (1 << 64) if value >= _SIGN else value
-
-
-def from_signed64(value: int) -> int:
-    return value + (1 << 64) if value < 0 else value
-
-
-def sqlite_path(uri: str) -> str:
-    """The file path of a ``sqlite:///...`` URI or a plain path, exactly as written.
-
-    ``sqlite:///crawl.db`` is ``crawl.db`` (relative), ``sqlite:////data/crawl.db`` is
-    ``/data/crawl.db``. Nothing is resolved, expanded or unquoted; a ``?`` belongs to the
-    path unless what follows it is options (``name=value&...``).
-    """
-    path = path_and_options(uri)[0]
-    if path.lower().startswith("sqlite:"):
-        rest = path[len("sqlite:") :]
-        if not rest.startswith("///"):
-            raise UnsupportedIndexURI(
-                f"{uri!r} is not a SQLite index URI; write sqlite:///relative/path.db or "
-                "sqlite:////absolute/path.db"
-            )
-        path = rest[3:]
-    if not path:
-        raise UnsupportedIndexURI(f"{uri!r} names no file; write sqlite:///path/to/index.db")
-    return path
-
-
-class SqliteIndex(IndexBase):
+class SqliteIndex(SqliteMaintenance, IndexBase):
     """A near-duplicate index in one SQLite file.
 
     *path* is used as given (relative to the working directory unless absolute). A missing
@@ -136,8 +103,6 @@ class SqliteIndex(IndexBase):
         timeout: float = 30.0,
         read_only: bool = False,
     ) -> None:
-        from ..fingerprint import Fingerprinter
-
         self.path = Path(path)
         self.read_only = read_only
         self.location = str(self.path)
@@ -147,40 +112,15 @@ class SqliteIndex(IndexBase):
                 f"synchronous={synchronous!r} is not one of {', '.join(SYNCHRONOUS_MODES)}"
             )
         self._timeout = timeout
-        requested = RequestedParameters(max_distance, blocks, features)
-        if not self._check_file(create and not read_only):
-            with self._errors("create"):
-                self._create_file(requested.for_new_index(Fingerprinter().signature))
-        self._conn = self._connect()
-
-        def configure_and_load() -> IndexParameters:
-            self._check_application()
-            if not read_only:
-                self._conn.execute(f"PRAGMA synchronous={synchronous}")
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
-            self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-            return self._load(requested)
-
+        self._synchronous = synchronous
+        self._conn: sqlite3.Connection | None = None
         try:
-            with self._errors("open"):
-                try:
-                    self.parameters = self._retry_while_locked(configure_and_load)
-                except sqlite3.OperationalError as e:
-                    # A cleanly closed index on a read-only file system: SQLite cannot make
-                    # the -shm file a WAL reader needs. With no -wal file no process has the
-                    # index open, and none can write it there: read it as immutable.
-                    if not (
-                        read_only
-                        and "unable to open" in str(e)
-                        and not os.path.exists(f"{self.path}-wal")
-                    ):
-                        raise
-                    self._conn.close()
-                    self._conn = self._connect(immutable=True)
-                    self.parameters = configure_and_load()
+            self.parameters = self._open(
+                RequestedParameters(max_distance, blocks, features),
+                create=create and not read_only,
+            )
         except BaseException:
-            self._conn.close()
+            self.close()
             raise
         self.plan = self.parameters.plan
         self._probe_sql = "SELECT page_id, fingerprint FROM block_keys WHERE " + " OR ".join(
@@ -194,7 +134,47 @@ class SqliteIndex(IndexBase):
         path = sqlite_path(uri)
         return cls(path, **parameters, **options)
 
-    # -- opening -----------------------------------------------------------------------
+    # -- the lifecycle (see IndexBase._open) ---------------------------------------------
+
+    def _read_parameters(self) -> IndexParameters | None:
+        if not check_file(self.path):
+            return None
+        if self._conn is not None:  # created by _create: connected again below
+            self._conn.close()
+        self._conn = self._connect()
+        try:
+            return retry_while_locked(self._configure_and_load, self._timeout)
+        except sqlite3.OperationalError as e:
+            # A cleanly closed index on a read-only file system: SQLite cannot make the
+            # -shm file a WAL reader needs. With no -wal file no process has the index
+            # open, and none can write it there: read it as immutable.
+            if not (
+                self.read_only
+                and "unable to open" in str(e)
+                and not os.path.exists(f"{self.path}-wal")
+            ):
+                raise
+            self._conn.close()
+            self._conn = self._connect(immutable=True)
+            return self._configure_and_load()
+
+    def _create(self, parameters: IndexParameters) -> IndexParameters:
+        with self._errors("create"):
+            create_file(self.path, parameters)
+        stored = self._read_parameters()
+        assert stored is not None  # the file exists now: ours, or another process's
+        return stored
+
+    def _configure_and_load(self) -> IndexParameters:
+        check_application(self._conn, self.path)
+        if not self.read_only:
+            self._conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+        self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        return self._load()
+
+    # -- opening ---------------------------------------------------------------------
 
     def _connect(self, *, immutable: bool = False) -> sqlite3.Connection:
         """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one.
@@ -211,129 +191,22 @@ class SqliteIndex(IndexBase):
                 check_same_thread=False,
             )
 
-    def _check_file(self, create: bool) -> bool:
-        """Refuse what cannot be an index; return whether the file exists."""
-        if self.path.is_dir():
-            raise NotAnIndex(f"{self.path} is a directory; give the path of an index file")
-        if not self.path.exists():
-            if not create:
-                raise IndexNotFound(f"No index at {self.path}")
-            if not self.path.parent.is_dir():
-                raise IndexUnavailable(
-                    f"Cannot create the index {self.path}: directory {self.path.parent} "
-                    "does not exist; create it or choose another path"
-                )
-            return False
-        try:
-            with self.path.open("rb") as f:
-                header = f.read(len(SQLITE_HEADER))
-        except OSError as e:
-            raise IndexUnavailable(f"Cannot read the index {self.path}: {e.strerror}") from None
-        if not header:
-            # New indexes appear complete (see _create_file), so an empty file is never
-            # one being created: it is an index truncated by a failed copy or a full disk,
-            # or a file made by something else.
-            raise NotAnIndex(
-                f"{self.path} is empty (0 bytes), so not a scrapy-simhash index; it was left "
-                "untouched. Restore the index from a backup, or delete the file to start a "
-                "new index there."
-            )
-        if header != SQLITE_HEADER:
-            raise NotAnIndex(
-                f"{self.path} is not a SQLite file, so not a scrapy-simhash index; it was left "
-                "untouched. Point SIMHASH_INDEX_URI at another file."
-            )
-        return True
-
-    def _create_file(self, parameters: IndexParameters) -> None:
-        """Build a new index beside *path* and link it into place: another process sees
-        no file or a complete index, never an empty file; of two processes creating the
-        same index at once, the first link wins and the other opens that one."""
-        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        try:
-            conn = sqlite3.connect(sqlite_file_uri(temp, "rwc"), uri=True, isolation_level=None)
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("BEGIN IMMEDIATE")
-                self._create_schema(conn, parameters)
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
-            try:
-                os.link(temp, self.path)
-            except FileExistsError:
-                pass  # created meanwhile by another process: open that one
-            except OSError:
-                # A file system without hard links: not atomic against another process
-                # creating the same index at this very moment, but never overwrites one.
-                if not self.path.exists():
-                    os.replace(temp, self.path)
-        finally:
-            for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
-                with contextlib.suppress(OSError):
-                    leftover.unlink()
-
-    def _check_application(self) -> None:
-        app_id = self._conn.execute("PRAGMA application_id").fetchone()[0]
-        if app_id == APPLICATION_ID:
-            return
-        if app_id != 0 or self._has_tables():
-            raise NotAnIndex(
-                f"{self.path} is a SQLite database of another application (application_id "
-                f"{app_id:#x}), not a scrapy-simhash index; it was left untouched. Point "
-                "SIMHASH_INDEX_URI at another file."
-            )
-        raise NotAnIndex(
-            f"{self.path} is an empty SQLite database, not a scrapy-simhash index; it was left "
-            "untouched. Restore the index from a backup, or delete the file to start a new "
-            "index there."
-        )
-
-    def _has_tables(self) -> bool:
-        return self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
-
-    def _retry_while_locked(self, action):
-        """Run *action*, again and again while SQLite says "database is locked", until the
-        timeout.
-
-        Where waiting could deadlock, SQLite answers "locked" at once instead of calling
-        the busy handler: when several processes open a new file together, all but one
-        fail to switch it to WAL mode that way. Every step of opening can be repeated.
-        """
-        deadline = time.monotonic() + self._timeout
-        delay = 0.005
-        while True:
-            try:
-                return action()
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e).lower() or time.monotonic() >= deadline:
-                    raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
-
-    def _load(self, requested: RequestedParameters) -> IndexParameters:
+    def _load(self) -> IndexParameters:
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0 and self._has_tables():
+            if (
+                version == 0
+                and self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            ):
                 raise IndexUnavailable(
                     f"The index {self.path} has no schema version (an older or unfinished "
                     f"layout; this scrapy-simhash writes version {SCHEMA_VERSION}). It was "
                     "left untouched: open it with the scrapy-simhash that built it, or point "
                     "SIMHASH_INDEX_URI at a new file"
                 )
-            if 0 < version < SCHEMA_VERSION:
-                raise IndexUnavailable(
-                    f"The index {self.path} has schema version {version}, older than this "
-                    f"scrapy-simhash's ({SCHEMA_VERSION}), and there is no automatic upgrade. "
-                    "It was left untouched: export it with the scrapy-simhash that built it "
-                    "and import it into a new index"
-                )
-            if version > SCHEMA_VERSION:
-                raise IndexUnavailable(
-                    f"The index {self.path} has schema version {version}, newer than this "
-                    f"scrapy-simhash knows ({SCHEMA_VERSION}); upgrade scrapy-simhash"
-                )
+            if version:
+                check_layout_version(version, SCHEMA_VERSION, self.location, "schema version")
             missing = missing_layout(self._conn)
             if missing:
                 raise IndexCorrupt(
@@ -344,16 +217,7 @@ class SqliteIndex(IndexBase):
             meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
         if not self.read_only:
             self._check_writable()
-        try:
-            stored = IndexParameters(
-                int(meta["max_distance"]), int(meta["blocks"]), meta["features"]
-            )
-        except (KeyError, ValueError):
-            raise IndexCorrupt(
-                f"The index {self.path} has no valid parameters in simhash_meta; restore it "
-                "from a backup or use another file"
-            ) from None
-        return requested.check(stored, self.location)
+        return stored_parameters(meta, self.location, "simhash_meta")
 
     def _check_writable(self) -> None:
         """Fail now, not at the first page of a crawl, if the file cannot be written: a
@@ -364,108 +228,67 @@ class SqliteIndex(IndexBase):
         finally:
             self._conn.execute("ROLLBACK")
 
-    @staticmethod
-    def _create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None:
-        db = sqlite_utils.Database(conn)
-        db["simhash_meta"].create({"name": str, "value": str}, pk="name")
-        db["simhash_meta"].insert_all(
-            [
-                {"name": "bits", "value": str(parameters.plan.bits)},
-                {"name": "max_distance", "value": str(parameters.max_distance)},
-                {"name": "blocks", "value": str(parameters.blocks)},
-                {"name": "features", "value": parameters.features},
-                {"name": "created_at", "value": str(time.time())},
-            ]
-        )
-        db["pages"].create(
-            {"id": int, "fingerprint": int, "key": str, "added_at": float},
-            pk="id",
-            not_null={"fingerprint", "key", "added_at"},
-        )
-        db["pages"].create_index(["key"])
-        # sqlite-utils has no WITHOUT ROWID tables: this one is 40% smaller and its probes
-        # read one b-tree instead of two.
-        db.execute(
-            "CREATE TABLE block_keys (tbl INTEGER NOT NULL, bkey INTEGER NOT NULL, "
-            "page_id INTEGER NOT NULL, fingerprint INTEGER NOT NULL, "
-            "PRIMARY KEY (tbl, bkey, page_id)) WITHOUT ROWID"
-        )
-        db["exact_texts"].create(
-            {"digest": int, "key": str, "added_at": float},
-            pk="digest",
-            not_null={"key", "added_at"},
-        )
-        db["exact_texts"].create_index(["key"])
-        db["drops"].create(
-            {
-                "id": int,
-                "key": str,
-                "kept_key": str,
-                "distance": int,
-                "exact": int,
-                "at": float,
-            },
-            pk="id",
-            not_null={"key", "kept_key", "distance", "exact", "at"},
-        )
-        db["drops"].create_index(["at"])
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
     # -- errors and transactions -------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        """Turn sqlite3's errors into ours, naming the file and what to do."""
-        try:
-            yield
-        except sqlite3.DatabaseError as e:
-            message = str(e)
+    _driver_errors = (sqlite3.DatabaseError,)
+
+    def _translate(self, error: BaseException, doing: str) -> SimhashIndexError:
+        """sqlite3's errors as ours, naming the file and what to do."""
+        if True:
+            message = str(error)
             lowered = message.lower()
             where = f"the index {self.path} ({doing}: {message})"
             if "locked" in lowered or "busy" in lowered:
-                raise IndexUnavailable(
+                return IndexUnavailable(
                     f"Timed out after {self._timeout:g} s waiting for another process to "
                     f"release {where}"
-                ) from None
+                )
             if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-                raise IndexCorrupt(
+                return IndexCorrupt(
                     f"{where[0].upper()}{where[1:]} is damaged. It was left untouched: restore "
                     "it from a backup (scrapy-simhash export/import) or use another file"
-                ) from None
+                )
             if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
-                raise IndexUnavailable(
+                return IndexUnavailable(
                     f"Cannot write {where}: make the file and its directory writable (SQLite "
                     "also writes -wal and -shm files beside it)"
-                ) from None
+                )
             if "disk is full" in lowered:
-                raise IndexUnavailable(
+                return IndexUnavailable(
                     f"Cannot write {where}: free some space on its disk; nothing committed was lost"
-                ) from None
+                )
             if "disk i/o" in lowered:
-                raise IndexUnavailable(
+                return IndexUnavailable(
                     f"Cannot read or write {where}: check the disk and the file system it is "
                     "on (full, removed, failing?); nothing committed was lost"
-                ) from None
-            raise IndexUnavailable(f"SQLite failed on {where}") from None
+                )
+            return IndexUnavailable(f"SQLite failed on {where}")
 
     @contextlib.contextmanager
     def _transaction(self, immediate: bool = True) -> Iterator[None]:
+        """One transaction; afterwards ``_committed`` says whether it was committed, also
+        when Ctrl-C interrupted it (see SqliteMaintenance._batched)."""
         self._conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        self._committed = False
         try:
             yield
+            # Set before COMMIT and cleared below if the transaction is still open: a
+            # Ctrl-C that arrives during the COMMIT call is raised once it has returned.
+            self._committed = True
             self._conn.execute("COMMIT")
         except BaseException:
             # Also after a failed COMMIT (SQLite keeps the transaction open when it cannot
             # commit yet): rolled back, so the lock is released and the next call works.
             if self._conn.in_transaction:
+                self._committed = False
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
             raise
 
     # -- the index ---------------------------------------------------------------------
 
-    def _matches(self, fingerprint: int, max_distance: int, first_only: bool) -> list[Match]:
+    def _matches(self, fingerprint: int, max_distance: int) -> list[tuple[int, int, Match]]:
+        """``(distance, page id, match)`` of the pages within *max_distance*, nearest first."""
         args: list[int] = []
         for table, key in enumerate(self.plan.keys(fingerprint)):
             args += (table, to_signed64(key))
@@ -476,11 +299,9 @@ class SqliteIndex(IndexBase):
         candidates = [
             (page_id, from_signed64(fp))
             for page_id, fp in self._conn.execute(self._probe_sql, args).fetchall()
-            if ((fp ^ signed) & _MASK64).bit_count() <= max_distance
+            if ((fp ^ signed) & MASK64).bit_count() <= max_distance
         ]
         found = nearest(fingerprint, candidates, max_distance)
-        if first_only:
-            found = found[:1]
         if not found:
             return []
         rows = {
@@ -491,19 +312,20 @@ class SqliteIndex(IndexBase):
                 [page_id for _, page_id in found],
             )
         }
-        return [Match(rows[i][0], rows[i][2], d, rows[i][1]) for d, i in found if i in rows]
+        return [(d, i, Match(rows[i][0], rows[i][2], d, rows[i][1])) for d, i in found if i in rows]
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
         with self._errors("query"):
-            return self._matches(fingerprint, k, first_only=False)
+            return [match for _, _, match in self._matches(fingerprint, k)]
 
-    def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
         key = storable_key(key)
         with self._errors("add"), self._transaction():
-            found = self._matches(fingerprint, self.plan.max_distance, first_only=True)
-            if found:
-                return found[0]
+            found = own_key_first(self._matches(fingerprint, self.plan.max_distance), key)
+            if found is not None:
+                return found
+            replaced = self._replace(key)
             signed = to_signed64(fingerprint)
             page_id = self._conn.execute(
                 "INSERT INTO pages (fingerprint, key, added_at) VALUES (?, ?, ?)",
@@ -516,9 +338,9 @@ class SqliteIndex(IndexBase):
                     for table, block_key in enumerate(self.plan.keys(fingerprint))
                 ],
             )
-            return None
+        return Outcome("changed" if replaced else "new")
 
-    def add_exact_if_new(self, digest: int, key: str) -> Match | None:
+    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)
         signed = to_signed64(digest)
         with self._errors("add"), self._transaction():
@@ -526,179 +348,38 @@ class SqliteIndex(IndexBase):
                 "SELECT key, added_at FROM exact_texts WHERE digest = ?", (signed,)
             ).fetchone()
             if row:
-                return Match(row[0], digest, 0, row[1])
+                status = "unchanged" if row[0] == key else "duplicate"
+                return Outcome(status, Match(row[0], digest, 0, row[1]))
+            replaced = self._replace(key)
             self._conn.execute(
                 "INSERT INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
                 (signed, key, time.time()),
             )
-            return None
+        return Outcome("changed" if replaced else "new")
+
+    def _replace(self, key: str) -> int:
+        """Inside a check's transaction: remove what is stored under *key* (a page and its
+        table keys, an exact entry); return how many entries."""
+        doomed = self._conn.execute(
+            "SELECT id, fingerprint FROM pages WHERE key = ?", (key,)
+        ).fetchall()
+        self._conn.executemany(
+            "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?",
+            [
+                (table, to_signed64(block_key), page_id)
+                for page_id, fp in doomed
+                for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
+            ],
+        )
+        self._conn.executemany("DELETE FROM pages WHERE id = ?", [(i,) for i, _ in doomed])
+        exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
+        return len(doomed) + exact
 
     def __len__(self) -> int:
         with self._errors("count"):
             (pages,) = self._conn.execute("SELECT count(*) FROM pages").fetchone()
             (exact,) = self._conn.execute("SELECT count(*) FROM exact_texts").fetchone()
         return pages + exact
-
-    # -- maintenance and audit ---------------------------------------------------------
-
-    def record_drop(self, key: str, match: Match, *, exact: bool = False) -> None:
-        with self._errors("record a drop"):
-            self._conn.execute(
-                "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
-                (storable_key(key), match.key, match.distance, int(exact), time.time()),
-            )
-
-    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
-        sql = "SELECT key, kept_key, distance, exact, at FROM drops"
-        args: tuple = ()
-        if since is not None:
-            sql, args = sql + " WHERE at >= ?", (since,)
-        with self._errors("read the drops"):
-            rows = self._conn.execute(sql + " ORDER BY at, id", args).fetchall()
-        for key, kept_key, distance, exact, at in rows:
-            yield DropRecord(key, kept_key, distance, bool(exact), at)
-
-    _PAGES_SQL = (
-        "SELECT key, fingerprint, added_at, 0, id FROM pages {where} UNION ALL "
-        "SELECT key, digest, added_at, 1, 0 FROM exact_texts {where} ORDER BY 3, 4, 5"
-    )
-
-    def _select_pages(self, where: str = "", args: tuple = ()) -> Iterator[StoredPage]:
-        with self._errors("read the pages"):
-            cursor = self._conn.execute(self._PAGES_SQL.format(where=where), args + args)
-        while True:
-            with self._errors("read the pages"):
-                rows = cursor.fetchmany(10_000)
-            if not rows:
-                return
-            for key, fp, added_at, exact, _ in rows:
-                yield StoredPage(key, from_signed64(fp), added_at, bool(exact))
-
-    def pages(self) -> Iterator[StoredPage]:
-        return self._select_pages()
-
-    def find(self, key: str) -> list[StoredPage]:
-        with self._errors("find"):
-            return list(self._select_pages("WHERE key = ?", (storable_key(key),)))
-
-    def add_pages(self, pages: Iterable[StoredPage]) -> int:
-        """See :meth:`NearDuplicateIndex.add_pages`. Committed in batches of
-        :data:`BATCH_PAGES`; Ctrl-C raises :class:`Interrupted` with how many were added."""
-        added = 0
-        pages = storable_pages(pages)
-        try:
-            first = True
-            while batch := list(islice(pages, BATCH_PAGES)):
-                if not first:
-                    time.sleep(BATCH_PAUSE)
-                first = False
-                with self._errors("add pages"), self._transaction():
-                    added += self._add_batch(batch)
-        except KeyboardInterrupt:
-            raise Interrupted(added) from None
-        return added
-
-    def _add_batch(self, batch: list[StoredPage]) -> int:
-        (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-        page_rows, key_rows, exact_rows = [], [], []
-        seen: set[tuple[str, int]] = set()
-        for page in batch:
-            signed = to_signed64(page.fingerprint)
-            if page.exact:
-                exact_rows.append((signed, page.key, page.added_at))
-                continue
-            if (page.key, signed) in seen or self._conn.execute(
-                "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
-                (page.key, signed),
-            ).fetchone():
-                continue
-            seen.add((page.key, signed))
-            page_rows.append((next_id, signed, page.key, page.added_at))
-            key_rows += [
-                (table, to_signed64(block_key), next_id, signed)
-                for table, block_key in enumerate(self.plan.keys(page.fingerprint))
-            ]
-            next_id += 1
-        before = self._conn.total_changes
-        self._conn.executemany(
-            "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
-            exact_rows,
-        )
-        added = self._conn.total_changes - before + len(page_rows)
-        self._conn.executemany(
-            "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
-            page_rows,
-        )
-        self._conn.executemany(
-            "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
-            key_rows,
-        )
-        return added
-
-    def _delete(self, where: str, args: tuple) -> int:
-        """Remove the pages *where* says, in batches of :data:`BATCH_PAGES` (each page with
-        its table keys); Ctrl-C raises :class:`Interrupted` with how many were removed."""
-        removed = 0
-        limited = (*args, BATCH_PAGES)
-        try:
-            while True:
-                with self._errors("remove pages"), self._transaction():
-                    doomed = self._conn.execute(
-                        f"SELECT id, fingerprint FROM pages {where} LIMIT ?", limited
-                    ).fetchall()
-                    key_rows = [
-                        (table, to_signed64(block_key), page_id)
-                        for page_id, fp in doomed
-                        for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
-                    ]
-                    self._conn.executemany(
-                        "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?",
-                        key_rows,
-                    )
-                    self._conn.executemany(
-                        "DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _ in doomed]
-                    )
-                    exact = self._conn.execute(
-                        f"DELETE FROM exact_texts WHERE rowid IN "
-                        f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
-                        limited,
-                    ).rowcount
-                removed += len(doomed) + exact
-                if len(doomed) < BATCH_PAGES and exact < BATCH_PAGES:
-                    return removed
-                time.sleep(BATCH_PAUSE)
-        except KeyboardInterrupt:
-            raise Interrupted(removed) from None
-
-    def forget(self, key: str) -> int:
-        return self._delete("WHERE key = ?", (storable_key(key),))
-
-    def expire(self, older_than: float) -> int:
-        return self._delete("WHERE added_at < ?", (older_than,))
-
-    def expire_drops(self, older_than: float) -> int:
-        removed = 0
-        try:
-            while True:
-                with self._errors("remove audit-log entries"), self._transaction():
-                    batch = self._conn.execute(
-                        "DELETE FROM drops WHERE id IN (SELECT id FROM drops WHERE at < ? LIMIT ?)",
-                        (older_than, BATCH_PAGES),
-                    ).rowcount
-                removed += batch
-                if batch < BATCH_PAGES:
-                    return removed
-                time.sleep(BATCH_PAUSE)
-        except KeyboardInterrupt:
-            raise Interrupted(removed) from None
-
-    def vacuum(self) -> None:
-        """Rebuild the file without the space of removed pages (``VACUUM``) and truncate
-        the write-ahead log. Needs as much free disk as the index takes; other processes
-        wait meanwhile."""
-        with self._errors("vacuum"):
-            self._conn.execute("VACUUM")
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         """Checkpoint and truncate the write-ahead log, then close. Idempotent."""

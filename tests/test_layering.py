@@ -1,0 +1,52 @@
+"""The arrows point down: the core imports no adapter, and the index and the block plan
+know fingerprints only as 64-bit integers (the constants come from ``features``)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_simhash"
+CORE = ["text.py", "terms.py", "features.py", "fingerprint.py", "blocks.py", "index"]
+#: Modules that know nothing of how a fingerprint is computed.
+BELOW_FINGERPRINT = ["features.py", "blocks.py", "index"]
+
+
+def _modules(names: list[str]) -> list[Path]:
+    found = []
+    for name in names:
+        path = PACKAGE / name
+        found += sorted(path.glob("*.py")) if path.is_dir() else [path]
+    return found
+
+
+def _imports(path: Path) -> set[str]:
+    """The absolute names of the modules *path* imports (relative ones resolved)."""
+    package = ["scrapy_simhash", *path.relative_to(PACKAGE).parent.parts]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names.add(module)
+            names |= {f"{module}.{alias.name}" for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("path", _modules(CORE), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_core_imports_no_adapter(path):
+    imported = _imports(path)
+    assert not {n for n in imported if n.split(".")[0] in ("scrapy", "click", "twisted")}
+
+
+@pytest.mark.parametrize(
+    "path", _modules(BELOW_FINGERPRINT), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_index_and_blocks_do_not_import_the_fingerprint(path):
+    imported = _imports(path)
+    assert not {n for n in imported if n.startswith("scrapy_simhash.fingerprint")}
+    assert not {n for n in imported if n.split(".")[0] in ("numpy", "mmh3", "jieba")}
