@@ -149,10 +149,13 @@ class CrawlDeduplicator:
             max_length=config.max_text_length,
         )
         logger.info(
-            "Simhash index %s: %d pages stored, max distance %d, %d tables%s",
+            "Simhash index %s: %d pages stored, max distance %d%s, %d tables%s",
             index.location,
             stored,
-            index.plan.max_distance,
+            index.max_distance,
+            ""
+            if index.max_distance == index.plan.max_distance
+            else f" (the index is built for {index.plan.max_distance})",
             index.plan.table_count,
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )

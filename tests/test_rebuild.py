@@ -88,3 +88,21 @@ def test_command(built, tmp_path):
         main, ["rebuild", "--index", built, "--max-distance", "40", "--into", target]
     )
     assert bad.exit_code == 2 and "40" in bad.output
+
+
+def test_a_smaller_distance_is_answered_without_rebuild(built):
+    near = 0xF0F0_F0F0_F0F0_F0F0 ^ 0b11  # two bits from "original"
+    with open_index(built, max_distance=1) as index:
+        assert (index.max_distance, index.parameters.max_distance) == (1, 3)
+        assert index.check_and_add(near, "copy").status == "new"
+        assert [m.key for m in index.query(near)] == ["copy"]  # "original" is 2 away
+    with open_index(built) as index:
+        assert index.max_distance == 3
+        assert index.check_and_add(near ^ 0b100, "copy2").match.key == "copy"
+
+
+def test_a_larger_distance_says_how_to_rebuild(built):
+    with pytest.raises(
+        IndexParameterMismatch, match=r"scrapy-simhash rebuild --index .* --max-distance 5"
+    ):
+        open_index(built, max_distance=5)

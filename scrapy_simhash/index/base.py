@@ -113,9 +113,12 @@ class RequestedParameters:
         return params
 
     def check(self, stored: IndexParameters, location: str) -> IndexParameters:
-        """Return *stored* if it satisfies this request, else raise with both values."""
+        """Return *stored* if it satisfies this request, else raise with both values.
+        A smaller ``max_distance`` than the stored one is satisfied: an index finds every
+        page within its distance, so it answers any smaller one too."""
+        asked_beyond = self.max_distance is not None and self.max_distance > stored.max_distance
         wanted = {
-            "max_distance": self.max_distance,
+            "max_distance": self.max_distance if asked_beyond else None,
             "blocks": self.blocks,
             "features": self.features,
         }
@@ -130,11 +133,19 @@ class RequestedParameters:
                     "the index was built with SIMHASH_SEED, which is no longer supported: "
                     "build a new index with SIMHASH_SECRET"
                 )
+            rebuild = (
+                f" To keep its pages, build a copy for distance {self.max_distance} and point "
+                f"SIMHASH_INDEX_URI at it: scrapy-simhash rebuild --index {location} "
+                f"--max-distance {self.max_distance} --into NEW-INDEX."
+                if asked_beyond and len(differences) == 1
+                else ""
+            )
             raise IndexParameterMismatch(
                 f"The index at {location} was built with other parameters ("
                 + "; ".join(differences)
                 + "). Use the index's parameters, or point SIMHASH_INDEX_URI at a new index "
                 "(an index is never rebuilt on its own: it would lose every stored page)."
+                + rebuild
             )
         return stored
 
@@ -147,6 +158,9 @@ class NearDuplicateIndex(Protocol):
     plan: BlockPlan
     #: The parameters stored in the index.
     parameters: IndexParameters
+    #: The distance checks use: ``parameters.max_distance``, or a smaller one asked for
+    #: when the index was opened.
+    max_distance: int
     #: Where the index lives, for messages (never contains a password).
     location: str
 
@@ -267,7 +281,11 @@ class IndexBase:
                 if not create:
                     raise IndexNotFound(f"No index at {self.location}")
                 stored = self._create(requested.for_new_index(DEFAULT_FEATURES))
-        return requested.check(stored, self.location)
+        parameters = requested.check(stored, self.location)
+        self.max_distance = (
+            parameters.max_distance if requested.max_distance is None else requested.max_distance
+        )
+        return parameters
 
     def _read_parameters(self) -> IndexParameters | None:  # pragma: no cover - abstract
         """The parameters stored at the location, ``None`` where there is no index yet;
@@ -307,10 +325,13 @@ class IndexBase:
     def close(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    #: The distance checks use: the index's own, or a smaller one asked for when opening it.
+    max_distance: int
+
     def _query_distance(self, max_distance: int | None) -> int:
         k = self.plan.max_distance
         if max_distance is None:
-            return k
+            return self.max_distance
         if not 0 <= max_distance <= k:
             raise ValueError(
                 f"max_distance={max_distance} is beyond what the index at {self.location} "

@@ -86,7 +86,7 @@ class MemoryIndex(IndexBase):
 
     def check_and_add(self, fingerprint: int, key: str) -> Outcome:
         key = storable_key(key)
-        found = own_key_first(self._matches(fingerprint, self.plan.max_distance), key)
+        found = own_key_first(self._matches(fingerprint, self.max_distance), key)
         if found is not None:
             return found
         replaced = self._forget(key)

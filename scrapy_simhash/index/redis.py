@@ -339,7 +339,7 @@ class RedisIndex(RedisMaintenance, RedisServer):
         self._recheck_eviction()
         self._sweep_if_due()
         keys, members = self._script_keys(fingerprint)
-        args: list[object] = [self.plan.max_distance]
+        args: list[object] = [self.max_distance]
         for member, mask in zip(members, self._key_masks, strict=True):
             key_part = fingerprint & mask
             args += (member, key_part >> 32, key_part & 0xFFFF_FFFF)

@@ -322,7 +322,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def check_and_add(self, fingerprint: int, key: str) -> Outcome:
         key = storable_key(key)
         with self._errors("add"), self._transaction():
-            found = own_key_first(self._matches(fingerprint, self.plan.max_distance), key)
+            found = own_key_first(self._matches(fingerprint, self.max_distance), key)
             if found is not None:
                 return found
             replaced = self._replace(key)
