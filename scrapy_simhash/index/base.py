@@ -144,8 +144,7 @@ class RequestedParameters:
                 f"The index at {location} was built with other parameters ("
                 + "; ".join(differences)
                 + "). Use the index's parameters, or point SIMHASH_INDEX_URI at a new index "
-                "(an index is never rebuilt on its own: it would lose every stored page)."
-                + rebuild
+                "(an index is never rebuilt on its own: it would lose every stored page)." + rebuild
             )
         return stored
 
