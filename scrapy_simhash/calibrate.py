@@ -177,6 +177,47 @@ def render_text(result: Calibration, width: int = 40) -> str:
     return "\n".join(lines)
 
 
+#: How far above the threshold kept pairs are worth a look as missed copies.
+ADVICE_RANGE = 3
+
+
+def advice(result: Calibration, location: str) -> list[str]:
+    """What to run to move the threshold the way the histogram may suggest, exactly as
+    the user would type it: a rebuild for a larger distance (kept pairs just above the
+    threshold), a setting for a smaller one (drops at the threshold)."""
+    k = result.max_distance
+    lines = []
+    above = [d for d in range(k + 1, k + 1 + ADVICE_RANGE) if result.nearest.get(d)]
+    if above:
+        d = above[0]
+        target = _beside(location, f"-k{d}")
+        lines += [
+            f"{result.nearest[d]} sampled pages have their nearest kept page at distance {d}. "
+            "If the example pairs there are copies, build an index that drops them (the old "
+            "index is only read), then set SIMHASH_INDEX_URI and SIMHASH_MAX_DISTANCE as it "
+            "says:",
+            f"  scrapy-simhash rebuild --index {location} --max-distance {d} --into {target}",
+        ]
+    if k > 0 and result.dropped.get(k):
+        lines += [
+            f"{result.dropped[k]} drops were at distance {k}. If the example pairs there are "
+            "different pages, drop only nearer ones (the index answers any smaller distance, "
+            "no rebuild): in settings.py",
+            f"  SIMHASH_MAX_DISTANCE = {k - 1}",
+        ]
+    return lines
+
+
+def _beside(location: str, suffix: str) -> str:
+    """A path next to a SQLite file index (``pages.db`` -> ``pages-k5.db``), else a
+    placeholder for the user to fill in."""
+    path = location.removeprefix("sqlite:///")
+    if "://" in path or path.startswith("memory:"):
+        return "NEW-INDEX-URI"
+    stem, dot, extension = path.rpartition(".")
+    return f"{stem}{suffix}.{extension}" if dot and "/" not in extension else path + suffix
+
+
 _SVG_WIDTH, _SVG_HEIGHT, _MARGIN = 760, 300, 40
 _DROPPED_COLOUR, _NEAREST_COLOUR = "#d9534f", "#337ab7"
 

@@ -41,3 +41,21 @@ def test_nearest_pages_with_the_fallback(monkeypatch):
 @pytest.mark.skipif(hasattr(np, "bitwise_count"), reason="NumPy 2 has np.bitwise_count")
 def test_numpy_1_uses_the_fallback():
     assert calibrate_module.popcount is popcount_swar
+
+
+def test_advice_gives_the_commands_to_run():
+    from collections import Counter
+
+    from scrapy_simhash.calibrate import Calibration, advice
+
+    result = Calibration(3, 100, 100, nearest=Counter({5: 4, 20: 90}), dropped=Counter({3: 2}))
+    lines = advice(result, "/data/pages.db")
+    assert (
+        "  scrapy-simhash rebuild --index /data/pages.db --max-distance 5 --into "
+        "/data/pages-k5.db" in lines
+    )
+    assert "  SIMHASH_MAX_DISTANCE = 2" in lines
+    quiet = Calibration(3, 100, 100, nearest=Counter({20: 100}))
+    assert advice(quiet, "/data/pages.db") == []
+    remote = advice(result, "redis://localhost:6379/0")
+    assert "--into NEW-INDEX-URI" in remote[1]

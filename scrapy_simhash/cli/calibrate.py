@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..calibrate import calibrate, render_html, render_text
+from ..calibrate import advice, calibrate, render_html, render_text
 from .main import INDEX_SETTINGS, Env, echo_json, honours, index_option, json_option, main
 
 
@@ -79,5 +79,8 @@ def calibrate_command(
         echo_json(result.as_dict())
     else:
         click.echo(render_text(result))
+        steps = advice(result, location)
+        if steps:
+            click.echo("\n" + "\n".join(steps))
     if html_path is not None:
         click.echo(f"HTML report: {html_path}", err=as_json)
