@@ -11,9 +11,7 @@ pages (earnings reports, price lists, match results) the figures are what tells 
 from the next.
 
 Each remaining term is weighted by TF x IDF, with jieba's bundled IDF dictionary and the
-median IDF for words it lacks, and only the ``top_n`` heaviest terms are kept. In a long
-text (``LONG_TEXT_TERMS`` distinct terms or more) a word used once weighs half, and pairs of
-consecutive terms are features too (see ``HAPAX_WEIGHT`` and ``PAIR_WEIGHT`` for why). No term may
+median IDF for words it lacks, and only the ``top_n`` heaviest terms are kept. No term may
 carry more than ``MAX_TERM_SHARE`` of their total weight: a word that one text repeats
 ("Debian" 60 times on a short page) would otherwise decide every bit of its fingerprint
 alone, and every page dominated by that word would collide.
@@ -31,7 +29,7 @@ import statistics
 import tempfile
 import threading
 from collections import Counter
-from itertools import pairwise, repeat
+from itertools import repeat
 from pathlib import Path
 
 from .attribution import strip_attribution
@@ -277,35 +275,12 @@ def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
 #: stored in every index, so old and new fingerprints never mix. 3: the stop words of the
 #: text's language (24 languages), and the main text of HTML found by its region
 #: (scrapy_simhash.main_text). 4: attribution lines are not features
-#: (scrapy_simhash.attribution); in long texts, words used once weigh half and pairs of
-#: consecutive terms are features.
+#: (scrapy_simhash.attribution).
 TERMS_VERSION = 4
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.
 MAX_TERM_SHARE = 0.1
-#: Texts with at least this many distinct terms are long: what they are about is said many
-#: times, and the two weights below apply.
-LONG_TEXT_TERMS = 100
-#: A word a long text uses once weighs this share of its TF x IDF. Such words are what a copy
-#: adds or loses (its own headline, a paragraph inserted or cut), while the words a text
-#: repeats are what it is about. Measured on the shared corpora (``benchmarks/quality.py``):
-#: with pairs below, a headline and byline added stays within distance 3 for 94% of copies
-#: instead of 84%, a paragraph inserted for 54% instead of 48%, with no more false positives.
-HAPAX_WEIGHT = 0.5
-#: In a long text, each pair of consecutive terms ("tram line", "地铁 线路") is a feature of
-#: this share of the median IDF: it tells apart texts made of the same words in another
-#: order (templated pages of one site: 10% fewer false positives on the Handbook and Reuters
-#: over four term hashes). Short texts get no pairs: one changed word would change three
-#: features of twenty.
-PAIR_WEIGHT = 0.5
-
-
-class TermCounts(Counter):
-    """How often each term occurs in a text (a :class:`~collections.Counter`), and, for a
-    long text, how often each pair of consecutive terms does (:attr:`pairs`)."""
-
-    pairs: Counter[str] | None = None
 
 
 @functools.cache
@@ -416,57 +391,39 @@ class TermExtractor:
                 tokens.append(word)
         return tokens
 
-    def term_counts(self, text: str) -> TermCounts:
-        """Return how often each content-bearing token occurs in *text* (and, when the text
-        is long, each pair of consecutive ones: :attr:`TermCounts.pairs`)."""
+    def term_counts(self, text: str) -> Counter[str]:
+        """Return how often each content-bearing token occurs in *text*."""
         text = _strip_addresses(strip_attribution(text).lower())
         # _is_content_word, inlined for the common case (a function call per word costs
         # as much as the regex); only words that start with "_" need the full test.
         no_stop: frozenset[str] = frozenset()
-        words = [
-            word
-            for word in _WORD.findall(text)
-            if (len(word) > 1 or word.isdecimal())
-            and (word[0] != "_" or _is_content_word(word, no_stop))
-        ]
-        counts = TermCounts(words)
+        counts = Counter(
+            [
+                word
+                for word in _WORD.findall(text)
+                if (len(word) > 1 or word.isdecimal())
+                and (word[0] != "_" or _is_content_word(word, no_stop))
+            ]
+        )
         # Stop words are known once the text's language is: by its function words.
-        stop = stop_words_for(counts).intersection(counts)
-        for word in stop:
+        for word in stop_words_for(counts).intersection(counts):
             del counts[word]
         runs = _HAN_RUN.findall(text)
-        han: list[str] = []
         if runs:
             # One call for all runs: the segmenter treats the line breaks as boundaries,
             # exactly as if each run were cut on its own, at a fraction of the overhead.
-            han = [word for word in self.segmenter.cut("\n".join(runs)) if len(word) > 1]
-            counts.update(han)
-        if len(counts) >= LONG_TEXT_TERMS:
-            if stop:
-                words = [word for word in words if word not in stop]
-            # Pairs within each script's sequence of terms (Latin words, Han words).
-            counts.pairs = Counter(map(" ".join, pairwise(words)))
-            counts.pairs.update(map(" ".join, pairwise(han)))
+            counts.update([word for word in self.segmenter.cut("\n".join(runs)) if len(word) > 1])
         return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
-        """Weight *counts* by TF x IDF (and its pairs, for a long text: see
-        :class:`TermCounts`); return the ``top_n`` heaviest, heaviest first, each weight
-        capped at ``MAX_TERM_SHARE`` of their total."""
+        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first, each
+        weight capped at ``MAX_TERM_SHARE`` of their total."""
         if not counts:
             return []
         idf, median_idf = jieba_idf()
         get = idf.get
         terms = list(counts)
-        tfs = list(counts.values())
-        pairs = getattr(counts, "pairs", None)
-        if pairs is not None:
-            tfs = [HAPAX_WEIGHT if tf == 1 else tf for tf in tfs]
-        weights = list(map(operator.mul, tfs, map(get, terms, repeat(median_idf))))
-        if pairs:
-            pair_idf = PAIR_WEIGHT * median_idf
-            terms += pairs
-            weights += [tf * pair_idf for tf in pairs.values()]
+        weights = list(map(operator.mul, counts.values(), map(get, terms, repeat(median_idf))))
         if len(terms) > self.top_n:
             # Sorting plain floats is cheap; only the terms that can make the cut are
             # sorted with the tie-break key.
