@@ -496,3 +496,21 @@ def test_concurrent_checks_keep_one_entry_per_key(backend):
     assert statuses.count("changed") + statuses.count("duplicate") + 6 + statuses.count(
         "unchanged"
     ) == len(statuses)
+
+
+def test_a_smaller_distance_is_checked_with_the_tables_of_the_larger(backend):
+    # Built for 3; opened for 1, checks and queries stop at 1 (SIMHASH_MAX_DISTANCE lowered
+    # without a rebuild), and reopened without asking, at 3 again.
+    if not backend.persistent:
+        pytest.skip("a non-persistent index cannot be reopened")
+    with backend.open():
+        pass
+    with backend.open(max_distance=1) as index:
+        assert (index.max_distance, index.plan.max_distance) == (1, 3)
+        index.add_if_new(FP, "a")
+        assert index.check_and_add(flip(FP, 1, 2), "b").status == "new"
+        assert index.check_and_add(flip(FP, 1, 2, 3), "c").match.key == "b"
+        assert [m.key for m in index.query(flip(FP, 9, 10))] == []
+    with backend.open() as index:
+        assert index.max_distance == 3
+        assert {m.key for m in index.query(flip(FP, 9, 10))} == {"a"}

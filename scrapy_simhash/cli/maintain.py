@@ -269,19 +269,25 @@ def rebuild(
     source = env.index_uri(index_uri)
     with env.open(index_uri, read_only=True) as index:
         total = len(index)
+    # A bar where someone watches; a log or a pipe gets the result line only.
     bar = click.progressbar(length=total, label="Copying pages", file=sys.stderr)
+    shown = sys.stderr.isatty()
     done = [0]
 
     def progress(count: int) -> None:
-        bar.update(count - done[0])
+        if shown:
+            bar.update(count - done[0])
         done[0] = count
 
     try:
-        with bar:
-            result = rebuild_index(
-                source, target, max_distance=max_distance, blocks=blocks, progress=progress
-            )
-            bar.update(total - done[0])
+        if shown:
+            with bar:
+                result = rebuild_index(
+                    source, target, max_distance=max_distance, blocks=blocks, progress=progress
+                )
+                bar.update(total - done[0])
+        else:
+            result = rebuild_index(source, target, max_distance=max_distance, blocks=blocks)
     except Interrupted as e:
         interrupted(f"copying {e.done} pages", "copy the rest (pages already copied are skipped)")
     params = result.parameters
