@@ -49,7 +49,7 @@ import lxml.html
 import mmh3
 import numpy as np
 
-from scrapy_simhash.dedup import Deduplicator
+from scrapy_simhash.dedup import Analyser
 from scrapy_simhash.extract import get_extractor
 from scrapy_simhash.fingerprint import Fingerprinter, simhash
 from scrapy_simhash.terms import TermExtractor
@@ -183,9 +183,7 @@ class Ours(Method):
     def __init__(self, extractor: str = "builtin", **params) -> None:
         self.extract = get_extractor(extractor)
         min_terms = params.pop("min_terms", 20)
-        self.dedup = Deduplicator(
-            None, Fingerprinter(segmenter="auto", **params), min_terms=min_terms
-        )  # type: ignore[arg-type]
+        self.dedup = Analyser(Fingerprinter(segmenter="auto", **params), min_terms=min_terms)
         label = ", ".join(f"{k}={v}" for k, v in params.items())
         self.name = f"ours ({extractor}{', ' + label if label else ''})"
         self.extractor_name = extractor
@@ -669,7 +667,7 @@ def section_natural(docs: list[Doc], results: dict) -> None:
 def section_short(limit: int | None) -> None:
     print("\n## (d) Short texts: Chinese sentence pairs (LCQMC test, PAWS-X zh test)\n")
     fingerprinter = Fingerprinter()
-    dedup = Deduplicator(None, fingerprinter)  # type: ignore[arg-type]
+    dedup = Analyser(fingerprinter)
     rows = []
     for name, path, skip in (
         ("LCQMC", CORPORA / "zh-pairs" / "lcqmc-test.tsv", 0),
@@ -692,8 +690,8 @@ def section_short(limit: int | None) -> None:
             c["dropped, texts differ"] += dropped and exact_form(s1) != exact_form(s2)
             forced = [
                 simhash(
-                    fingerprinter.extractor.top_terms(
-                        fingerprinter.extractor.term_counts(normalize_text(s))
+                    fingerprinter.term_extractor.top_terms(
+                        fingerprinter.term_extractor.term_counts(normalize_text(s))
                     )
                 )
                 for s in (s1, s2)
