@@ -4,20 +4,19 @@ Pages of one site share navigation, sidebars, teasers and footers; fingerprinted
 distinct pages of the site look alike, and they make two copies of one article on two sites
 look different. :func:`main_text` keeps the article, in four steps over one lxml tree:
 
-1. **Chrome markers.** Elements that say what they are: ``nav``, ``aside``, a ``header`` or
-   ``footer`` of the page (not of an article or section, as ARIA maps them), ARIA roles,
-   and class or id words (``share``, ``cookie``, ``comments``, ``related``...). A marker is
-   evidence, not a verdict: an element named so that holds most of the page's text is a
-   wrapper (``<div class="Page-ad-margins">``, an ASP.NET page inside one ``<form>``);
-   ambiguous words (``sidebar``, and ``header``, ``widget``, ``ad`` as whole class tokens)
-   count only on elements with little text or mostly links.
+1. **Chrome markers** (:mod:`scrapy_simhash.chrome`). Elements that say what they are:
+   ``nav``, ``aside``, a page's ``header`` or ``footer``, ARIA roles, and class or id words
+   (``share``, ``cookie``, ``comments``, ``related``, ``popup``...). A marker is evidence,
+   not a verdict: a wrapper of most of the page is not chrome, and a marked element that
+   holds most of the article's paragraphs (``<div class="entry share">``) is kept.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
    marked chrome scores less. The best-scoring element grows to its ancestors until it
    holds 80% of the page's long text, so an article split into several blocks is kept
    whole. Nothing that contains the region is removed as chrome.
 3. **Lines.** The region's text, one block per line, is judged line by line: a line that is
-   mostly link text is navigation (menus, related links, tag clouds); short lines before
+   mostly link text is navigation (menus, related links, tag clouds), and a short line
+   right above one is that list's title ("Related articles"); short lines before
    the first long line and after the last (bylines, share bars, "read more") are dropped,
    except paragraphs of their own. Image captions, bylines and datelines are dropped:
    copies of one article carry them differently.
@@ -36,82 +35,21 @@ import re
 
 import lxml.etree
 
+from .chrome import chrome_elements
 from .text import block_text, drop_tree, strip_tags, visible_text, visible_tree
 
-#: Elements that hold site chrome rather than the page's own content.
-CHROME_TAGS = ("nav", "aside", "menu", "button", "select", "figcaption")
-#: Chrome only when they belong to the page, not to an article or a section in it.
-PAGE_TAGS = ("header", "footer")
-_SECTIONING = frozenset(["article", "aside", "main", "nav", "section"])
-#: ARIA roles of chrome, for pages that do not use HTML5 elements.
-CHROME_ROLES = frozenset(
-    ["navigation", "banner", "contentinfo", "complementary", "search", "menu", "dialog"]
-)
-#: Words of a class or id (split at spaces, ``-`` and ``_``) that mark chrome even when
-#: the value also says "content" (``comment-body``, ``entry-share``, ``related-posts``)...
-ALWAYS_CHROME_WORDS = frozenset(
-    [
-        "breadcrumb",
-        "breadcrumbs",
-        "comment",
-        "comments",
-        "consent",
-        "cookie",
-        "cookies",
-        "disqus",
-        "newsletter",
-        "related",
-        "share",
-        "sharing",
-        "social",
-    ]
-)
-#: ... and these, unless it says "content" (``post-header-content``, ``nav-main``).
-CHROME_WORDS = ALWAYS_CHROME_WORDS | frozenset(
-    [
-        "advert",
-        "advertisement",
-        "adverts",
-        "byline",
-        "caption",
-        "dateline",
-        "footer",
-        "masthead",
-        "menu",
-        "menubar",
-        "nav",
-        "navigation",
-        "pager",
-        "pagination",
-        "skiplink",
-        "sponsor",
-        "sponsored",
-        "subscribe",
-        "toolbar",
-    ]
-)
-CONTENT_WORDS = frozenset(["content", "main", "article", "body", "post", "entry", "story", "text"])
-#: Words that mark chrome only on elements with little text or mostly links: a site's
-#: sidebar is, a documentation page's "sidebar" box of explanations is not.
-WEAK_CHROME_WORDS = frozenset(["sidebar"])
-#: Whole class tokens that mark chrome on small elements only: page builders use them for
-#: wrappers of everything (``elementor-widget-container``, ``header-style-2``).
-WEAK_CHROME_TOKENS = frozenset(["header", "widget", "widgets", "ad", "ads", "banner", "promo"])
-_NEVER_CHROME = frozenset(["html", "body", "main", "article"])
-_WORD_SPLIT = re.compile(r"[\s_-]+")
-
-#: An element with more than this share of the page's text is a wrapper, not chrome.
-WRAPPER_SHARE = 0.5
-#: Weakly marked elements with more text than this (and few links) are kept.
-WEAK_MAX_CHARS = 200
 #: A text block this long (in characters of its own text) is a paragraph of content.
 PARAGRAPH_CHARS = 80
 #: The region grows until it holds this share of the page's paragraph text.
 REGION_SHARE = 0.8
+#: A marked element holding this share of the region's paragraph text is kept.
+ARTICLE_SHARE = 0.5
 #: Paragraphs inside marked chrome score this much of their length.
 CHROME_WEIGHT = 0.3
 #: A line with more than this share of link text is navigation.
 LINK_LINE_SHARE = 0.4
+#: A line shorter than this right above a link list is the list's title.
+TITLE_CHARS = 60
 #: The main text is a failure below this share of the visible text, unless it is at least
 #: FALLBACK_CHARS long.
 FALLBACK_SHARE = 0.1
@@ -151,11 +89,8 @@ _INLINE = frozenset(
         "u",
     ]
 )
-_WITH_NAMES = lxml.etree.XPath("//*[@role or @class or @id]")
 _LONG_TEXTS = lxml.etree.XPath("//text()[string-length(normalize-space(.)) > 20]")
 _TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
-# Without normalising spaces: half the time, and the shares it is used for are alike.
-_RAW_LENGTH = lxml.etree.XPath("string-length()")
 
 
 class MainText(str):
@@ -186,12 +121,23 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     visible = _TEXT_LENGTH(root)
     if not visible:
         return MainText.of("")
-    chrome = _chrome(root, _RAW_LENGTH(root))
-    region = _region(root, set(chrome))
+    declared, named = chrome_elements(root)
+    region, article = _region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
     keep.add(region)
-    for element in chrome:
+    for element in declared:
         if element not in keep and element.getparent() is not None:
+            drop_tree(element)
+    # An element only named like chrome that holds most of the region's paragraphs is the
+    # article under a misleading name (``<div class="entry share">``): its name is
+    # evidence, its content the verdict. (What the page declares, a ``nav``, stays chrome.)
+    most = ARTICLE_SHARE * article.get(region, 0)
+    for element in named:
+        if (
+            element not in keep
+            and element.getparent() is not None
+            and not (most and article.get(element, 0) >= most)
+        ):
             drop_tree(element)
     for link in root.iter("a"):
         link.text = _LINK_START + (link.text or "")
@@ -217,72 +163,9 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     return MainText.of(everything(), "page")
 
 
-def _chrome(root: lxml.etree._Element, visible: int) -> list[lxml.etree._Element]:
-    """The elements to drop as chrome (their text also scores less in :func:`_region`)."""
-    # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
-    declared = list(root.iter(*CHROME_TAGS))
-    sectioned: dict = {}  # element -> whether it is inside an article, section...
-    for element in root.iter(*PAGE_TAGS):
-        # Up to the first ancestor already known: linear in the tree, however deeply a
-        # (hostile) page nests thousands of headers.
-        path = []
-        node = element.getparent()
-        while node is not None and node not in sectioned and node.tag not in _SECTIONING:
-            path.append(node)
-            node = node.getparent()
-        inside = node is not None and (node.tag in _SECTIONING or sectioned[node])
-        sectioned.update(dict.fromkeys(path, inside))
-        if not inside:
-            declared.append(element)
-    named = []  # ... what its class or id names may be a wrapper of the whole page
-    weak = list(root.iter("form"))  # chrome, or (ASP.NET) the whole page
-    for element in _WITH_NAMES(root):
-        role = element.get("role")
-        if role and role.strip().lower() in CHROME_ROLES:
-            declared.append(element)
-            continue
-        if element.tag in _NEVER_CHROME:
-            continue
-        verdict = _words_verdict(element.get("class"))
-        if verdict != "strong":
-            verdict = _words_verdict(element.get("id")) or verdict
-        if verdict == "strong":
-            named.append(element)
-        elif verdict == "weak":
-            weak.append(element)
-    chrome = declared + [e for e in named if _RAW_LENGTH(e) <= WRAPPER_SHARE * visible]
-    for element in weak:
-        length = _RAW_LENGTH(element)
-        if length <= WEAK_MAX_CHARS or (
-            length <= WRAPPER_SHARE * visible
-            and sum(_RAW_LENGTH(a) for a in element.iter("a")) >= 0.5 * length
-        ):
-            chrome.append(element)
-    return chrome
-
-
-@functools.lru_cache(maxsize=8192)
-def _words_verdict(names: str | None) -> str | None:
-    # Each class or id value is judged once per process: a site repeats them on every page.
-    if not names:
-        return None
-    tokens = names.lower().split()
-    words = set(_WORD_SPLIT.split(" ".join(tokens)))
-    if not words.isdisjoint(ALWAYS_CHROME_WORDS):
-        return "strong"
-    if not words.isdisjoint(WEAK_CHROME_WORDS):
-        return "weak"
-    if not words.isdisjoint(CONTENT_WORDS):
-        return None
-    if any(w in CHROME_WORDS or w.startswith("nav") or w.endswith("nav") for w in words):
-        return "strong"  # a word starting or ending in "nav" counts too (topnav, navbar)
-    if not WEAK_CHROME_TOKENS.isdisjoint(tokens):
-        return "weak"
-    return None
-
-
-def _region(root: lxml.etree._Element, penalised: set) -> lxml.etree._Element:
-    """The element that holds the article (the root when no paragraph is found)."""
+def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Element, dict]:
+    """The element that holds the article (the root when no paragraph is found), and
+    for each element that holds paragraphs, the characters of paragraph text it holds."""
     own: dict = {}  # element -> characters of its own long texts (inline markup included)
     for text in _LONG_TEXTS(root):
         element = text.getparent()
@@ -297,7 +180,7 @@ def _region(root: lxml.etree._Element, penalised: set) -> lxml.etree._Element:
         own[element] = own.get(element, 0) + len(text)
     paragraphs = {e: length for e, length in own.items() if length >= PARAGRAPH_CHARS}
     if not paragraphs:
-        return root
+        return root, {}
     # The paragraphs' ancestors, each with its depth, found by walking up from each
     # paragraph only until a known ancestor: linear in the tree, however deeply a
     # (hostile) page nests thousands of paragraphs.
@@ -320,10 +203,12 @@ def _region(root: lxml.etree._Element, penalised: set) -> lxml.etree._Element:
         parent = parent_of[element]
         in_chrome[element] = element in penalised or (parent is not None and in_chrome[parent])
     held: dict = dict.fromkeys(depth, 0.0)  # element -> paragraph text in its subtree
+    plain: dict = dict.fromkeys(depth, 0)  # the same, chrome text not weighed down
     scores: dict = {}
     for element, length in paragraphs.items():
         weight = CHROME_WEIGHT if in_chrome[element] else 1.0
         held[element] += length * weight
+        plain[element] += length
         # As readability does: a paragraph scores for its parent and, halved, for its
         # grandparent, so the best element is the one that holds the paragraphs.
         score = (1 + min(length / 100, 3)) * weight
@@ -337,13 +222,14 @@ def _region(root: lxml.etree._Element, penalised: set) -> lxml.etree._Element:
         parent = parent_of[element]
         if parent is not None:
             held[parent] += held[element]
+            plain[parent] += plain[element]
     if not scores:
-        return root
+        return root, plain
     region = max(scores, key=scores.get)
     total = held[root]
     while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
         region = region.getparent()
-    return region
+    return region, plain
 
 
 def _good_lines(text: str) -> str:
@@ -352,6 +238,7 @@ def _good_lines(text: str) -> str:
     lines = []
     paragraphs = []
     first = last = None
+    after_links = False  # whether the line before was a link line
     for line in text.split("\n"):
         paragraph = _PARA in line
         links = 0
@@ -360,7 +247,20 @@ def _good_lines(text: str) -> str:
         if paragraph or links or _LINK_END in line:
             line = _LINK_MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):
+            # A short line right above a list of links is that list's title ("Related
+            # articles", "Mehr zum Thema"): it goes with its list.
+            if (
+                lines
+                and not after_links
+                and len(lines[-1]) < TITLE_CHARS
+                and not paragraphs[-1]
+                and last != len(lines) - 1
+            ):
+                lines.pop()
+                paragraphs.pop()
+            after_links = True
             continue
+        after_links = False
         if len(line) >= PARAGRAPH_CHARS or (
             len(line) + 2 * len(_CJK.findall(line)) >= PARAGRAPH_CHARS
         ):

@@ -246,3 +246,44 @@ def test_deeply_nested_pages_cost_a_few_times_reading_them(body):
     extracting = time.process_time() - started
     assert text.count(BUDGET) == 10_000 and len(everything) >= len(text)
     assert extracting < 8 * reading + 0.5, f"{extracting:.2f} s against {reading:.2f} s"
+
+
+BIO = (
+    "Anna Weber has covered local politics for this paper since 2009, after ten years as a "
+    "radio reporter in the valley; she lives in the old town with two cats and a piano."
+)
+
+
+def test_an_article_under_a_chrome_name_is_kept_whole():
+    # "share" marks chrome even beside "entry"; but an element that holds most of the
+    # article's paragraphs is the article, whatever its name says.
+    # (It holds less than half of the page's text, so it is no wrapper of everything.)
+    links = "".join(f"<li><a href='/{n}'>Another story number {n}</a></li>" for n in range(30))
+    body = (
+        f'<div class="main"><div class="entry share">{article(BUDGET, SECOND, FROG)}</div>'
+        f'<div class="about-author"><p>{BIO}</p></div></div><ul>{links}</ul>'
+    )
+    text = main_text(page(body))
+    assert [line for line in text.splitlines() if line != BIO] == [BUDGET, SECOND, FROG]
+
+
+@pytest.mark.parametrize("name", ["modal", "login-dialog", "sp-privacy-popup", "overlay"])
+def test_an_overlay_is_not_the_article(name):
+    notice = " ".join(
+        f"Paragraph {n} of the notice: we and our partners process personal data such as "
+        "your address and the pages you read, for the purposes described below."
+        for n in range(1, 3)
+    )
+    body = f'<div class="{name}"><p>{notice}</p></div>' + article(BUDGET, SECOND)
+    text = main_text(page(body))
+    assert "the notice" not in text
+    assert text.splitlines()[-2:] == [BUDGET, SECOND]
+
+
+def test_the_title_of_a_link_list_goes_with_it():
+    links = "".join(f"<li><a href='/{n}'>Another story number {n}</a></li>" for n in range(4))
+    body = (
+        f"<article><p>{BUDGET}</p><h3>Read more</h3><ul>{links}</ul>"
+        f"<h3>What the mayor said</h3><p>{SECOND}</p></article>"
+    )
+    assert main_text(page(body)).splitlines() == [BUDGET, "What the mayor said", SECOND]

@@ -1,0 +1,165 @@
+"""Chrome markers: the elements of a page that say they are site chrome, not content.
+
+What the page declares is chrome whatever its size: ``nav``, ``aside``, a ``header`` or
+``footer`` of the page (not of an article or section, as ARIA maps them), ARIA roles.
+Class and id words (``share``, ``cookie``, ``comments``, ``related``, ``popup``...) are
+evidence, not a verdict: an element named so that holds most of the page's text is a
+wrapper (``<div class="Page-ad-margins">``, an ASP.NET page inside one ``<form>``), and
+ambiguous words (``sidebar``, and ``header``, ``widget``, ``ad`` as whole class tokens)
+count only on elements with little text or mostly links. :mod:`scrapy_simhash.main_text`
+weighs the text of marked elements down when it looks for the article, and drops them
+unless they hold it.
+
+No Scrapy import.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import lxml.etree
+
+#: Elements that hold site chrome rather than the page's own content.
+CHROME_TAGS = ("nav", "aside", "menu", "button", "select", "figcaption")
+#: Chrome only when they belong to the page, not to an article or a section in it.
+PAGE_TAGS = ("header", "footer")
+_SECTIONING = frozenset(["article", "aside", "main", "nav", "section"])
+#: ARIA roles of chrome, for pages that do not use HTML5 elements.
+CHROME_ROLES = frozenset(
+    ["navigation", "banner", "contentinfo", "complementary", "search", "menu", "dialog"]
+)
+#: Words of a class or id (split at spaces, ``-`` and ``_``) that mark chrome even when
+#: the value also says "content" (``comment-body``, ``entry-share``, ``related-posts``)...
+ALWAYS_CHROME_WORDS = frozenset(
+    [
+        "breadcrumb",
+        "breadcrumbs",
+        "comment",
+        "comments",
+        "consent",
+        "cookie",
+        "cookies",
+        "disqus",
+        "newsletter",
+        "overlay",
+        "related",
+        "share",
+        "sharing",
+        "social",
+    ]
+)
+#: ... and these, unless it says "content" (``post-header-content``, ``nav-main``).
+CHROME_WORDS = ALWAYS_CHROME_WORDS | frozenset(
+    [
+        "advert",
+        "advertisement",
+        "adverts",
+        "byline",
+        "caption",
+        "dateline",
+        "dialog",
+        "footer",
+        "login",
+        "masthead",
+        "menu",
+        "menubar",
+        "modal",
+        "nav",
+        "navigation",
+        "pager",
+        "pagination",
+        "popup",
+        "skiplink",
+        "sponsor",
+        "sponsored",
+        "subscribe",
+        "toolbar",
+    ]
+)
+CONTENT_WORDS = frozenset(["content", "main", "article", "body", "post", "entry", "story", "text"])
+#: Words that mark chrome only on elements with little text or mostly links: a site's
+#: sidebar is, a documentation page's "sidebar" box of explanations is not.
+WEAK_CHROME_WORDS = frozenset(["sidebar"])
+#: Whole class tokens that mark chrome on small elements only: page builders use them for
+#: wrappers of everything (``elementor-widget-container``, ``header-style-2``).
+WEAK_CHROME_TOKENS = frozenset(["header", "widget", "widgets", "ad", "ads", "banner", "promo"])
+_NEVER_CHROME = frozenset(["html", "body", "main", "article"])
+_WORD_SPLIT = re.compile(r"[\s_-]+")
+
+#: An element with more than this share of the page's text is a wrapper, not chrome.
+WRAPPER_SHARE = 0.5
+#: Weakly marked elements with more text than this (and few links) are kept.
+WEAK_MAX_CHARS = 200
+
+_WITH_NAMES = lxml.etree.XPath("//*[@role or @class or @id]")
+# Without normalising spaces: half the time, and the shares it is used for are alike.
+_RAW_LENGTH = lxml.etree.XPath("string-length()")
+
+
+def chrome_elements(
+    root: lxml.etree._Element,
+) -> tuple[list[lxml.etree._Element], list[lxml.etree._Element]]:
+    """The elements of *root* marked as chrome (see the module's description): those the
+    page declares chrome (by tag or role), and those only named so (by class or id)."""
+    visible = _RAW_LENGTH(root)
+    # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
+    declared = list(root.iter(*CHROME_TAGS))
+    sectioned: dict = {}  # element -> whether it is inside an article, section...
+    for element in root.iter(*PAGE_TAGS):
+        # Up to the first ancestor already known: linear in the tree, however deeply a
+        # (hostile) page nests thousands of headers.
+        path = []
+        node = element.getparent()
+        while node is not None and node not in sectioned and node.tag not in _SECTIONING:
+            path.append(node)
+            node = node.getparent()
+        inside = node is not None and (node.tag in _SECTIONING or sectioned[node])
+        sectioned.update(dict.fromkeys(path, inside))
+        if not inside:
+            declared.append(element)
+    named = []  # ... what its class or id names may be a wrapper of the whole page
+    weak = list(root.iter("form"))  # chrome, or (ASP.NET) the whole page
+    for element in _WITH_NAMES(root):
+        role = element.get("role")
+        if role and role.strip().lower() in CHROME_ROLES:
+            declared.append(element)
+            continue
+        if element.tag in _NEVER_CHROME:
+            continue
+        verdict = _words_verdict(element.get("class"))
+        if verdict != "strong":
+            verdict = _words_verdict(element.get("id")) or verdict
+        if verdict == "strong":
+            named.append(element)
+        elif verdict == "weak":
+            weak.append(element)
+    chrome = [e for e in named if _RAW_LENGTH(e) <= WRAPPER_SHARE * visible]
+    for element in weak:
+        length = _RAW_LENGTH(element)
+        if length <= WEAK_MAX_CHARS or (
+            length <= WRAPPER_SHARE * visible
+            and sum(_RAW_LENGTH(a) for a in element.iter("a")) >= 0.5 * length
+        ):
+            chrome.append(element)
+    return declared, chrome
+
+
+@functools.lru_cache(maxsize=8192)
+def _words_verdict(names: str | None) -> str | None:
+    # Each class or id value is judged once per process: a site repeats them on every page.
+    if not names:
+        return None
+    tokens = names.lower().split()
+    words = set(_WORD_SPLIT.split(" ".join(tokens)))
+    if not words.isdisjoint(ALWAYS_CHROME_WORDS):
+        return "strong"
+    if not words.isdisjoint(WEAK_CHROME_WORDS):
+        return "weak"
+    if not words.isdisjoint(CONTENT_WORDS):
+        return None
+    if any(w in CHROME_WORDS or w.startswith("nav") or w.endswith("nav") for w in words):
+        return "strong"  # a word starting or ending in "nav" counts too (topnav, navbar)
+    if not WEAK_CHROME_TOKENS.isdisjoint(tokens):
+        return "weak"
+    return None
