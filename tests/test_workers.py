@@ -351,7 +351,7 @@ async def test_a_hung_worker_is_killed_and_its_page_let_through_counted(tmp_path
     ] == len(batch)
     assert stats["simhash/dropped"] == 2 * len(STORIES) - 1
     assert "simhash/errors/analysis" not in stats
-    assert f"{copies[0]['url']}: worker {hung_pid} gave no answer in 2 s" in caplog.text
+    assert f"{copies[0]['url']}: worker {hung_pid} gave no answer in 5 s" in caplog.text
 
 
 @pytest.mark.parametrize("value", [0, -1, "soon"])
