@@ -279,17 +279,17 @@ class TermExtractor:
         no_stop: frozenset[str] = frozenset()
         for word in [w for w in counts if len(w) == 1 or w[0] == "_"]:
             if not _is_content_word(word, no_stop):
-                del counts[word]
+                counts.pop(word)
         # Stop words are known once the text's language is: by its function words.
         for word in stop_words_for(counts).intersection(counts):
-            del counts[word]
+            counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
         runs = _HAN_RUN.findall(text)
         if runs:
             # One call for all runs: the segmenter treats the line breaks as boundaries,
             # exactly as if each run were cut on its own, at a fraction of the overhead.
             han = Counter(self.segmenter.cut("\n".join(runs)))
             for word in [w for w in han if len(w) == 1]:
-                del han[word]
+                han.pop(word)
             # Han words and the words above share no character: a plain dict update
             # (in C) adds them without summing counts.
             dict.update(counts, han)
