@@ -86,5 +86,6 @@ if __name__ == "__main__":
     fingerprinter = Fingerprinter()
     corpus = corpus_texts(Path(sys.argv[1]))
     records = {name: record(fingerprinter, text) for name, text in sorted(corpus.items())}
-    RECORDED.write_text(json.dumps(records, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    lines = ",\n".join(f"{json.dumps(name)}: {json.dumps(records[name])}" for name in records)
+    RECORDED.write_text("{\n" + lines + "\n}\n", encoding="utf-8")  # one text a line
     print(f"{len(records)} fingerprints recorded in {RECORDED}")
