@@ -17,7 +17,8 @@ Every method gets the same documents: the visible text of each page (HTML reduce
   128 permutations over rjieba word 3-shingles, with datasketch (Python) and with rensa
   (Rust): each also segments the text with rjieba, inside the time measured.
 
-A method whose package is not installed is left out, and the run says so.
+A method whose package is not installed is left out, and the run says so (`pip install
+'scrapy-simhash[fast,bench]'` installs them all).
 
 It also times hash-and-combine alone (weighted terms -> 64 bits) per document.
 """
