@@ -10,7 +10,15 @@ Every method gets the same documents: the visible text of each page (HTML reduce
   TF-IDF keywords, HMM on, its default) fed to ``simhash.Simhash`` (the ``simhash`` package);
 * ours (jieba) / ours (rjieba): what the pipeline does with a text,
   ``Deduplicator.analyse`` (normalise, term counts, TF-IDF top 128, SimHash), with pure
-  jieba (HMM off) or the ``[fast]`` extra.
+  jieba (HMM off) or the ``[fast]`` extra;
+* the bound: ``rjieba.cut(text, hmm=False)`` alone, segmentation and nothing else; our
+  rjieba path can only approach it;
+* peers: the ``simhash`` package on its own features (``Simhash(text)``), and MinHash with
+  128 permutations over rjieba word 3-shingles, with datasketch (Python) and with rensa
+  (Rust): each also segments the text with rjieba, inside the time measured.
+
+A method whose package is not installed is left out, and the run says so (`pip install
+'scrapy-simhash[fast,bench]'` installs them all).
 
 It also times hash-and-combine alone (weighted terms -> 64 bits) per document.
 """
@@ -18,6 +26,7 @@ It also times hash-and-combine alone (weighted terms -> 64 bits) per document.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import logging
 import sys
@@ -71,6 +80,51 @@ def reference() -> Callable[[str], int]:
     return run
 
 
+def word_shingles(text: str) -> list[str]:
+    """rjieba words (HMM off, whitespace dropped), three at a time: the MinHash peers' features."""
+    import rjieba
+
+    words = [word for word in rjieba.cut(text, hmm=False) if not word.isspace()]
+    return [" ".join(words[i : i + 3]) for i in range(max(len(words) - 2, 1))]
+
+
+def peers() -> tuple[dict[str, Callable[[str], object]], list[str]]:
+    """The peers that are installed, by name, and the names of those that are not."""
+    found: dict[str, Callable[[str], object]] = {}
+    missing = []
+    if importlib.util.find_spec("simhash") is not None:
+        from simhash import Simhash
+
+        found["`simhash` package, `Simhash(text)`"] = lambda text: Simhash(text).value
+    else:
+        missing.append("simhash")
+    if importlib.util.find_spec("rjieba") is None:
+        return found, [*missing, "datasketch and rensa (they need rjieba here)"]
+    if importlib.util.find_spec("datasketch") is not None:
+        from datasketch import MinHash
+
+        def datasketch_minhash(text: str) -> object:
+            minhash = MinHash(num_perm=128)
+            minhash.update_batch([shingle.encode("utf-8") for shingle in word_shingles(text)])
+            return minhash.digest()
+
+        found["datasketch MinHash, rjieba 3-shingles"] = datasketch_minhash
+    else:
+        missing.append("datasketch")
+    if importlib.util.find_spec("rensa") is not None:
+        from rensa import RMinHash
+
+        def rensa_minhash(text: str) -> object:
+            minhash = RMinHash(num_perm=128, seed=42)
+            minhash.update(word_shingles(text))
+            return minhash.digest()
+
+        found["rensa RMinHash (Rust), rjieba 3-shingles"] = rensa_minhash
+    else:
+        missing.append("rensa")
+    return found, missing
+
+
 def best_pass_times(
     functions: dict[str, Callable[[str], object]], texts: list, min_seconds: float
 ) -> dict[str, float]:
@@ -119,19 +173,32 @@ def main(argv: list[str] | None = None) -> None:
     }
     methods["ours, jieba (HMM off)"] = ours("jieba")
     has_rjieba = importlib.util.find_spec("rjieba") is not None
+    bound = "bound: `rjieba.cut` alone (HMM off)"
     if has_rjieba:
+        import rjieba
+
         methods["ours, rjieba ([fast] extra)"] = ours("rjieba")
+        methods[bound] = functools.partial(rjieba.cut, hmm=False)
     else:
         print("rjieba is not installed (pip install 'scrapy-simhash[fast]'); skipping it\n")
+    found, missing = peers()
+    methods.update(found)
+    if missing:
+        print(f"not installed, left out: {', '.join(missing)} (pip install them to compare)\n")
 
-    rows = []
-    for name, seconds in best_pass_times(methods, texts, args.seconds).items():
-        rows.append((name, len(texts) / seconds, megabytes / seconds, seconds / len(texts)))
-    base = rows[0][1]
-    print("| method | documents/s | MB/s | ms/document | vs reference |")
-    print("|---|---:|---:|---:|---:|")
-    for name, docs, mbs, per_doc in rows:
-        print(f"| {name} | {docs:,.0f} | {mbs:.2f} | {per_doc * 1e3:.2f} | {docs / base:.1f}x |")
+    rates = {
+        name: len(texts) / seconds
+        for name, seconds in best_pass_times(methods, texts, args.seconds).items()
+    }
+    base = rates["reference (jieba extract_tags + simhash)"]
+    print("| method | documents/s | MB/s | ms/document | vs reference | vs `rjieba.cut` |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, docs in rates.items():
+        versus_cut = f"{docs / rates[bound]:.0%}" if bound in rates else "–"
+        print(
+            f"| {name} | {docs:,.0f} | {docs * megabytes / len(texts):.2f} | "
+            f"{1e3 / docs:.2f} | {docs / base:.1f}x | {versus_cut} |"
+        )
 
     # Hash-and-combine alone, on the weighted terms of the same documents.
     fingerprinter = Fingerprinter(segmenter="rjieba" if has_rjieba else "jieba")

@@ -57,8 +57,63 @@ def is_attribution(line: str) -> bool:
     return bool(byline and all(word[0].isupper() for word in byline.group(1).split()))
 
 
+# Testing every line with the patterns above cost as much as the rest of the tokenising, so
+# candidate lines are found over the whole text at once. A line that is_attribution()
+# accepts (other than the first) follows a line break, non-word characters and one of these
+# words (each a prefix of what _LABELLED, _BYLINE or _DATE_OR_TIME needs; case-insensitive,
+# so a superset of _BYLINE's), or it holds one of the _NOTICES. The pattern starts with a
+# literal, which the regex engine skips to directly.
+_LINE_START = re.compile(
+    r"\n\W*(?:source|copyright|reporting|editing|written|posted|published|originally|first"
+    r"|read|photo|image|credit|quelle|fuente|fonte|źródło|bron|foto|by|von|par|por|door|\d"
+    r"|编辑|记者|作者|来源|出处)",
+    re.IGNORECASE,
+)
+# What _LABELLED finds anywhere in a line, lower-cased: a plain substring search is many times
+# faster than the pattern. Case-insensitively, the letters of these notices match only their
+# upper- and lower-case forms, except "i" (also "ı", "İ") and "s" (also "ſ"), whose other
+# forms lower-case to something else: a text that holds one is tested line by line.
+_NOTICES = (
+    "©",
+    "(c)",
+    "all rights reserved",
+    "alle rechte vorbehalten",
+    "tous droits réservés",
+    "转载",
+    "责任编辑",
+    "原文链接",
+    "原文地址",
+    "版权所有",
+    "免责声明",
+)
+_OTHER_CASE_FORMS = ("ı", "İ", "ſ")
+
+
+def has_attribution(text: str, lowered: str | None = None) -> bool:
+    """Whether any line of *text* is an attribution line. *lowered* is ``text.lower()``,
+    when the caller has it already."""
+    if lowered is None:
+        lowered = text.lower()
+    if any(form in text for form in _OTHER_CASE_FORMS) or any(
+        notice in lowered for notice in _NOTICES
+    ):
+        # Rare: the notice may be in a long line, which is content; every line is tested.
+        return any(map(is_attribution, text.split("\n")))
+    if is_attribution(text.partition("\n")[0]):
+        return True
+    for match in _LINE_START.finditer(text):
+        # A match may run on over line breaks (``\W*``) and so hide one that starts on a
+        # later line: every line it touches is tested.
+        end = text.find("\n", match.end())
+        if any(map(is_attribution, text[match.start() + 1 : None if end < 0 else end].split("\n"))):
+            return True
+    return False
+
+
 def strip_attribution(text: str) -> str:
     """*text* without its attribution lines."""
+    if not has_attribution(text):
+        return text
     lines = text.split("\n")
     kept = [line for line in lines if not is_attribution(line)]
     return text if len(kept) == len(lines) else "\n".join(kept)

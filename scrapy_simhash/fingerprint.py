@@ -28,6 +28,8 @@ from .terms import DEFAULT_TOP_N, TERMS_VERSION, TermExtractor  # noqa: F401
 
 _WEIGHT_SCALE = 1000
 _MASK64 = (1 << 64) - 1
+# Scaled weights must fit an int64, as they had to when each was converted by round().
+_MAX_SCALED = 2.0**63
 #: Term hashes a Fingerprinter keeps before it starts its cache afresh (~100 bytes each).
 _HASH_CACHE_SIZE = 500_000
 
@@ -100,17 +102,26 @@ def simhash(
     pairs = list(weighted_terms)
     if not pairs:
         return 0
+    terms, weight_list = zip(*pairs, strict=True)
     if cache is None:
-        rows = b"".join(_hash_bytes(term, seed) for term, _ in pairs)
+        rows = b"".join([_hash_bytes(term, seed) for term in terms])
     else:
-        parts = []
-        for term, _ in pairs:
-            row = cache.get(term)
-            if row is None:
-                row = cache[term] = _hash_bytes(term, seed)
-            parts.append(row)
+        # Looked up in C; only the terms not seen before are hashed one by one.
+        parts = list(map(cache.get, terms))
+        if None in parts:
+            for i, row in enumerate(parts):
+                if row is None:
+                    term = terms[i]
+                    row = cache.get(term)  # the same term may be missing twice
+                    if row is None:
+                        row = cache[term] = _hash_bytes(term, seed)
+                    parts[i] = row
         rows = b"".join(parts)
-    weights = np.array([round(weight * _WEIGHT_SCALE) for _, weight in pairs], dtype=np.int64)
+    # np.rint rounds half to even, as round() does, on the same float64 products.
+    scaled = np.rint(np.array(weight_list, dtype=np.float64) * _WEIGHT_SCALE)
+    if not np.all(np.abs(scaled) < _MAX_SCALED):  # also False for NaN
+        raise ValueError(f"term weights must be finite and below {_MAX_SCALED / _WEIGHT_SCALE:g}")
+    weights = scaled.astype(np.int64)
     # One row of 64 bits per term, least significant bit first.
     bits = np.unpackbits(
         np.frombuffer(rows, dtype=np.uint8).reshape(-1, 8), axis=1, bitorder="little"

@@ -29,10 +29,10 @@ import statistics
 import tempfile
 import threading
 from collections import Counter
-from itertools import repeat
+from itertools import compress, repeat
 from pathlib import Path
 
-from .attribution import strip_attribution
+from .attribution import has_attribution, strip_attribution
 
 #: Han ideographs that jieba's dictionary covers; other scripts are split by _WORD.
 _HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
@@ -47,144 +47,17 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 #: English function words, as common in every English page as "the" (jieba's own list
 #: holds 31 of them; these are the words of highest frequency in general English text).
 ENGLISH_STOP_WORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "let",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "one",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "s",
-        "t",
-        "d",
-        "ll",
-        "m",
-        "re",
-        "ve",
-    ]
+    """
+    a about above after again against all also am an and any are as at be because
+    been before being below between both but by can could did do does doing down
+    during each few for from further had has have having he her here hers herself
+    him himself his how i if in into is it its itself just let me more most my
+    myself no nor not now of off on once one only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves s t d ll m re ve
+    """.split()  # noqa: SIM905 (a list literal takes a line per word)
 )
 
 
@@ -257,11 +130,14 @@ def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     """The stop words that apply to a text whose words occur *counts* times: English
     ones, and those of the language whose function words occur most often in it."""
     hits: Counter[str] = Counter()
-    for word, count in counts.items():
-        languages = _LANGUAGES_OF.get(word)
-        if languages:
-            for language in languages:
-                hits[language] += count
+    # The text's function words are found by a set intersection in C (not a lookup per
+    # word in the large table); they are then taken in the text's order, which decides
+    # between languages with as many hits.
+    common = counts.keys() & _LANGUAGES_OF.keys()
+    for word in [word for word in counts if word in common] if common else ():
+        count = counts[word]
+        for language in _LANGUAGES_OF[word]:
+            hits[language] += count
     if not hits:
         return ENGLISH_STOP_WORDS
     language = max(hits, key=lambda name: (hits[name], name == "english"))
@@ -393,26 +269,30 @@ class TermExtractor:
 
     def term_counts(self, text: str) -> Counter[str]:
         """Return how often each content-bearing token occurs in *text*."""
-        text = _strip_addresses(strip_attribution(text).lower())
-        # _is_content_word, inlined for the common case (a function call per word costs
-        # as much as the regex); only words that start with "_" need the full test.
+        lowered = text.lower()
+        if has_attribution(text, lowered):
+            lowered = strip_attribution(text).lower()
+        text = _strip_addresses(lowered)
+        # Counted in C first; whether a word is a term depends on the word alone, so the
+        # tests below run once per distinct word, not once per occurrence.
+        counts = Counter(_WORD.findall(text))
         no_stop: frozenset[str] = frozenset()
-        counts = Counter(
-            [
-                word
-                for word in _WORD.findall(text)
-                if (len(word) > 1 or word.isdecimal())
-                and (word[0] != "_" or _is_content_word(word, no_stop))
-            ]
-        )
+        for word in [w for w in counts if len(w) == 1 or w[0] == "_"]:
+            if not _is_content_word(word, no_stop):
+                counts.pop(word)
         # Stop words are known once the text's language is: by its function words.
         for word in stop_words_for(counts).intersection(counts):
-            del counts[word]
+            counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
         runs = _HAN_RUN.findall(text)
         if runs:
             # One call for all runs: the segmenter treats the line breaks as boundaries,
             # exactly as if each run were cut on its own, at a fraction of the overhead.
-            counts.update([word for word in self.segmenter.cut("\n".join(runs)) if len(word) > 1])
+            han = Counter(self.segmenter.cut("\n".join(runs)))
+            for word in [w for w in han if len(w) == 1]:
+                han.pop(word)
+            # Han words and the words above share no character: a plain dict update
+            # (in C) adds them without summing counts.
+            dict.update(counts, han)
         return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
@@ -421,22 +301,22 @@ class TermExtractor:
         if not counts:
             return []
         idf, median_idf = jieba_idf()
-        get = idf.get
         terms = list(counts)
-        weights = list(map(operator.mul, counts.values(), map(get, terms, repeat(median_idf))))
+        weights = list(map(operator.mul, counts.values(), map(idf.get, terms, repeat(median_idf))))
+        pairs = zip(terms, weights, strict=True)
         if len(terms) > self.top_n:
             # Sorting plain floats is cheap; only the terms that can make the cut are
-            # sorted with the tie-break key.
+            # sorted with the tie-break key (selected in C, without a Python loop).
             cut = sorted(weights)[-self.top_n]
-            weighted = [pair for pair in zip(terms, weights, strict=True) if pair[1] >= cut]
+            weighted = list(compress(pairs, map(operator.ge, weights, repeat(cut))))
         else:
-            weighted = list(zip(terms, weights, strict=True))
+            weighted = list(pairs)
         # Heaviest first, ties broken by the term itself so that the cut at top_n is
         # deterministic: two stable sorts on C-level keys, faster than one on tuples.
         weighted.sort(key=operator.itemgetter(0))
         weighted.sort(key=operator.itemgetter(1), reverse=True)
         del weighted[self.top_n :]
-        cap = MAX_TERM_SHARE * sum(weight for _, weight in weighted)
+        cap = MAX_TERM_SHARE * sum(map(operator.itemgetter(1), weighted))
         if weighted[0][1] > cap:
             weighted = [(term, min(weight, cap)) for term, weight in weighted]
         return weighted

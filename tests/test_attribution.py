@@ -3,10 +3,21 @@ features; lines of content that look a little like them are."""
 
 from __future__ import annotations
 
+import re
+import sys
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_simhash import fingerprint, hamming_distance
-from scrapy_simhash.attribution import is_attribution, strip_attribution
+from scrapy_simhash.attribution import (
+    _NOTICES,
+    _OTHER_CASE_FORMS,
+    has_attribution,
+    is_attribution,
+    strip_attribution,
+)
 from scrapy_simhash.terms import TermExtractor
 
 
@@ -81,3 +92,67 @@ def test_repost_footer_moves_a_long_text_by_nothing():
     article = "\n".join(paragraphs)
     repost = article + "\n转载请注明出处：本文来源于某某网\n2024-03-15 10:23:45 责任编辑：王小明"
     assert hamming_distance(fingerprint(article), fingerprint(repost)) == 0
+
+
+def _line_by_line(text: str) -> str:
+    """strip_attribution as it was before it looked for candidate lines first."""
+    lines = text.split("\n")
+    kept = [line for line in lines if not is_attribution(line)]
+    return text if len(kept) == len(lines) else "\n".join(kept)
+
+
+# Lines that are, almost are, or hide attribution lines: leading punctuation and blank
+# lines before a byline, notices in upper case or in a long line, the other case forms of
+# "i" and "s", Turkish dotless i.
+_LINES = [
+    "By Jane Doe",
+    "  -- BY STAFF | March 15",
+    "by June 30. There had been some doubts",
+    "Source: Example Wire",
+    "SOURCES | Reuters",
+    "   ",
+    "",
+    "* * *",
+    "2024-03-15 10:23",
+    "15.03.2024",
+    "48-5/8.",
+    "Copyright 2024 Example",
+    "ALL RIGHTS RESERVED by the publisher",
+    "All rıghts reserved",
+    "all rightſ reserved",
+    "ALL RİGHTS RESERVED",
+    "(C) 2024 Example Media",
+    "the (c) clause of the contract",
+    "责任编辑：王小明",
+    "转载请注明出处",
+    "然后它们将所需的参数存储到vars文件中，可以不加注释和编辑：",
+    "Paragraph of content that mentions All Rights Reserved in passing and goes on for long "
+    "enough to be content rather than a notice of any kind at all.",
+    "Ordinary content line about trams and harbours.",
+    "Photo: Jane Doe",
+    "\u00a0Read more: https://example.com",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_LINES) | st.text(max_size=30), max_size=12))
+def test_candidate_search_strips_what_every_line_test_strips(lines):
+    text = "\n".join(lines)
+    assert strip_attribution(text) == _line_by_line(text)
+    assert has_attribution(text) == (_line_by_line(text) != text)
+
+
+@pytest.mark.parametrize("line", _LINES)
+def test_candidate_search_on_each_line_in_any_position(line):
+    for text in (line, f"content\n{line}", f"{line}\ncontent", f"a\n\n--\n{line}\nb"):
+        assert strip_attribution(text) == _line_by_line(text)
+
+
+def test_notice_letters_have_no_other_case_forms_than_those_listed():
+    # has_attribution() looks for the notices in the lower-cased text: right only while
+    # every character that matches a notice's letter case-insensitively lower-cases to it,
+    # or is one of _OTHER_CASE_FORMS (a text holding one is tested line by line).
+    everything = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    for letter in sorted(set("".join(_NOTICES))):
+        for match in re.findall(re.escape(letter), everything, re.IGNORECASE):
+            assert match.lower() == letter or match in _OTHER_CASE_FORMS, (letter, match)
