@@ -103,12 +103,6 @@ class Signer:
         return ("simhash", simhash([(t, min(w, cap)) for t, w in ranked], self.seed))
 
 
-def distance(a: tuple[str, int], b: tuple[str, int]) -> int:
-    if a[0] != b[0]:
-        return 99
-    return (0 if a[1] == b[1] else 99) if a[0] == "short" else (a[1] ^ b[1]).bit_count()
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a subset of the documents")
@@ -117,19 +111,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not Q.CORPORA.is_dir():
         sys.exit(f"no corpora at {Q.CORPORA}")
-    import thresholds
-
-    edit_docs, corpora = thresholds.default_docs(args.quick)
+    edit_docs, _, hb, rt = Q.corpus_docs(args.quick)
     # The first design is the product's weighting: check it gives the product's values.
     product, signer = Analyser(Fingerprinter()), Signer(DESIGNS[0], None)
-    same = sum(
-        (a := product.analyse(doc.text)).kind == signer.sign(doc)[0]
-        and a.value == signer.sign(doc)[1]
-        for doc in edit_docs
-    )
+    same = 0
+    for doc in edit_docs:
+        analysis = product.analyse(doc.text)
+        same += (analysis.kind, analysis.value) == signer.sign(doc)
     print(f"'{DESIGNS[0].name}' gives the product's value for {same} of {len(edit_docs)} texts\n")
     edits = {k: v for k, v in Q.edited_pairs(edit_docs).items() if v}
-    truths = [(title, docs, Q.true_pairs(docs)) for title, docs in corpora]
+    truths = [
+        (title, docs, Q.true_pairs(docs))
+        for title, docs in (("Debian Handbook", hb), ("Reuters-21578", rt))
+    ]
     header = ["design", "hash", *edits]
     header += [f"{title} {what}" for title, _, _ in truths for what in ("F1", "false pos.")]
     rows = []
@@ -139,15 +133,11 @@ def main(argv: list[str] | None = None) -> None:
             signer = Signer(design, seed)
             row: list[object] = [design.name, "public" if seed is None else f"key {seed[0]}"]
             for pairs in edits.values():
-                near = sum(distance(signer.sign(a), signer.sign(b)) <= 3 for a, b in pairs)
+                near = sum(Q.Ours.distance(signer.sign(a), signer.sign(b)) <= 3 for a, b in pairs)
                 row.append(Q.pct(near / len(pairs)))
             for _, docs, truth in truths:
-                flagged = thresholds._flagged([signer.sign(doc) for doc in docs], 3)
-                tp = len(flagged & truth)
-                precision = tp / len(flagged) if flagged else 1.0
-                recall = tp / len(truth) if truth else 1.0
-                f1 = 2 * precision * recall / (precision + recall) if tp else 0.0
-                row += [f"{f1:.3f}", len(flagged - truth)]
+                flagged = Q.Ours.flagged([signer.sign(doc) for doc in docs], 3)
+                row += [f"{Q.scores(flagged, truth)[2]:.3f}", len(flagged - truth)]
             rows.append(row)
             print(Q.table(header, [row]).splitlines()[-1], flush=True)
     print()

@@ -197,10 +197,21 @@ class Ours(Method):
         analysis = self.dedup.analyse(text)
         return (analysis.kind, analysis.value)
 
-    def flagged(self, signatures):
-        near = _pairs_within([v if k == "simhash" else None for k, v in signatures], MAX_DISTANCE)
+    @staticmethod
+    def flagged(signatures, distance: int = MAX_DISTANCE):
+        near = _pairs_within([v if k == "simhash" else None for k, v in signatures], distance)
         exact = _pairs_equal([v if k == "short" else None for k, v in signatures])
         return near | exact
+
+    @staticmethod
+    def distance(a, b) -> int:
+        """Bits between two signatures; short texts are 0 apart or never near (99)."""
+        (kind_a, value_a), (kind_b, value_b) = a, b
+        if kind_a != kind_b or kind_a == "empty":
+            return 99
+        if kind_a == "short":
+            return 0 if value_a == value_b else 99
+        return (value_a ^ value_b).bit_count()
 
 
 class SimhashPackage(Method):
@@ -560,7 +571,17 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def section_edits(docs: list[Doc], chosen: list[Method]) -> None:
+def scores(flagged: set, truth: set) -> tuple[float, float, float]:
+    """Precision, recall and F1 of the *flagged* pairs against the *truth*."""
+    tp = len(flagged & truth)
+    precision = tp / len(flagged) if flagged else 1.0
+    recall = tp / len(truth) if truth else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def section_edits(docs: list[Doc], chosen: list[Method]) -> dict[str, list[tuple[Doc, Doc]]]:
+    """Print the recall of each edit kind; return the edited pairs."""
     pairs = edited_pairs(docs)
     print("\n## (a) Recall by edit kind: share of edited copies still within the threshold\n")
     header = ["edit", "pairs", "median Jaccard"] + [m.name for m in chosen]
@@ -582,11 +603,20 @@ def section_edits(docs: list[Doc], chosen: list[Method]) -> None:
             row.append(pct(hits / len(kind_pairs)))
         rows.append(row)
     print(table(header, rows))
+    return pairs
 
 
-def section_pairs(title: str, docs: list[Doc], chosen: list[Method], note: str = "") -> dict:
+def section_pairs(
+    title: str,
+    docs: list[Doc],
+    chosen: list[Method],
+    note: str = "",
+    truth: set[tuple[int, int]] | None = None,
+) -> dict:
+    """Print each method's scores over all pairs of *docs* (*truth*: their true pairs,
+    computed here when not given)."""
     start = time.perf_counter()
-    truth = true_pairs(docs)
+    truth = true_pairs(docs) if truth is None else truth
     identical = {(a, b) for a, b in truth if docs[a].truth == docs[b].truth}
     n = len(docs)
     print(f"\n## {title}\n")
@@ -601,9 +631,7 @@ def section_pairs(title: str, docs: list[Doc], chosen: list[Method], note: str =
         t = time.perf_counter()
         flagged = m.flagged([m.sign(d) for d in docs])
         tp = flagged & truth
-        precision = len(tp) / len(flagged) if flagged else 1.0
-        recall = len(tp) / len(truth) if truth else 1.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        precision, recall, f1 = scores(flagged, truth)
         nonident = truth - identical
         r_ni = len(tp & nonident) / len(nonident) if nonident else 1.0
         fp = flagged - truth
@@ -759,34 +787,43 @@ def main(argv: list[str] | None = None) -> None:
         return
     if not CORPORA.is_dir():
         sys.exit(f"no corpora at {CORPORA}; pass --pages DIR")
-    quick = args.quick
-    edit_docs = handbook_docs(["en-US", "zh-CN"], limit=25 if quick else None)
-    edit_docs += [d for d in reuters_docs(1) if len(d.text) > 1500][: 40 if quick else 200]
-    section_edits(edit_docs, chosen)
-    langs = ["en-US", "hr-HR", "zh-CN"] if quick else HANDBOOK_LANGUAGES
-    hb = handbook_docs(langs)
+    edit_docs, langs, hb, rt = corpus_docs(args.quick)
+    edit_pairs = section_edits(edit_docs, chosen)
+    hb_truth, rt_truth = true_pairs(hb), true_pairs(rt)
     results = section_pairs(
         "(b)+(c) Debian Handbook: all pairs, " + ", ".join(langs),
         hb,
         chosen,
         "Same-template pages within a language are the traps; "
         "untranslated chapters are the natural near-duplicates.",
+        hb_truth,
     )
     section_natural(hb, results)
     section_pairs(
         "(b)+(c) Reuters-21578: all pairs of stories with a body",
-        reuters_docs(3 if quick else 22),
+        rt,
         chosen,
         "Re-sent and corrected stories are the natural near-duplicates.",
+        rt_truth,
     )
-    section_short(500 if quick else None)
+    section_short(500 if args.quick else None)
     if args.thresholds:
         import thresholds  # benchmarks/thresholds.py, which imports this module
 
-        rt = reuters_docs(3 if quick else 22)
         thresholds.section_thresholds(
-            edit_docs, [("Debian Handbook", hb), ("Reuters-21578", rt)], index_pages=50_000
+            edit_pairs,
+            [("Debian Handbook", hb, hb_truth), ("Reuters-21578", rt, rt_truth)],
+            index_pages=50_000,
         )
+
+
+def corpus_docs(quick: bool) -> tuple[list[Doc], list[str], list[Doc], list[Doc]]:
+    """The shared corpora as every section uses them: the pages to edit (handbook en-US and
+    zh-CN, long Reuters stories), the handbook languages, their pages, and Reuters."""
+    edit_docs = handbook_docs(["en-US", "zh-CN"], limit=25 if quick else None)
+    edit_docs += [d for d in reuters_docs(1) if len(d.text) > 1500][: 40 if quick else 200]
+    langs = ["en-US", "hr-HR", "zh-CN"] if quick else HANDBOOK_LANGUAGES
+    return edit_docs, langs, handbook_docs(langs), reuters_docs(3 if quick else 22)
 
 
 if __name__ == "__main__":

@@ -64,15 +64,22 @@ def index_costs(k: int, pages: int, probes: int = 2000) -> dict[str, float]:
     }
 
 
-def section_thresholds(edit_docs, corpora, index_pages: int) -> None:
+def section_thresholds(edit_pairs, corpora, index_pages: int) -> None:
+    """*edit_pairs*: quality.py's edited pairs by edit kind; *corpora*: ``(title, docs,
+    true pairs)``."""
     ours = Q.Ours("builtin")
-    pairs = Q.edited_pairs(edit_docs)
+    signed: dict[int, object] = {}  # an original is in a pair of every edit kind
+
+    def sign(doc):
+        if id(doc) not in signed:
+            signed[id(doc)] = ours.sign(doc)
+        return signed[id(doc)]
+
     distances = {
-        kind: [_distance(ours.sign(a), ours.sign(b)) for a, b in kind_pairs]
-        for kind, kind_pairs in pairs.items()
+        kind: [ours.distance(sign(a), ours.sign(b)) for a, b in kind_pairs]
+        for kind, kind_pairs in edit_pairs.items()
         if kind_pairs
     }
-    signed = [(title, [ours.sign(d) for d in docs], Q.true_pairs(docs)) for title, docs in corpora]
     print("\n## (e) Per threshold: what a larger SIMHASH_MAX_DISTANCE buys\n")
     header = ["edit", "pairs"] + [f"k={k}" for k in THRESHOLDS]
     rows = [
@@ -82,13 +89,11 @@ def section_thresholds(edit_docs, corpora, index_pages: int) -> None:
     print(Q.table(header, rows))
     print()
     rows = []
-    for title, signatures, truth in signed:
+    for title, docs, truth in corpora:
+        signatures = [ours.sign(d) for d in docs]
         for k in THRESHOLDS:
-            flagged = _flagged(signatures, k)
-            tp = len(flagged & truth)
-            precision = tp / len(flagged) if flagged else 1.0
-            recall = tp / len(truth) if truth else 1.0
-            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            flagged = ours.flagged(signatures, k)
+            precision, recall, f1 = Q.scores(flagged, truth)
             rows.append(
                 [
                     title,
@@ -131,22 +136,6 @@ def section_thresholds(edit_docs, corpora, index_pages: int) -> None:
     )
 
 
-def _distance(a, b) -> int:
-    """Bits between two of our signatures; short texts are 0 or never."""
-    (kind_a, value_a), (kind_b, value_b) = a, b
-    if kind_a != kind_b or kind_a == "empty":
-        return 99
-    if kind_a == "short":
-        return 0 if value_a == value_b else 99
-    return (value_a ^ value_b).bit_count()
-
-
-def _flagged(signatures, k: int) -> set[tuple[int, int]]:
-    near = Q._pairs_within([v if kind == "simhash" else None for kind, v in signatures], k)
-    exact = Q._pairs_equal([v if kind == "short" else None for kind, v in signatures])
-    return near | exact
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a subset")
@@ -154,19 +143,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not Q.CORPORA.is_dir():
         sys.exit(f"no corpora at {Q.CORPORA}")
-    edit_docs, corpora = default_docs(args.quick)
-    section_thresholds(edit_docs, corpora, args.index_pages)
-
-
-def default_docs(quick: bool):
-    edit_docs = Q.handbook_docs(["en-US", "zh-CN"], limit=25 if quick else None)
-    edit_docs += [d for d in Q.reuters_docs(1) if len(d.text) > 1500][: 40 if quick else 200]
-    langs = ["en-US", "hr-HR", "zh-CN"] if quick else Q.HANDBOOK_LANGUAGES
+    edit_docs, _, hb, rt = Q.corpus_docs(args.quick)
     corpora = [
-        ("Debian Handbook", Q.handbook_docs(langs)),
-        ("Reuters-21578", Q.reuters_docs(3 if quick else 22)),
+        (title, docs, Q.true_pairs(docs))
+        for title, docs in (("Debian Handbook", hb), ("Reuters-21578", rt))
     ]
-    return edit_docs, corpora
+    section_thresholds(Q.edited_pairs(edit_docs), corpora, args.index_pages)
 
 
 if __name__ == "__main__":
