@@ -38,7 +38,8 @@ def rebuild_index(
 ) -> RebuildResult:
     """Copy every page of the index at *source_uri* into a new index at *target_uri* built
     for *max_distance* (and *blocks*, by default ``max_distance + 2``), with the same
-    features. *progress* is called with the number of pages read so far, now and then.
+    features. *progress* is called with the number of pages read so far, every 1,000 pages
+    and once at the end.
 
     The target must not exist yet, or be an earlier rebuild of the same source with the
     same parameters (an interrupted run, which this one completes).
@@ -65,7 +66,9 @@ def _counted(
     if progress is None:
         yield from pages
         return
+    count = 0
     for count, page in enumerate(pages, 1):
         yield page
         if count % 1000 == 0:
             progress(count)
+    progress(count)

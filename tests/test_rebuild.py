@@ -36,6 +36,7 @@ def test_the_new_index_finds_what_the_old_could_not(built, tmp_path):
     seen = []
     result = rebuild_index(built, target, max_distance=5, progress=seen.append)
     assert (result.copied, result.pages) == (302, 302)
+    assert seen == [302]  # every 1,000 pages, and once at the end
     assert (result.parameters.max_distance, result.parameters.blocks) == (5, 7)
     copy = 0xF0F0_F0F0_F0F0_F0F0 ^ FIVE_BITS
     with open_index(built) as old:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -270,24 +271,17 @@ def rebuild(
     with env.open(index_uri, read_only=True) as index:
         total = len(index)
     # A bar where someone watches; a log or a pipe gets the result line only.
-    bar = click.progressbar(length=total, label="Copying pages", file=sys.stderr)
     shown = sys.stderr.isatty()
-    done = [0]
-
-    def progress(count: int) -> None:
-        if shown:
-            bar.update(count - done[0])
-        done[0] = count
-
+    bar = click.progressbar(length=total, label="Copying pages", file=sys.stderr)
     try:
-        if shown:
-            with bar:
-                result = rebuild_index(
-                    source, target, max_distance=max_distance, blocks=blocks, progress=progress
-                )
-                bar.update(total - done[0])
-        else:
-            result = rebuild_index(source, target, max_distance=max_distance, blocks=blocks)
+        with bar if shown else contextlib.nullcontext():
+            result = rebuild_index(
+                source,
+                target,
+                max_distance=max_distance,
+                blocks=blocks,
+                progress=(lambda count: bar.update(count - bar.pos)) if shown else None,
+            )
     except Interrupted as e:
         interrupted(f"copying {e.done} pages", "copy the rest (pages already copied are skipped)")
     params = result.parameters
@@ -305,7 +299,8 @@ def rebuild(
         return
     click.echo(
         f"Built {result.target} for max_distance={params.max_distance} with {params.blocks} "
-        f"block tables: {result.pages} pages ({result.copied} copied now) from {result.source}."
+        f"blocks ({params.plan.table_count} tables): {result.pages} pages ({result.copied} "
+        f"copied now) from {result.source}."
     )
     click.echo(
         "To use it, set in settings.py:\n"
