@@ -110,9 +110,10 @@ def has_attribution(text: str, lowered: str | None = None) -> bool:
     return False
 
 
-def strip_attribution(text: str) -> str:
-    """*text* without its attribution lines."""
-    if not has_attribution(text):
+def strip_attribution(text: str, lowered: str | None = None) -> str:
+    """*text* without its attribution lines (*text* itself when it has none). *lowered*
+    is ``text.lower()``, when the caller has it already."""
+    if not has_attribution(text, lowered):
         return text
     lines = text.split("\n")
     kept = [line for line in lines if not is_attribution(line)]

@@ -32,7 +32,7 @@ from collections import Counter
 from itertools import compress, repeat
 from pathlib import Path
 
-from .attribution import has_attribution, strip_attribution
+from .attribution import strip_attribution
 
 #: Han ideographs that jieba's dictionary covers; other scripts are split by _WORD.
 _HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
@@ -270,8 +270,9 @@ class TermExtractor:
     def term_counts(self, text: str) -> Counter[str]:
         """Return how often each content-bearing token occurs in *text*."""
         lowered = text.lower()
-        if has_attribution(text, lowered):
-            lowered = strip_attribution(text).lower()
+        stripped = strip_attribution(text, lowered)
+        if stripped is not text:
+            lowered = stripped.lower()
         text = _strip_addresses(lowered)
         # Counted in C first; whether a word is a term depends on the word alone, so the
         # tests below run once per distinct word, not once per occurrence.
