@@ -586,6 +586,7 @@ def section_edits(docs: list[Doc], chosen: list[Method]) -> dict[str, list[tuple
     print("\n## (a) Recall by edit kind: share of edited copies still within the threshold\n")
     header = ["edit", "pairs", "median Jaccard"] + [m.name for m in chosen]
     rows = []
+    by_length: list[list[object]] = []
     signs: dict[tuple[int, int], object] = {}
     for kind, kind_pairs in pairs.items():
         if not kind_pairs:
@@ -593,17 +594,44 @@ def section_edits(docs: list[Doc], chosen: list[Method]) -> dict[str, list[tuple
         js = [jaccard(a.truth, b.truth) for a, b in kind_pairs]
         row: list[object] = [kind, len(kind_pairs), f"{statistics.median(js):.2f}"]
         for mi, m in enumerate(chosen):
-            hits = 0
+            found = []
             for a, b in kind_pairs:
                 key = (mi, id(a))
                 if key not in signs:
                     signs[key] = m.sign(a)
-                if m.same(signs[key], m.sign(b)):
-                    hits += 1
-            row.append(pct(hits / len(kind_pairs)))
+                found.append(m.same(signs[key], m.sign(b)))
+            row.append(pct(sum(found) / len(kind_pairs)))
+            if mi == 0:
+                by_length.append([kind, *_recall_by_length(kind_pairs, found)])
         rows.append(row)
     print(table(header, rows))
+    print(f"\n## (a2) {chosen[0].name}: the same recall by length of the original text\n")
+    print(
+        "The same edit is a larger share of a shorter text: a paragraph is a tenth of a "
+        "2,000-character page and a fiftieth of a 10,000-character one.\n"
+    )
+    print(table(["edit", *(f"{label} chars" for label, _ in LENGTH_BANDS)], by_length))
     return pairs
+
+
+#: Bands of the original text's length (characters of its main text), for (a2).
+LENGTH_BANDS = [
+    ("< 2,000", 2000),
+    ("2,000-5,000", 5000),
+    ("5,000-10,000", 10000),
+    (">= 10,000", 1 << 62),
+]
+
+
+def _recall_by_length(pairs: list[tuple[Doc, Doc]], found: list[bool]) -> list[str]:
+    """'hits/pairs share' of *found* in each of the :data:`LENGTH_BANDS` of the original."""
+    cells = []
+    low = 0
+    for _, high in LENGTH_BANDS:
+        band = [ok for (a, _), ok in zip(pairs, found, strict=True) if low <= len(a.text) < high]
+        cells.append(f"{sum(band)}/{len(band)} {pct(sum(band) / len(band))}" if band else "-")
+        low = high
+    return cells
 
 
 def section_pairs(
