@@ -692,7 +692,18 @@ def section_pairs(
         )
     )
     print(f"\n({time.perf_counter() - start:.0f} s)")
+    if SHOW_FALSE_POSITIVES:
+        flagged, _ = results[chosen[0].name]
+        print(f"\n{chosen[0].name}'s false positives (shingle Jaccard, pages):\n")
+        for a, b in sorted(flagged - truth):
+            print(f"- {jaccard(docs[a].truth, docs[b].truth):.2f} {docs[a].name} ~ {docs[b].name}")
+        if not flagged - truth:
+            print("(none)")
     return results
+
+
+#: Set by ``--false-positives``: list the first method's false pairs under each corpus.
+SHOW_FALSE_POSITIVES = False
 
 
 def section_natural(docs: list[Doc], results: dict) -> None:
@@ -799,7 +810,12 @@ def main(argv: list[str] | None = None) -> None:
         help="also (e)+(f): each threshold from 2 to 8, what it buys and costs "
         "(benchmarks/thresholds.py)",
     )
+    parser.add_argument(
+        "--false-positives", action="store_true", help="list ours' false pairs of each corpus"
+    )
     args = parser.parse_args(argv)
+    global SHOW_FALSE_POSITIVES
+    SHOW_FALSE_POSITIVES = args.false_positives
 
     chosen = methods(extractors=True)
     if args.no_peers:
