@@ -2,20 +2,24 @@
 marks that tell our files from others, signed storage of 64-bit values, and how the file
 is named to SQLite.
 
-Layout (created with sqlite-utils)::
+Layout, schema version 2::
 
     simhash_meta(name PRIMARY KEY, value)           index parameters, created_at
-    pages(id PRIMARY KEY, fingerprint, key, added_at)     one row per kept page
-    block_keys(tbl, bkey, page_id, fingerprint)     one row per page and table, WITHOUT ROWID,
-                                                    primary key (tbl, bkey, page_id)
+    pages(id PRIMARY KEY, fingerprint, key, added_at)     one row per kept page; fingerprint
+                                                    indexed (it is also the last block table)
+    page_keys(key_hash, page_id)                    WITHOUT ROWID: finds a page by its key
+    block_0 ... block_{tables - 2}(pfp PRIMARY KEY) WITHOUT ROWID: one per block table, the
+                                                    fingerprint permuted (see sqlite_tables)
     exact_texts(digest PRIMARY KEY, key, added_at)  short texts, matched exactly
     drops(id PRIMARY KEY, key, kept_key, distance, exact, at)   the audit log of drops;
                                                     exact: 1 matched exactly, +2 unchanged
 
 Fingerprints and keys are stored as signed 64-bit integers (SQLite has no unsigned type).
-``block_keys`` repeats the fingerprint so that a probe is answered from the primary key
-alone, without a lookup into ``pages`` for every candidate. ``pages.key`` and
-``exact_texts.key`` are indexed: a check finds the entry stored under its key.
+``exact_texts.key`` is indexed: a check finds the entry stored under its key.
+
+Version 1 stored every table in one ``block_keys(tbl, bkey, page_id, fingerprint)`` and
+indexed ``pages.key``: 360-410 bytes a page with 10 tables. :func:`upgrade_from_v1` turns
+such a file into version 2 in one transaction.
 """
 
 from __future__ import annotations
@@ -27,29 +31,20 @@ from pathlib import Path
 
 import sqlite_utils
 
+from ..blocks import BlockPlan
 from .base import IndexParameters
+from .sqlite_tables import BlockTables
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
 #: recognised and left alone. The bytes spell "SmHs".
 APPLICATION_ID = 0x536D4873
 #: ``PRAGMA user_version``: bumped with every change of the layout above.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The oldest version opened: it is upgraded in place (see :func:`upgrade_from_v1`).
+UPGRADABLE_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: The bit of ``drops.exact`` that marks a page dropped as unchanged since the last crawl.
 DROP_UNCHANGED = 2
-
-_SIGN = 1 << 63
-MASK64 = (1 << 64) - 1
-
-
-def to_signed64(value: int) -> int:
-    """Store an unsigned 64-bit value in SQLite's signed INTEGER."""
-    return value - (1 << 64) if value >= _SIGN else value
-
-
-def from_signed64(value: int) -> int:
-    return value + (1 << 64) if value < 0 else value
-
 
 #: Every table of the layout and the columns the index reads or writes. Checked at every
 #: open (one cheap query per table), so a damaged file is refused there instead of failing
@@ -57,7 +52,7 @@ def from_signed64(value: int) -> int:
 LAYOUT: dict[str, tuple[str, ...]] = {
     "simhash_meta": ("name", "value"),
     "pages": ("id", "fingerprint", "key", "added_at"),
-    "block_keys": ("tbl", "bkey", "page_id", "fingerprint"),
+    "page_keys": ("key_hash", "page_id"),
     "exact_texts": ("digest", "key", "added_at"),
     "drops": ("id", "key", "kept_key", "distance", "exact", "at"),
 }
@@ -101,14 +96,7 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
         pk="id",
         not_null={"fingerprint", "key", "added_at"},
     )
-    db["pages"].create_index(["key"])
-    # sqlite-utils has no WITHOUT ROWID tables: this one is 40% smaller and its probes
-    # read one b-tree instead of two.
-    db.execute(
-        "CREATE TABLE block_keys (tbl INTEGER NOT NULL, bkey INTEGER NOT NULL, "
-        "page_id INTEGER NOT NULL, fingerprint INTEGER NOT NULL, "
-        "PRIMARY KEY (tbl, bkey, page_id)) WITHOUT ROWID"
-    )
+    _create_v2_tables(conn, parameters.plan)
     db["exact_texts"].create(
         {"digest": int, "key": str, "added_at": float},
         pk="digest",
@@ -129,4 +117,22 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     )
     db["drops"].create_index(["at"])
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _create_v2_tables(conn: sqlite3.Connection, plan: BlockPlan) -> None:
+    conn.execute("CREATE INDEX pages_fingerprint ON pages (fingerprint)")
+    BlockTables(plan).create(conn)
+
+
+def upgrade_from_v1(conn: sqlite3.Connection, plan: BlockPlan) -> None:
+    """Turn a schema-version-1 file into version 2, inside the caller's transaction: the
+    new tables are filled from ``pages``, then ``block_keys`` and the index on the key
+    text are dropped. Interrupted, the transaction is rolled back and the file is still
+    a complete version-1 index. The space of the dropped tables is reused by new pages;
+    ``scrapy-simhash vacuum`` gives it back to the disk."""
+    _create_v2_tables(conn, plan)
+    BlockTables(plan).fill(conn)
+    conn.execute("DROP TABLE block_keys")
+    conn.execute("DROP INDEX IF EXISTS idx_pages_key")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -1,0 +1,189 @@
+"""The block tables of an index file, and the rows that tie a page to them.
+
+Each table of the block plan (see :mod:`scrapy_simhash.blocks`) is a ``WITHOUT ROWID``
+table of one column, ``pfp``: the page's fingerprint with its bits permuted so that the
+table's key bits come first. Pages sharing a key then lie in one range of the primary key,
+and a probe is one range search per table. A row holds the whole fingerprint (permuted),
+so a candidate's distance is computed from the row itself (the Hamming distance does not
+change when both sides are permuted alike) and no page id is stored: the few candidates
+within the distance are then looked up in ``pages`` by fingerprint. A fingerprint stored
+under several keys (possible through ``add_pages``) has one row, removed with its last page.
+
+The permutation takes the key's blocks from the most significant down, then the other
+blocks the same way. For the plan's last table, keyed on the most significant blocks, that
+is the identity: the index on ``pages.fingerprint``, needed anyway to find a page by its
+fingerprint, serves as that table, which is therefore not stored twice.
+
+``page_keys(key_hash, page_id)`` finds the entry stored under a key: a 32-bit hash of the
+key instead of an index on the text (12 bytes a page instead of 40 or more with URLs);
+the key itself is compared on every hit, so a collision costs one row read, never a wrong
+answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+
+from ..blocks import BlockPlan
+
+MASK64 = (1 << 64) - 1
+#: The ``WHERE`` clause selecting the pages stored under a key; arguments: its
+#: :func:`key_hash`, the key.
+PAGES_BY_KEY = "id IN (SELECT page_id FROM page_keys WHERE key_hash = ?) AND key = ?"
+_SIGN = 1 << 63
+
+
+def to_signed64(value: int) -> int:
+    """Store an unsigned 64-bit value in SQLite's signed INTEGER."""
+    return value - (1 << 64) if value >= _SIGN else value
+
+
+def from_signed64(value: int) -> int:
+    return value + (1 << 64) if value < 0 else value
+
+
+def key_hash(key: str) -> int:
+    """The 32-bit hash ``page_keys`` stores for *key* (signed, so SQLite stores 4 bytes)."""
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=4).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+class BlockTables:
+    """The stored tables of *plan*: permutations, probe SQL and the rows of a page."""
+
+    def __init__(self, plan: BlockPlan) -> None:
+        self.plan = plan
+        count = plan.table_count
+        #: The stored tables: every table of the plan but the last (``pages.fingerprint``).
+        self.names = tuple(f"block_{t}" for t in range(count - 1))
+        #: For each table: (source shift, mask, destination shift) of each block.
+        self._moves: list[list[tuple[int, int, int]]] = []
+        #: For each table: the bits of a permuted fingerprint below its key.
+        self._low_bits: list[int] = []
+        for table in plan.tables:
+            rest = [b for b in range(plan.blocks) if b not in table]
+            order = sorted(table, reverse=True) + sorted(rest, reverse=True)
+            moves, top = [], plan.bits
+            for block in order:
+                shift, width = plan.spans[block]
+                top -= width
+                moves.append((shift, (1 << width) - 1, top))
+            self._moves.append(moves)
+            self._low_bits.append(plan.bits - sum(plan.spans[b][1] for b in table))
+        identity = [(shift, (1 << width) - 1, shift) for shift, width in plan.spans]
+        assert sorted(self._moves[-1]) == sorted(identity), "the last table is pages itself"
+        selects = [
+            f"SELECT {t}, pfp FROM {name} WHERE pfp BETWEEN ? AND ?"
+            for t, name in enumerate(self.names)
+        ]
+        selects.append(
+            f"SELECT {count - 1}, fingerprint FROM pages WHERE fingerprint BETWEEN ? AND ?"
+        )
+        #: One range search per table; every one on a primary key or index (see the tests).
+        self.probe_sql = " UNION ALL ".join(selects)
+
+    def permute(self, fingerprint: int, table: int) -> int:
+        value = 0
+        for shift, mask, to in self._moves[table]:
+            value |= ((fingerprint >> shift) & mask) << to
+        return value
+
+    def unpermute(self, value: int, table: int) -> int:
+        fingerprint = 0
+        for shift, mask, to in self._moves[table]:
+            fingerprint |= ((value >> to) & mask) << shift
+        return fingerprint
+
+    def probe(self, fingerprint: int) -> tuple[list[int], list[int]]:
+        """The permuted *fingerprint* of each table (signed, as stored) and the probe's
+        arguments: the range of each table's key."""
+        permuted, args = [], []
+        for table, low in enumerate(self._low_bits):
+            value = self.permute(fingerprint, table)
+            start = value >> low << low
+            permuted.append(to_signed64(value))
+            # The key is at least one bit wide, so a range never crosses the sign bit.
+            args += (to_signed64(start), to_signed64(start | ((1 << low) - 1)))
+        return permuted, args
+
+    def candidates(
+        self, rows: Iterable[tuple[int, int]], permuted: list[int], max_distance: int
+    ) -> set[int]:
+        """The fingerprints (unsigned) of the probe's *rows* within *max_distance*: the
+        distance is taken between permuted values, and only those within are inverted.
+        At 10M pages with 4 tables a probe returns hundreds of rows; this loop is then most
+        of the cost of a lookup."""
+        found = set()
+        for table, value in rows:
+            if ((value ^ permuted[table]) & MASK64).bit_count() <= max_distance:
+                found.add(self.unpermute(value & MASK64, table))
+        return found
+
+    def stored_rows(self, fingerprint: int) -> list[tuple[str, int]]:
+        """``(table name, pfp)`` of *fingerprint* in each stored table."""
+        return [
+            (name, to_signed64(self.permute(fingerprint, t))) for t, name in enumerate(self.names)
+        ]
+
+    def add(self, conn: sqlite3.Connection, page_id: int, fingerprint: int, key: str) -> None:
+        """Tie the page just inserted into ``pages`` to its key and tables."""
+        conn.execute(
+            "INSERT INTO page_keys (key_hash, page_id) VALUES (?, ?)", (key_hash(key), page_id)
+        )
+        for name, value in self.stored_rows(fingerprint):
+            conn.execute(f"INSERT OR IGNORE INTO {name} (pfp) VALUES (?)", (value,))
+
+    def remove(self, conn: sqlite3.Connection, doomed: list[tuple[int, int, str]]) -> None:
+        """Remove the pages ``(id, signed fingerprint, key)`` with their rows; a table row
+        goes with the last page of its fingerprint."""
+        conn.executemany(
+            "DELETE FROM page_keys WHERE key_hash = ? AND page_id = ?",
+            [(key_hash(key), page_id) for page_id, _, key in doomed],
+        )
+        conn.executemany("DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _, _ in doomed])
+        for fp in {fp for _, fp, _ in doomed}:
+            if conn.execute("SELECT 1 FROM pages WHERE fingerprint = ?", (fp,)).fetchone():
+                continue
+            for name, value in self.stored_rows(fp & MASK64):
+                conn.execute(f"DELETE FROM {name} WHERE pfp = ?", (value,))
+
+    def permutation_sql(self, table: int, column: str) -> str:
+        """SQL computing the permuted value (signed) of *column* for *table*."""
+        return " | ".join(
+            f"((({column} >> {shift}) & {mask}) << {to})" for shift, mask, to in self._moves[table]
+        )
+
+    def create(self, conn: sqlite3.Connection) -> None:
+        """Create ``page_keys`` and the block tables (empty)."""
+        conn.execute(
+            "CREATE TABLE page_keys (key_hash INTEGER NOT NULL, page_id INTEGER NOT NULL, "
+            "PRIMARY KEY (key_hash, page_id)) WITHOUT ROWID"
+        )
+        for name in self.names:
+            conn.execute(f"CREATE TABLE {name} (pfp INTEGER PRIMARY KEY) WITHOUT ROWID")
+
+    def fill(self, conn: sqlite3.Connection) -> None:
+        """Fill ``page_keys`` and the block tables from ``pages`` (upgrading a file, or
+        loading one in bulk), in key order: SQLite sorts, in bounded memory."""
+        conn.create_function("simhash_key_hash", 1, key_hash, deterministic=True)
+        conn.execute(
+            "INSERT INTO page_keys (key_hash, page_id) "
+            "SELECT simhash_key_hash(key), id FROM pages ORDER BY 1, 2"
+        )
+        for t, name in enumerate(self.names):
+            conn.execute(
+                f"INSERT OR IGNORE INTO {name} (pfp) "
+                f"SELECT DISTINCT {self.permutation_sql(t, 'fingerprint')} FROM pages ORDER BY 1"
+            )
+
+    def missing(self, conn: sqlite3.Connection) -> list[str]:
+        """The block tables the database lacks."""
+        present = {
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'block%'"
+            )
+        }
+        return [f"the table {name}" for name in self.names if name not in present]
