@@ -62,6 +62,9 @@ class BlockTables:
         self._moves: list[list[tuple[int, int, int]]] = []
         #: For each table: the bits of a permuted fingerprint below its key.
         self._low_bits: list[int] = []
+        #: For each table: (block, destination shift) of each block, for probe().
+        self._targets: list[list[tuple[int, int]]] = []
+        self._spans = [(shift, (1 << width) - 1) for shift, width in plan.spans]
         for table in plan.tables:
             rest = [b for b in range(plan.blocks) if b not in table]
             order = sorted(table, reverse=True) + sorted(rest, reverse=True)
@@ -71,6 +74,8 @@ class BlockTables:
                 top -= width
                 moves.append((shift, (1 << width) - 1, top))
             self._moves.append(moves)
+            targets = [(block, to) for block, (_, _, to) in zip(order, moves, strict=True)]
+            self._targets.append(targets)
             self._low_bits.append(plan.bits - sum(plan.spans[b][1] for b in table))
         identity = [(shift, (1 << width) - 1, shift) for shift, width in plan.spans]
         assert sorted(self._moves[-1]) == sorted(identity), "the last table is pages itself"
@@ -97,15 +102,21 @@ class BlockTables:
         return fingerprint
 
     def probe(self, fingerprint: int) -> tuple[list[int], list[int]]:
-        """The permuted *fingerprint* of each table (signed, as stored) and the probe's
-        arguments: the range of each table's key."""
+        """The permuted *fingerprint* of each table (unsigned) and the probe's arguments:
+        the range of each table's key (signed, as stored). Run for every check: the
+        blocks are cut once, and each table only places them."""
+        parts = [(fingerprint >> shift) & mask for shift, mask in self._spans]
         permuted, args = [], []
-        for table, low in enumerate(self._low_bits):
-            value = self.permute(fingerprint, table)
+        for targets, low in zip(self._targets, self._low_bits, strict=True):
+            value = 0
+            for block, to in targets:
+                value |= parts[block] << to
             start = value >> low << low
-            permuted.append(to_signed64(value))
+            permuted.append(value)
             # The key is at least one bit wide, so a range never crosses the sign bit.
-            args += (to_signed64(start), to_signed64(start | ((1 << low) - 1)))
+            if start >= _SIGN:
+                start -= 1 << 64
+            args += (start, start | ((1 << low) - 1))
         return permuted, args
 
     def candidates(
@@ -116,6 +127,7 @@ class BlockTables:
         At 10M pages with 4 tables a probe returns hundreds of rows; this loop is then most
         of the cost of a lookup."""
         found = set()
+        # value is signed, permuted[table] unsigned: XOR masked to 64 bits is the same.
         for table, value in rows:
             if ((value ^ permuted[table]) & MASK64).bit_count() <= max_distance:
                 found.add(self.unpermute(value & MASK64, table))
