@@ -44,7 +44,7 @@ import numpy as np
 
 from scrapy_simhash.blocks import BlockPlan
 from scrapy_simhash.index.sqlite import SqliteIndex
-from scrapy_simhash.index.sqlite_tables import BlockTables
+from scrapy_simhash.index.sqlite_tables import BlockTables, site_id, split_key
 
 MAX_DISTANCE = 3
 CHUNK = 500_000
@@ -117,12 +117,15 @@ def build_sqlite(path: Path, data_file: Path, blocks: int) -> dict:
     signed = stored.view(np.int64)
     ids = np.arange(1, len(stored) + 1, dtype=np.int64)
     now = time.time()
+    # The keys are https://example.com/{i}: site and path as SqliteIndex stores them.
+    assert split_key("https://example.com/1") == ("https://example.com/", "1")
+    site = site_id(conn, "https://example.com/")
     for start in range(0, len(stored), CHUNK):
         end = start + CHUNK
         conn.executemany(
-            "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO pages (id, fingerprint, site, path, added_at) VALUES (?, ?, ?, ?, ?)",
             (
-                (i, fp, f"https://example.com/{i}", now)
+                (i, fp, site, str(i), now)
                 for i, fp in zip(ids[start:end].tolist(), signed[start:end].tolist(), strict=True)
             ),
         )

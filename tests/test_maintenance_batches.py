@@ -44,7 +44,7 @@ def assert_tables_match_pages(index: SqliteIndex) -> None:
     """Every page has its row in every block table and in page_keys, and no row is left
     of a page removed."""
     conn, tables = index._conn, index.tables
-    pages = conn.execute("SELECT id, fingerprint, key FROM pages").fetchall()
+    pages = conn.execute("SELECT id, fingerprint, key FROM page_view").fetchall()
     assert sorted(conn.execute("SELECT key_hash, page_id FROM page_keys")) == sorted(
         (key_hash(key), page_id) for page_id, _, key in pages
     )

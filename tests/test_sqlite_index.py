@@ -421,13 +421,15 @@ REVIEWED_SQL = {
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
     "self.tables.probe_sql",
+    "PAGES_TABLE.format(name='pages')",
+    "PAGE_VIEW",
     "'BEGIN IMMEDIATE' if immediate else 'BEGIN'",
     "self._PAGES_SQL.format(pages=pages_where or where, exact=where)",
-    "f'SELECT id, fingerprint, key FROM pages {pages_where or where} LIMIT ?'",
-    "f'SELECT id, fingerprint, key FROM pages WHERE {PAGES_BY_KEY}'",
+    "f'SELECT id, fingerprint, key FROM page_view {pages_where or where} LIMIT ?'",
+    "f'SELECT id, fingerprint, key FROM page_view WHERE {PAGES_BY_KEY}'",
     "f'DELETE FROM exact_texts WHERE rowid IN (SELECT rowid FROM exact_texts {where} LIMIT ?)'",
     "sql + ' ORDER BY at, id'",
-    'f"SELECT id, key, added_at, fingerprint FROM pages '
+    'f"SELECT id, key, added_at, fingerprint FROM page_view '
     "WHERE fingerprint IN ({','.join('?' * len(fingerprints))})\"",
     # The block tables: names block_0, block_1, ... and permutations made of integers.
     "f'CREATE TABLE {name} (pfp INTEGER PRIMARY KEY) WITHOUT ROWID'",

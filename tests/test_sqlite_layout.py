@@ -39,11 +39,14 @@ def v1_copy(tmp_path) -> Path:
     return path
 
 
-def v1_contents(path: Path) -> tuple[list[tuple], list[tuple], list[tuple]]:
+def v1_contents(path: Path, pages: str = "pages") -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """Pages (from *pages*: ``page_view`` once upgraded), exact entries and drops."""
     conn = sqlite3.connect(path)
     try:
         return (
-            conn.execute("SELECT id, fingerprint, key, added_at FROM pages ORDER BY id").fetchall(),
+            conn.execute(
+                f"SELECT id, fingerprint, key, added_at FROM {pages} ORDER BY id"
+            ).fetchall(),
             conn.execute("SELECT digest, key, added_at FROM exact_texts").fetchall(),
             conn.execute("SELECT key, kept_key, distance, exact, at FROM drops").fetchall(),
         )
@@ -106,10 +109,11 @@ def test_every_lookup_uses_an_index(tmp_path):
         _, args = tables.probe(12345)
         statements = [
             (tables.probe_sql, args),
-            ("SELECT id, key FROM pages WHERE fingerprint IN (?, ?)", (1, 2)),
-            ("SELECT id FROM pages WHERE id IN (SELECT page_id FROM page_keys "
+            ("SELECT id, key FROM page_view WHERE fingerprint IN (?, ?)", (1, 2)),
+            ("SELECT id FROM page_view WHERE id IN (SELECT page_id FROM page_keys "
              "WHERE key_hash = ?) AND key = ?", (1, "k1")),
-            ("SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?", ("k1", 1)),
+            ("SELECT 1 FROM page_view WHERE key = ? AND fingerprint = ?", ("k1", 1)),
+            ("SELECT id FROM sites WHERE prefix = ?", ("https://a.example/",)),
             ("DELETE FROM block_0 WHERE pfp = ?", (1,)),
         ]  # fmt: skip
         for sql, params in statements:
@@ -157,7 +161,10 @@ def test_a_version_1_file_is_upgraded_in_place_when_opened_for_writing(v1_copy, 
     with SqliteIndex(v1_copy, create=False, read_only=True) as index:
         assert len(index) == 41
     assert "Upgrading" not in caplog.text
-    assert (exact, drops) == v1_contents(v1_copy)[1:]
+    now = v1_contents(v1_copy, "page_view")
+    assert now[0][:-1] == pages[1:], "as they were, but page 0 (changed, now the last)"
+    assert now[0][-1][1:3] == (1, "https://v1.example/page/0")
+    assert now[1:] == (exact, drops)
 
 
 def test_a_version_1_file_opened_read_only_is_refused_with_the_command(v1_copy):

@@ -342,7 +342,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         pages = {
             page_id: (key, added_at, from_signed64(fp))
             for page_id, key, added_at, fp in self._conn.execute(
-                f"SELECT id, key, added_at, fingerprint FROM pages "
+                f"SELECT id, key, added_at, fingerprint FROM page_view "
                 f"WHERE fingerprint IN ({','.join('?' * len(fingerprints))})",
                 [to_signed64(fp) for fp in fingerprints],
             )
@@ -362,11 +362,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             if found is not None:
                 return found
             replaced = self._replace(key)
-            page_id = self._conn.execute(
-                "INSERT INTO pages (fingerprint, key, added_at) VALUES (?, ?, ?)",
-                (to_signed64(fingerprint), key, time.time()),
-            ).lastrowid
-            self.tables.add(self._conn, page_id, fingerprint, key)
+            self.tables.add(self._conn, fingerprint, key, time.time())
         return Outcome("changed" if replaced else "new")
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
@@ -390,7 +386,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         """Inside a check's transaction: remove what is stored under *key* (a page and its
         table keys, an exact entry); return how many entries."""
         doomed = self._conn.execute(
-            f"SELECT id, fingerprint, key FROM pages WHERE {PAGES_BY_KEY}", (key_hash(key), key)
+            f"SELECT id, fingerprint, key FROM page_view WHERE {PAGES_BY_KEY}",
+            (key_hash(key), key),
         ).fetchall()
         self.tables.remove(self._conn, doomed)
         exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount

@@ -5,8 +5,11 @@ is named to SQLite.
 Layout, schema version 2::
 
     simhash_meta(name PRIMARY KEY, value)           index parameters, created_at
-    pages(id PRIMARY KEY, fingerprint, key, added_at)     one row per kept page; fingerprint
-                                                    indexed (it is also the last block table)
+    sites(id PRIMARY KEY, prefix UNIQUE)            the sites of the keys: https://host/
+    pages(id PRIMARY KEY, fingerprint, site, path, added_at)  one row per kept page, its key
+                                                    as site + path; fingerprint indexed (it
+                                                    is also the last block table)
+    page_view(id, fingerprint, key, added_at)       pages with their keys put together
     page_keys(key_hash, page_id)                    WITHOUT ROWID: finds a page by its key
     block_0 ... block_{tables - 2}(pfp PRIMARY KEY) WITHOUT ROWID: one per block table, the
                                                     fingerprint permuted (see sqlite_tables)
@@ -33,7 +36,7 @@ import sqlite_utils
 
 from ..blocks import BlockPlan
 from .base import IndexParameters
-from .sqlite_tables import BlockTables
+from .sqlite_tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
 #: recognised and left alone. The bytes spell "SmHs".
@@ -51,7 +54,9 @@ DROP_UNCHANGED = 2
 #: on every page of a crawl.
 LAYOUT: dict[str, tuple[str, ...]] = {
     "simhash_meta": ("name", "value"),
-    "pages": ("id", "fingerprint", "key", "added_at"),
+    "sites": ("id", "prefix"),
+    "pages": ("id", "fingerprint", "site", "path", "added_at"),
+    "page_view": ("id", "fingerprint", "key", "added_at"),
     "page_keys": ("key_hash", "page_id"),
     "exact_texts": ("digest", "key", "added_at"),
     "drops": ("id", "key", "kept_key", "distance", "exact", "at"),
@@ -59,9 +64,13 @@ LAYOUT: dict[str, tuple[str, ...]] = {
 
 
 def missing_layout(conn: sqlite3.Connection) -> list[str]:
-    """The tables and columns of :data:`LAYOUT` that the database lacks."""
-    missing = []
+    """The tables and columns of :data:`LAYOUT` that the database lacks. The view
+    ``page_view`` is checked only once its tables are there (SQLite cannot read a view
+    whose table is missing)."""
+    missing: list[str] = []
     for table, columns in LAYOUT.items():
+        if table == "page_view" and missing:
+            break
         found = {row[0] for row in conn.execute("SELECT name FROM pragma_table_info(?)", (table,))}
         if not found:
             missing.append(f"the table {table}")
@@ -91,11 +100,6 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
             {"name": "created_at", "value": str(time.time())},
         ]
     )
-    db["pages"].create(
-        {"id": int, "fingerprint": int, "key": str, "added_at": float},
-        pk="id",
-        not_null={"fingerprint", "key", "added_at"},
-    )
     _create_v2_tables(conn, parameters.plan)
     db["exact_texts"].create(
         {"digest": int, "key": str, "added_at": float},
@@ -120,8 +124,11 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def _create_v2_tables(conn: sqlite3.Connection, plan: BlockPlan) -> None:
-    conn.execute("CREATE INDEX pages_fingerprint ON pages (fingerprint)")
+def _create_v2_tables(conn: sqlite3.Connection, plan: BlockPlan, pages: bool = True) -> None:
+    conn.execute("CREATE TABLE sites (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL UNIQUE)")
+    if pages:
+        conn.execute(PAGES_TABLE.format(name="pages"))
+    conn.execute(PAGE_VIEW)
     BlockTables(plan).create(conn)
 
 
@@ -131,8 +138,17 @@ def upgrade_from_v1(conn: sqlite3.Connection, plan: BlockPlan) -> None:
     text are dropped. Interrupted, the transaction is rolled back and the file is still
     a complete version-1 index. The space of the dropped tables is reused by new pages;
     ``scrapy-simhash vacuum`` gives it back to the disk."""
-    _create_v2_tables(conn, plan)
-    BlockTables(plan).fill(conn)
     conn.execute("DROP TABLE block_keys")
-    conn.execute("DROP INDEX IF EXISTS idx_pages_key")
+    conn.execute("ALTER TABLE pages RENAME TO pages_v1")
+    conn.execute(PAGES_TABLE.format(name="pages"))
+    _create_v2_tables(conn, plan, pages=False)
+    conn.create_function("simhash_site", 1, lambda key: split_key(key)[0], deterministic=True)
+    conn.execute("INSERT INTO sites (prefix) SELECT DISTINCT simhash_site(key) FROM pages_v1")
+    conn.execute(
+        "INSERT INTO pages (id, fingerprint, site, path, added_at) "
+        "SELECT pages_v1.id, fingerprint, sites.id, substr(key, length(prefix) + 1), added_at "
+        "FROM pages_v1 JOIN sites ON prefix = simhash_site(key) ORDER BY pages_v1.id"
+    )
+    conn.execute("DROP TABLE pages_v1")
+    BlockTables(plan).fill(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

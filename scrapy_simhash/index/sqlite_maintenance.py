@@ -74,7 +74,7 @@ class SqliteMaintenance:
             )
 
     _PAGES_SQL = (
-        "SELECT key, fingerprint, added_at, 0, id FROM pages {pages} UNION ALL "
+        "SELECT key, fingerprint, added_at, 0, id FROM page_view {pages} UNION ALL "
         "SELECT key, digest, added_at, 1, 0 FROM exact_texts {exact} ORDER BY 3, 4, 5"
     )
 
@@ -154,7 +154,7 @@ class SqliteMaintenance:
                 exact_rows.append((signed, page.key, page.added_at))
                 continue
             if (page.key, signed) in seen or self._conn.execute(
-                "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
+                "SELECT 1 FROM page_view WHERE key = ? AND fingerprint = ?",
                 (page.key, signed),
             ).fetchone():
                 continue
@@ -167,12 +167,8 @@ class SqliteMaintenance:
             exact_rows,
         )
         added = self._conn.total_changes - before + len(page_rows)
-        self._conn.executemany(
-            "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
-            page_rows,
-        )
-        for page_id, fp, key, _ in page_rows:
-            self.tables.add(self._conn, page_id, fp & MASK64, key)
+        for page_id, fp, key, added_at in page_rows:
+            self.tables.add(self._conn, fp & MASK64, key, added_at, page_id)
         return added
 
     def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
@@ -184,7 +180,7 @@ class SqliteMaintenance:
 
         def step() -> tuple[int, bool]:
             doomed = self._conn.execute(
-                f"SELECT id, fingerprint, key FROM pages {pages_where or where} LIMIT ?",
+                f"SELECT id, fingerprint, key FROM page_view {pages_where or where} LIMIT ?",
                 pages_limited,
             ).fetchall()
             self.tables.remove(self._conn, doomed)

@@ -18,6 +18,10 @@ fingerprint, serves as that table, which is therefore not stored twice.
 key instead of an index on the text (12 bytes a page instead of 40 or more with URLs);
 the key itself is compared on every hit, so a collision costs one row read, never a wrong
 answer.
+
+A key is stored in two parts (see :func:`split_key`): its site, ``https://host/``, once in
+``sites``, and the rest in ``pages.path``; the view ``page_view`` puts them together again.
+The pages of a crawl share a handful of sites, so a page's row is some 20 bytes shorter.
 """
 
 from __future__ import annotations
@@ -32,6 +36,15 @@ MASK64 = (1 << 64) - 1
 #: The ``WHERE`` clause selecting the pages stored under a key; arguments: its
 #: :func:`key_hash`, the key.
 PAGES_BY_KEY = "id IN (SELECT page_id FROM page_keys WHERE key_hash = ?) AND key = ?"
+#: The pages with their keys put together again.
+PAGE_VIEW = (
+    "CREATE VIEW page_view AS SELECT pages.id AS id, fingerprint, prefix || path AS key, "
+    "added_at FROM pages JOIN sites ON sites.id = pages.site"
+)
+PAGES_TABLE = (
+    "CREATE TABLE {name} (id INTEGER PRIMARY KEY, fingerprint INTEGER NOT NULL, "
+    "site INTEGER NOT NULL, path TEXT NOT NULL, added_at REAL NOT NULL)"
+)
 _SIGN = 1 << 63
 
 
@@ -48,6 +61,28 @@ def key_hash(key: str) -> int:
     """The 32-bit hash ``page_keys`` stores for *key* (signed, so SQLite stores 4 bytes)."""
     digest = hashlib.blake2b(key.encode("utf-8"), digest_size=4).digest()
     return int.from_bytes(digest, "little", signed=True)
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """*key* as ``(site, path)``: the site is the key up to the first ``/`` after its
+    ``://`` (``https://example.com/``), or empty for a key that is not such a URL.
+    Lossless: ``site + path == key``."""
+    start = key.find("://")
+    if start < 0:
+        return "", key
+    end = key.find("/", start + 3)
+    if end < 0:
+        return key, ""
+    return key[: end + 1], key[end + 1 :]
+
+
+def site_id(conn: sqlite3.Connection, site: str) -> int:
+    """The id of *site* in ``sites``, added if new (inside the caller's transaction: not
+    cached, so that a rolled-back site is never used)."""
+    row = conn.execute("SELECT id FROM sites WHERE prefix = ?", (site,)).fetchone()
+    if row:
+        return row[0]
+    return conn.execute("INSERT INTO sites (prefix) VALUES (?)", (site,)).lastrowid
 
 
 class BlockTables:
@@ -139,8 +174,20 @@ class BlockTables:
             (name, to_signed64(self.permute(fingerprint, t))) for t, name in enumerate(self.names)
         ]
 
-    def add(self, conn: sqlite3.Connection, page_id: int, fingerprint: int, key: str) -> None:
-        """Tie the page just inserted into ``pages`` to its key and tables."""
+    def add(
+        self,
+        conn: sqlite3.Connection,
+        fingerprint: int,
+        key: str,
+        added_at: float,
+        page_id: int | None = None,
+    ) -> None:
+        """Store a page (*page_id*: the next one if ``None``) with its key and table rows."""
+        site, path = split_key(key)
+        page_id = conn.execute(
+            "INSERT INTO pages (id, fingerprint, site, path, added_at) VALUES (?, ?, ?, ?, ?)",
+            (page_id, to_signed64(fingerprint), site_id(conn, site), path, added_at),
+        ).lastrowid
         conn.execute(
             "INSERT INTO page_keys (key_hash, page_id) VALUES (?, ?)", (key_hash(key), page_id)
         )
@@ -169,6 +216,7 @@ class BlockTables:
 
     def create(self, conn: sqlite3.Connection) -> None:
         """Create ``page_keys`` and the block tables (empty)."""
+        conn.execute("CREATE INDEX pages_fingerprint ON pages (fingerprint)")
         conn.execute(
             "CREATE TABLE page_keys (key_hash INTEGER NOT NULL, page_id INTEGER NOT NULL, "
             "PRIMARY KEY (key_hash, page_id)) WITHOUT ROWID"
@@ -182,7 +230,7 @@ class BlockTables:
         conn.create_function("simhash_key_hash", 1, key_hash, deterministic=True)
         conn.execute(
             "INSERT INTO page_keys (key_hash, page_id) "
-            "SELECT simhash_key_hash(key), id FROM pages ORDER BY 1, 2"
+            "SELECT simhash_key_hash(key), id FROM page_view ORDER BY 1, 2"
         )
         for t, name in enumerate(self.names):
             conn.execute(
