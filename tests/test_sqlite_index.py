@@ -433,8 +433,12 @@ REVIEWED_SQL = {
     "WHERE fingerprint IN ({','.join('?' * len(fingerprints))})\"",
     # The block tables: names block_0, block_1, ... and permutations made of integers.
     "f'CREATE TABLE {name} (pfp INTEGER PRIMARY KEY) WITHOUT ROWID'",
-    "f'INSERT OR IGNORE INTO {name} (pfp) VALUES (?)'",
-    "f'DELETE FROM {name} WHERE pfp = ?'",
+    # The triggers that keep them in step with pages (statements made of the same).
+    "'CREATE TEMP TRIGGER simhash_page_added AFTER INSERT ON main.pages BEGIN ' "
+    "+ ' '.join(added) + ' END'",
+    "'CREATE TEMP TRIGGER simhash_page_removed AFTER DELETE ON main.pages WHEN NOT EXISTS "
+    "(SELECT 1 FROM pages WHERE fingerprint = OLD.fingerprint) BEGIN ' + ' '.join(removed) "
+    "+ ' END'",
     'f"INSERT OR IGNORE INTO {name} (pfp) SELECT DISTINCT '
     "{self.permutation_sql(t, 'fingerprint')} FROM pages ORDER BY 1\"",
 }

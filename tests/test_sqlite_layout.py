@@ -115,6 +115,7 @@ def test_every_lookup_uses_an_index(tmp_path):
             ("SELECT 1 FROM page_view WHERE key = ? AND fingerprint = ?", ("k1", 1)),
             ("SELECT id FROM sites WHERE prefix = ?", ("https://a.example/",)),
             ("DELETE FROM block_0 WHERE pfp = ?", (1,)),
+            ("SELECT 1 FROM pages WHERE fingerprint = ?", (1,)),
         ]  # fmt: skip
         for sql, params in statements:
             plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]

@@ -216,6 +216,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
                 missing = self.tables.missing(self._conn)
             self._refuse_missing(missing)
         if not self.read_only:
+            self.tables.install(self._conn)
+        if not self.read_only:
             self._check_writable()
         return parameters
 

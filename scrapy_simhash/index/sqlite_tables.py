@@ -199,22 +199,45 @@ class BlockTables:
         conn.execute(
             "INSERT INTO page_keys (key_hash, page_id) VALUES (?, ?)", (key_hash(key), page_id)
         )
-        for name, value in self.stored_rows(fingerprint):
-            conn.execute(f"INSERT OR IGNORE INTO {name} (pfp) VALUES (?)", (value,))
 
     def remove(self, conn: sqlite3.Connection, doomed: list[tuple[int, int, str]]) -> None:
-        """Remove the pages ``(id, signed fingerprint, key)`` with their rows; a table row
-        goes with the last page of its fingerprint."""
+        """Remove the pages ``(id, signed fingerprint, key)`` with their key rows; the
+        triggers of :meth:`install` remove the table rows of a fingerprint's last page."""
         conn.executemany(
             "DELETE FROM page_keys WHERE key_hash = ? AND page_id = ?",
             [(key_hash(key), page_id) for page_id, _, key in doomed],
         )
         conn.executemany("DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _, _ in doomed])
-        for fp in {fp for _, fp, _ in doomed}:
-            if conn.execute("SELECT 1 FROM pages WHERE fingerprint = ?", (fp,)).fetchone():
-                continue
-            for name, value in self.stored_rows(fp & MASK64):
-                conn.execute(f"DELETE FROM {name} WHERE pfp = ?", (value,))
+
+    def install(self, conn: sqlite3.Connection) -> None:
+        """Triggers of this connection (``TEMP``: not stored in the file) that keep the
+        block tables in step with ``pages``: a page's rows are added with it, and removed
+        with the last page of their fingerprint. Computed in SQL, the rows of a check cost
+        one statement instead of one per table (with 10 tables, 10-15% of a check)."""
+        added = [
+            f"INSERT OR IGNORE INTO {name} (pfp) "
+            f"VALUES ({self.permutation_sql(t, 'NEW.fingerprint')});"
+            for t, name in enumerate(self.names)
+        ]
+        removed = [
+            f"DELETE FROM {name} WHERE pfp = {self.permutation_sql(t, 'OLD.fingerprint')};"
+            for t, name in enumerate(self.names)
+        ]
+        conn.execute("DROP TRIGGER IF EXISTS temp.simhash_page_added")
+        conn.execute("DROP TRIGGER IF EXISTS temp.simhash_page_removed")
+        if not self.names:
+            return
+        conn.execute(
+            "CREATE TEMP TRIGGER simhash_page_added AFTER INSERT ON main.pages BEGIN "
+            + " ".join(added)
+            + " END"
+        )
+        conn.execute(
+            "CREATE TEMP TRIGGER simhash_page_removed AFTER DELETE ON main.pages WHEN NOT "
+            "EXISTS (SELECT 1 FROM pages WHERE fingerprint = OLD.fingerprint) BEGIN "
+            + " ".join(removed)
+            + " END"
+        )
 
     def permutation_sql(self, table: int, column: str) -> str:
         """SQL computing the permuted value (signed) of *column* for *table*."""
