@@ -14,7 +14,6 @@ from ..exceptions import Interrupted
 from .base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .sqlite_layout import DROP_UNCHANGED
 from .sqlite_tables import (
-    MASK64,
     PAGES_BY_KEY,
     BlockTables,
     from_signed64,
@@ -167,8 +166,7 @@ class SqliteMaintenance:
             exact_rows,
         )
         added = self._conn.total_changes - before + len(page_rows)
-        for page_id, fp, key, added_at in page_rows:
-            self.tables.add(self._conn, fp & MASK64, key, added_at, page_id)
+        self.tables.add_many(self._conn, page_rows)
         return added
 
     def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
