@@ -252,14 +252,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             found = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master")}
             needed = ("simhash_meta", "pages", "block_keys")
             self._refuse_missing([f"the table {t}" for t in needed if t not in found])
-            plan = self._stored_parameters().plan
-            (pages,) = self._conn.execute("SELECT count(*) FROM pages").fetchone()
-            logger.warning(
-                "Upgrading the index %s from schema version %d to %d (%d pages, one "
-                "transaction: an interrupted upgrade leaves it as it was)",
-                self.path, UPGRADABLE_VERSION, SCHEMA_VERSION, pages,
-            )  # fmt: skip
-            upgrade_from_v1(self._conn, plan)
+            upgrade_from_v1(self._conn, self._stored_parameters().plan, str(self.path))
         logger.warning(
             "Upgraded the index %s in %.1f s; `scrapy-simhash vacuum` gives the space its "
             "old tables took back to the disk",

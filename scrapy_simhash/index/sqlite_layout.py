@@ -27,6 +27,7 @@ such a file into version 2 in one transaction.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import time
@@ -46,6 +47,8 @@ SCHEMA_VERSION = 2
 #: The oldest version opened: it is upgraded in place (see :func:`upgrade_from_v1`).
 UPGRADABLE_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: The upgrade logs under the name of the backend that runs it, where its messages are.
+logger = logging.getLogger("scrapy_simhash.index.sqlite")
 #: The bit of ``drops.exact`` that marks a page dropped as unchanged since the last crawl.
 DROP_UNCHANGED = 2
 
@@ -132,12 +135,18 @@ def _create_v2_tables(conn: sqlite3.Connection, plan: BlockPlan, pages: bool = T
     BlockTables(plan).create(conn)
 
 
-def upgrade_from_v1(conn: sqlite3.Connection, plan: BlockPlan) -> None:
+def upgrade_from_v1(conn: sqlite3.Connection, plan: BlockPlan, name: str) -> None:
     """Turn a schema-version-1 file into version 2, inside the caller's transaction: the
     new tables are filled from ``pages``, then ``block_keys`` and the index on the key
     text are dropped. Interrupted, the transaction is rolled back and the file is still
     a complete version-1 index. The space of the dropped tables is reused by new pages;
     ``scrapy-simhash vacuum`` gives it back to the disk."""
+    (pages,) = conn.execute("SELECT count(*) FROM pages").fetchone()
+    logger.warning(
+        "Upgrading the index %s from schema version %d to %d (%d pages, one transaction: "
+        "an interrupted upgrade leaves it as it was)",
+        name, UPGRADABLE_VERSION, SCHEMA_VERSION, pages,
+    )  # fmt: skip
     conn.execute("DROP TABLE block_keys")
     conn.execute("ALTER TABLE pages RENAME TO pages_v1")
     conn.execute(PAGES_TABLE.format(name="pages"))
