@@ -44,6 +44,7 @@ import numpy as np
 
 from scrapy_simhash.blocks import BlockPlan
 from scrapy_simhash.index.sqlite import SqliteIndex
+from scrapy_simhash.index.sqlite_tables import BlockTables, site_id, split_key
 
 MAX_DISTANCE = 3
 CHUNK = 500_000
@@ -99,30 +100,16 @@ def make_data(n: int, probes: int, inserts: int, seed: int) -> dict[str, np.ndar
     }
 
 
-def table_keys(plan: BlockPlan, fps: np.ndarray) -> list[np.ndarray]:
-    """``plan.keys`` for a whole array at once."""
-    parts = [(fps >> np.uint64(shift)) & np.uint64((1 << width) - 1) for shift, width in plan.spans]
-    keys = []
-    for table in plan.tables:
-        key = np.zeros_like(fps)
-        for i in table:
-            key = (key << np.uint64(plan.spans[i][1])) | parts[i]
-        keys.append(key)
-    return keys
-
-
 # -- workers: each runs in its own process and prints one JSON object ------------------
 
 
 def build_sqlite(path: Path, data_file: Path, blocks: int) -> dict:
-    """Create an index with SqliteIndex, then bulk-load its tables in sorted key order."""
+    """Create an index with SqliteIndex, then bulk-load it: the pages in one go, then the
+    block tables and page_keys filled from them in key order, as an upgrade fills them."""
     stored = np.load(data_file)["stored"]
     started = time.perf_counter()
     SqliteIndex(path, max_distance=MAX_DISTANCE, blocks=blocks).close()
-    plan = BlockPlan(max_distance=MAX_DISTANCE, blocks=blocks)
-    sample = stored[:100]
-    for table, keys in enumerate(table_keys(plan, sample)):
-        assert [int(k) for k in keys] == [plan.keys(int(fp))[table] for fp in sample]
+    tables = BlockTables(BlockPlan(max_distance=MAX_DISTANCE, blocks=blocks))
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=DELETE")
     conn.execute("PRAGMA cache_size=-262144")
@@ -130,32 +117,19 @@ def build_sqlite(path: Path, data_file: Path, blocks: int) -> dict:
     signed = stored.view(np.int64)
     ids = np.arange(1, len(stored) + 1, dtype=np.int64)
     now = time.time()
+    # The keys are https://example.com/{i}: site and path as SqliteIndex stores them.
+    assert split_key("https://example.com/1") == ("https://example.com/", "1")
+    site = site_id(conn, "https://example.com/")
     for start in range(0, len(stored), CHUNK):
         end = start + CHUNK
         conn.executemany(
-            "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO pages (id, fingerprint, site, path, added_at) VALUES (?, ?, ?, ?, ?)",
             (
-                (i, fp, f"https://example.com/{i}", now)
+                (i, fp, site, str(i), now)
                 for i, fp in zip(ids[start:end].tolist(), signed[start:end].tolist(), strict=True)
             ),
         )
-    for table, keys in enumerate(table_keys(plan, stored)):
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order].view(np.int64)
-        for start in range(0, len(order), CHUNK):
-            part = order[start : start + CHUNK]
-            conn.executemany(
-                "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
-                (
-                    (table, k, i, fp)
-                    for k, i, fp in zip(
-                        keys[start : start + CHUNK].tolist(),
-                        ids[part].tolist(),
-                        signed[part].tolist(),
-                        strict=True,
-                    )
-                ),
-            )
+    tables.fill(conn)
     conn.execute("COMMIT")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.close()

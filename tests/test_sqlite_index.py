@@ -223,7 +223,9 @@ def test_new_index_appears_complete(tmp_path):
         assert len(index) == 1
 
 
-@pytest.mark.parametrize("table", ["block_keys", "pages", "exact_texts", "drops", "simhash_meta"])
+@pytest.mark.parametrize(
+    "table", ["block_3", "page_keys", "pages", "exact_texts", "drops", "simhash_meta"]
+)
 def test_missing_table_is_refused_at_open(index_file, table):
     conn = sqlite3.connect(index_file)
     conn.execute(f"DROP TABLE {table}")
@@ -294,7 +296,7 @@ def tmpfs(tmp_path):
     if shutil.which("mount") is None:
         pytest.skip("no mount command: cannot make a read-only or full file system here")
     result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
         capture_output=True,
         text=True,
     )
@@ -407,7 +409,7 @@ def test_keys_are_bound_parameters(tmp_path):
         assert index.find("%") == []
         assert len(index) == 2 * len(HOSTILE_KEYS)
         tables = {r[0] for r in index._conn.execute("SELECT name FROM sqlite_master")}
-    assert {"pages", "block_keys", "exact_texts", "simhash_meta"} <= tables
+    assert {"pages", "page_keys", "block_0", "exact_texts", "simhash_meta"} <= tables
 
 
 #: The only SQL in the SQLite backend that is not a plain literal: each interpolates a constant, a
@@ -418,14 +420,27 @@ REVIEWED_SQL = {
     "f'PRAGMA synchronous={self._synchronous}'",
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
-    "self._probe_sql",
+    "self.tables.probe_sql",
+    "PAGES_TABLE.format(name='pages')",
+    "PAGE_VIEW",
     "'BEGIN IMMEDIATE' if immediate else 'BEGIN'",
-    "self._PAGES_SQL.format(where=where)",
-    "f'SELECT id, fingerprint FROM pages {where} LIMIT ?'",
+    "self._PAGES_SQL.format(pages=pages_where or where, exact=where)",
+    "f'SELECT id, fingerprint, key FROM page_view {pages_where or where} LIMIT ?'",
+    "f'SELECT id, fingerprint, key FROM page_view WHERE {PAGES_BY_KEY}'",
     "f'DELETE FROM exact_texts WHERE rowid IN (SELECT rowid FROM exact_texts {where} LIMIT ?)'",
     "sql + ' ORDER BY at, id'",
-    'f"SELECT id, key, added_at, fingerprint FROM pages '
-    "WHERE id IN ({','.join('?' * len(found))})\"",
+    'f"SELECT id, key, added_at, fingerprint FROM page_view '
+    "WHERE fingerprint IN ({','.join('?' * len(fingerprints))})\"",
+    # The block tables: names block_0, block_1, ... and permutations made of integers.
+    "f'CREATE TABLE {name} (pfp INTEGER PRIMARY KEY) WITHOUT ROWID'",
+    # The triggers that keep them in step with pages (statements made of the same).
+    "'CREATE TEMP TRIGGER simhash_page_added AFTER INSERT ON main.pages BEGIN ' "
+    "+ ' '.join(added) + ' END'",
+    "'CREATE TEMP TRIGGER simhash_page_removed AFTER DELETE ON main.pages WHEN NOT EXISTS "
+    "(SELECT 1 FROM pages WHERE fingerprint = OLD.fingerprint) BEGIN ' + ' '.join(removed) "
+    "+ ' END'",
+    'f"INSERT OR IGNORE INTO {name} (pfp) SELECT DISTINCT '
+    "{self.permutation_sql(t, 'fingerprint')} FROM pages ORDER BY 1\"",
 }
 
 

@@ -14,6 +14,7 @@ so the write-ahead log is checkpointed as it goes and truncated on close.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import time
@@ -47,14 +48,14 @@ from .sqlite_file import (
 )
 from .sqlite_layout import (
     APPLICATION_ID,
-    MASK64,
     SCHEMA_VERSION,
-    from_signed64,
+    UPGRADABLE_VERSION,
     missing_layout,
     sqlite_file_uri,
-    to_signed64,
+    upgrade_from_v1,
 )
 from .sqlite_maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
+from .sqlite_tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
 from .uri import path_and_options
 
 __all__ = [
@@ -77,6 +78,8 @@ CACHE_KIB = 32 * 1024
 #: pages with 10 tables wait ~15 ms for a checkpoint: that was the whole p99 latency. Fewer,
 #: larger checkpoints cost less in total; the log stays bounded (16 MB with 4 KB pages).
 AUTOCHECKPOINT_PAGES = 4000
+
+logger = logging.getLogger(__name__)
 
 
 class SqliteIndex(SqliteMaintenance, IndexBase):
@@ -123,9 +126,6 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             self.close()
             raise
         self.plan = self.parameters.plan
-        self._probe_sql = "SELECT page_id, fingerprint FROM block_keys WHERE " + " OR ".join(
-            ["(tbl = ? AND bkey = ?)"] * self.plan.table_count
-        )
 
     @classmethod
     def from_uri(cls, uri: str, **parameters) -> SqliteIndex:
@@ -192,9 +192,11 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             )
 
     def _load(self) -> IndexParameters:
+        if self._version() == UPGRADABLE_VERSION:
+            self._upgrade()
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
-            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            version = self._version()
             if (
                 version == 0
                 and self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
@@ -208,16 +210,54 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             if version:
                 check_layout_version(version, SCHEMA_VERSION, self.location, "schema version")
             missing = missing_layout(self._conn)
-            if missing:
-                raise IndexCorrupt(
-                    f"The index {self.path} is damaged: it lacks {', '.join(missing)}. It was "
-                    "left untouched: restore it from a backup (scrapy-simhash export/import) "
-                    "or use another file"
-                )
-            meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
+            if not missing:
+                parameters = self._stored_parameters()
+                self.tables = BlockTables(parameters.plan)
+                missing = self.tables.missing(self._conn)
+            self._refuse_missing(missing)
+        if not self.read_only:
+            self.tables.install(self._conn)
         if not self.read_only:
             self._check_writable()
+        return parameters
+
+    def _stored_parameters(self) -> IndexParameters:
+        meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
         return stored_parameters(meta, self.location, "simhash_meta")
+
+    def _refuse_missing(self, missing: list[str]) -> None:
+        if missing:
+            raise IndexCorrupt(
+                f"The index {self.path} is damaged: it lacks {', '.join(missing)}. It was "
+                "left untouched: restore it from a backup (scrapy-simhash export/import) "
+                "or use another file"
+            )
+
+    def _version(self) -> int:
+        return self._conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def _upgrade(self) -> None:
+        """Upgrade a version-1 file in place, in one transaction (see upgrade_from_v1).
+        Read-only, it is refused with the command that upgrades it."""
+        if self.read_only:
+            raise IndexUnavailable(
+                f"The index {self.path} has schema version {UPGRADABLE_VERSION}, which this "
+                f"scrapy-simhash upgrades in place when it opens the file for writing; it was "
+                f"left untouched. Upgrade it with: scrapy-simhash vacuum --index {self.path}"
+            )
+        started = time.monotonic()
+        with self._transaction():
+            if self._version() != UPGRADABLE_VERSION:
+                return  # upgraded meanwhile by another process
+            found = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master")}
+            needed = ("simhash_meta", "pages", "block_keys")
+            self._refuse_missing([f"the table {t}" for t in needed if t not in found])
+            upgrade_from_v1(self._conn, self._stored_parameters().plan, str(self.path))
+        logger.warning(
+            "Upgraded the index %s in %.1f s; `scrapy-simhash vacuum` gives the space its "
+            "old tables took back to the disk",
+            self.path, time.monotonic() - started,
+        )  # fmt: skip
 
     def _check_writable(self) -> None:
         """Fail now, not at the first page of a crawl, if the file cannot be written: a
@@ -289,30 +329,21 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
 
     def _matches(self, fingerprint: int, max_distance: int) -> list[tuple[int, int, Match]]:
         """``(distance, page id, match)`` of the pages within *max_distance*, nearest first."""
-        args: list[int] = []
-        for table, key in enumerate(self.plan.keys(fingerprint)):
-            args += (table, to_signed64(key))
-        # Filtered on the stored (signed) values: XOR of two signed values, masked to 64
-        # bits, is the XOR of the unsigned ones. At 10M pages with 4 tables a probe returns
-        # hundreds of candidates; this loop is then most of the cost of a lookup.
-        signed = to_signed64(fingerprint)
-        candidates = [
-            (page_id, from_signed64(fp))
-            for page_id, fp in self._conn.execute(self._probe_sql, args).fetchall()
-            if ((fp ^ signed) & MASK64).bit_count() <= max_distance
-        ]
-        found = nearest(fingerprint, candidates, max_distance)
-        if not found:
+        permuted, args = self.tables.probe(fingerprint)
+        rows = self._conn.execute(self.tables.probe_sql, args).fetchall()
+        fingerprints = self.tables.candidates(rows, permuted, max_distance)
+        if not fingerprints:
             return []
-        rows = {
+        pages = {
             page_id: (key, added_at, from_signed64(fp))
             for page_id, key, added_at, fp in self._conn.execute(
-                f"SELECT id, key, added_at, fingerprint FROM pages "
-                f"WHERE id IN ({','.join('?' * len(found))})",
-                [page_id for _, page_id in found],
+                f"SELECT id, key, added_at, fingerprint FROM page_view "
+                f"WHERE fingerprint IN ({','.join('?' * len(fingerprints))})",
+                [to_signed64(fp) for fp in fingerprints],
             )
         }
-        return [(d, i, Match(rows[i][0], rows[i][2], d, rows[i][1])) for d, i in found if i in rows]
+        found = nearest(fingerprint, [(i, page[2]) for i, page in pages.items()], max_distance)
+        return [(d, i, Match(pages[i][0], pages[i][2], d, pages[i][1])) for d, i in found]
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
@@ -326,18 +357,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             if found is not None:
                 return found
             replaced = self._replace(key)
-            signed = to_signed64(fingerprint)
-            page_id = self._conn.execute(
-                "INSERT INTO pages (fingerprint, key, added_at) VALUES (?, ?, ?)",
-                (signed, key, time.time()),
-            ).lastrowid
-            self._conn.executemany(
-                "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
-                [
-                    (table, to_signed64(block_key), page_id, signed)
-                    for table, block_key in enumerate(self.plan.keys(fingerprint))
-                ],
-            )
+            self.tables.add(self._conn, fingerprint, key, time.time())
         return Outcome("changed" if replaced else "new")
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
@@ -361,17 +381,10 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         """Inside a check's transaction: remove what is stored under *key* (a page and its
         table keys, an exact entry); return how many entries."""
         doomed = self._conn.execute(
-            "SELECT id, fingerprint FROM pages WHERE key = ?", (key,)
+            f"SELECT id, fingerprint, key FROM page_view WHERE {PAGES_BY_KEY}",
+            (key_hash(key), key),
         ).fetchall()
-        self._conn.executemany(
-            "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?",
-            [
-                (table, to_signed64(block_key), page_id)
-                for page_id, fp in doomed
-                for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
-            ],
-        )
-        self._conn.executemany("DELETE FROM pages WHERE id = ?", [(i,) for i, _ in doomed])
+        self.tables.remove(self._conn, doomed)
         exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
         return len(doomed) + exact
 

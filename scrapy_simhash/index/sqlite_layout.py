@@ -2,24 +2,32 @@
 marks that tell our files from others, signed storage of 64-bit values, and how the file
 is named to SQLite.
 
-Layout (created with sqlite-utils)::
+Layout, schema version 2::
 
     simhash_meta(name PRIMARY KEY, value)           index parameters, created_at
-    pages(id PRIMARY KEY, fingerprint, key, added_at)     one row per kept page
-    block_keys(tbl, bkey, page_id, fingerprint)     one row per page and table, WITHOUT ROWID,
-                                                    primary key (tbl, bkey, page_id)
+    sites(id PRIMARY KEY, prefix UNIQUE)            the sites of the keys: https://host/
+    pages(id PRIMARY KEY, fingerprint, site, path, added_at)  one row per kept page, its key
+                                                    as site + path; fingerprint indexed (it
+                                                    is also the last block table)
+    page_view(id, fingerprint, key, added_at)       pages with their keys put together
+    page_keys(key_hash, page_id)                    WITHOUT ROWID: finds a page by its key
+    block_0 ... block_{tables - 2}(pfp PRIMARY KEY) WITHOUT ROWID: one per block table, the
+                                                    fingerprint permuted (see sqlite_tables)
     exact_texts(digest PRIMARY KEY, key, added_at)  short texts, matched exactly
     drops(id PRIMARY KEY, key, kept_key, distance, exact, at)   the audit log of drops;
                                                     exact: 1 matched exactly, +2 unchanged
 
 Fingerprints and keys are stored as signed 64-bit integers (SQLite has no unsigned type).
-``block_keys`` repeats the fingerprint so that a probe is answered from the primary key
-alone, without a lookup into ``pages`` for every candidate. ``pages.key`` and
-``exact_texts.key`` are indexed: a check finds the entry stored under its key.
+``exact_texts.key`` is indexed: a check finds the entry stored under its key.
+
+Version 1 stored every table in one ``block_keys(tbl, bkey, page_id, fingerprint)`` and
+indexed ``pages.key``: 360-410 bytes a page with 10 tables. :func:`upgrade_from_v1` turns
+such a file into version 2 in one transaction.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import time
@@ -27,46 +35,45 @@ from pathlib import Path
 
 import sqlite_utils
 
+from ..blocks import BlockPlan
 from .base import IndexParameters
+from .sqlite_tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
 #: recognised and left alone. The bytes spell "SmHs".
 APPLICATION_ID = 0x536D4873
 #: ``PRAGMA user_version``: bumped with every change of the layout above.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The oldest version opened: it is upgraded in place (see :func:`upgrade_from_v1`).
+UPGRADABLE_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: The upgrade logs under the name of the backend that runs it, where its messages are.
+logger = logging.getLogger("scrapy_simhash.index.sqlite")
 #: The bit of ``drops.exact`` that marks a page dropped as unchanged since the last crawl.
 DROP_UNCHANGED = 2
-
-_SIGN = 1 << 63
-MASK64 = (1 << 64) - 1
-
-
-def to_signed64(value: int) -> int:
-    """Store an unsigned 64-bit value in SQLite's signed INTEGER."""
-    return value - (1 << 64) if value >= _SIGN else value
-
-
-def from_signed64(value: int) -> int:
-    return value + (1 << 64) if value < 0 else value
-
 
 #: Every table of the layout and the columns the index reads or writes. Checked at every
 #: open (one cheap query per table), so a damaged file is refused there instead of failing
 #: on every page of a crawl.
 LAYOUT: dict[str, tuple[str, ...]] = {
     "simhash_meta": ("name", "value"),
-    "pages": ("id", "fingerprint", "key", "added_at"),
-    "block_keys": ("tbl", "bkey", "page_id", "fingerprint"),
+    "sites": ("id", "prefix"),
+    "pages": ("id", "fingerprint", "site", "path", "added_at"),
+    "page_view": ("id", "fingerprint", "key", "added_at"),
+    "page_keys": ("key_hash", "page_id"),
     "exact_texts": ("digest", "key", "added_at"),
     "drops": ("id", "key", "kept_key", "distance", "exact", "at"),
 }
 
 
 def missing_layout(conn: sqlite3.Connection) -> list[str]:
-    """The tables and columns of :data:`LAYOUT` that the database lacks."""
-    missing = []
+    """The tables and columns of :data:`LAYOUT` that the database lacks. The view
+    ``page_view`` is checked only once its tables are there (SQLite cannot read a view
+    whose table is missing)."""
+    missing: list[str] = []
     for table, columns in LAYOUT.items():
+        if table == "page_view" and missing:
+            break
         found = {row[0] for row in conn.execute("SELECT name FROM pragma_table_info(?)", (table,))}
         if not found:
             missing.append(f"the table {table}")
@@ -96,19 +103,7 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
             {"name": "created_at", "value": str(time.time())},
         ]
     )
-    db["pages"].create(
-        {"id": int, "fingerprint": int, "key": str, "added_at": float},
-        pk="id",
-        not_null={"fingerprint", "key", "added_at"},
-    )
-    db["pages"].create_index(["key"])
-    # sqlite-utils has no WITHOUT ROWID tables: this one is 40% smaller and its probes
-    # read one b-tree instead of two.
-    db.execute(
-        "CREATE TABLE block_keys (tbl INTEGER NOT NULL, bkey INTEGER NOT NULL, "
-        "page_id INTEGER NOT NULL, fingerprint INTEGER NOT NULL, "
-        "PRIMARY KEY (tbl, bkey, page_id)) WITHOUT ROWID"
-    )
+    _create_v2_tables(conn, parameters.plan)
     db["exact_texts"].create(
         {"digest": int, "key": str, "added_at": float},
         pk="digest",
@@ -129,4 +124,40 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     )
     db["drops"].create_index(["at"])
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _create_v2_tables(conn: sqlite3.Connection, plan: BlockPlan, pages: bool = True) -> None:
+    conn.execute("CREATE TABLE sites (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL UNIQUE)")
+    if pages:
+        conn.execute(PAGES_TABLE.format(name="pages"))
+    conn.execute(PAGE_VIEW)
+    BlockTables(plan).create(conn)
+
+
+def upgrade_from_v1(conn: sqlite3.Connection, plan: BlockPlan, name: str) -> None:
+    """Turn a schema-version-1 file into version 2, inside the caller's transaction: the
+    new tables are filled from ``pages``, then ``block_keys`` and the index on the key
+    text are dropped. Interrupted, the transaction is rolled back and the file is still
+    a complete version-1 index. The space of the dropped tables is reused by new pages;
+    ``scrapy-simhash vacuum`` gives it back to the disk."""
+    (pages,) = conn.execute("SELECT count(*) FROM pages").fetchone()
+    logger.warning(
+        "Upgrading the index %s from schema version %d to %d (%d pages, one transaction: "
+        "an interrupted upgrade leaves it as it was)",
+        name, UPGRADABLE_VERSION, SCHEMA_VERSION, pages,
+    )  # fmt: skip
+    conn.execute("DROP TABLE block_keys")
+    conn.execute("ALTER TABLE pages RENAME TO pages_v1")
+    conn.execute(PAGES_TABLE.format(name="pages"))
+    _create_v2_tables(conn, plan, pages=False)
+    conn.create_function("simhash_site", 1, lambda key: split_key(key)[0], deterministic=True)
+    conn.execute("INSERT INTO sites (prefix) SELECT DISTINCT simhash_site(key) FROM pages_v1")
+    conn.execute(
+        "INSERT INTO pages (id, fingerprint, site, path, added_at) "
+        "SELECT pages_v1.id, fingerprint, sites.id, substr(key, length(prefix) + 1), added_at "
+        "FROM pages_v1 JOIN sites ON prefix = simhash_site(key) ORDER BY pages_v1.id"
+    )
+    conn.execute("DROP TABLE pages_v1")
+    BlockTables(plan).fill(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -12,14 +12,20 @@ from typing import TYPE_CHECKING
 
 from ..exceptions import Interrupted
 from .base import DropRecord, Match, StoredPage, storable_key, storable_pages
-from .sqlite_layout import DROP_UNCHANGED, from_signed64, to_signed64
+from .sqlite_layout import DROP_UNCHANGED
+from .sqlite_tables import (
+    PAGES_BY_KEY,
+    BlockTables,
+    from_signed64,
+    key_hash,
+    to_signed64,
+)
 
 if TYPE_CHECKING:
     import sqlite3
     from contextlib import AbstractContextManager
     from pathlib import Path
 
-    from ..blocks import BlockPlan
 
 #: Pages per transaction of long maintenance (expire, import, forget, pruning the audit
 #: log): each batch is committed whole or not at all, and between two the write lock is
@@ -35,7 +41,7 @@ class SqliteMaintenance:
 
     if TYPE_CHECKING:
         path: Path
-        plan: BlockPlan
+        tables: BlockTables
         _conn: sqlite3.Connection
         _committed: bool
 
@@ -67,13 +73,19 @@ class SqliteMaintenance:
             )
 
     _PAGES_SQL = (
-        "SELECT key, fingerprint, added_at, 0, id FROM pages {where} UNION ALL "
-        "SELECT key, digest, added_at, 1, 0 FROM exact_texts {where} ORDER BY 3, 4, 5"
+        "SELECT key, fingerprint, added_at, 0, id FROM page_view {pages} UNION ALL "
+        "SELECT key, digest, added_at, 1, 0 FROM exact_texts {exact} ORDER BY 3, 4, 5"
     )
 
-    def _select_pages(self, where: str = "", args: tuple = ()) -> Iterator[StoredPage]:
+    def _select_pages(
+        self, where: str = "", args: tuple = (), pages_where: str = "", pages_args: tuple = ()
+    ) -> Iterator[StoredPage]:
+        """Pages and exact entries *where* says (*pages_where* for pages, if given)."""
         with self._errors("read the pages"):
-            cursor = self._conn.execute(self._PAGES_SQL.format(where=where), args + args)
+            cursor = self._conn.execute(
+                self._PAGES_SQL.format(pages=pages_where or where, exact=where),
+                (pages_args if pages_where else args) + args,
+            )
         while True:
             with self._errors("read the pages"):
                 rows = cursor.fetchmany(10_000)
@@ -87,7 +99,9 @@ class SqliteMaintenance:
 
     def find(self, key: str) -> list[StoredPage]:
         with self._errors("find"):
-            return list(self._select_pages("WHERE key = ?", (storable_key(key),)))
+            key = storable_key(key)
+            by_key = (f"WHERE {PAGES_BY_KEY}", (key_hash(key), key))
+            return list(self._select_pages("WHERE key = ?", (key,), *by_key))
 
     def _batched(
         self,
@@ -131,7 +145,7 @@ class SqliteMaintenance:
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
         (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-        page_rows, key_rows, exact_rows = [], [], []
+        page_rows, exact_rows = [], []
         seen: set[tuple[str, int]] = set()
         for page in batch:
             signed = to_signed64(page.fingerprint)
@@ -139,16 +153,12 @@ class SqliteMaintenance:
                 exact_rows.append((signed, page.key, page.added_at))
                 continue
             if (page.key, signed) in seen or self._conn.execute(
-                "SELECT 1 FROM pages WHERE key = ? AND fingerprint = ?",
+                "SELECT 1 FROM page_view WHERE key = ? AND fingerprint = ?",
                 (page.key, signed),
             ).fetchone():
                 continue
             seen.add((page.key, signed))
             page_rows.append((next_id, signed, page.key, page.added_at))
-            key_rows += [
-                (table, to_signed64(block_key), next_id, signed)
-                for table, block_key in enumerate(self.plan.keys(page.fingerprint))
-            ]
             next_id += 1
         before = self._conn.total_changes
         self._conn.executemany(
@@ -156,36 +166,22 @@ class SqliteMaintenance:
             exact_rows,
         )
         added = self._conn.total_changes - before + len(page_rows)
-        self._conn.executemany(
-            "INSERT INTO pages (id, fingerprint, key, added_at) VALUES (?, ?, ?, ?)",
-            page_rows,
-        )
-        self._conn.executemany(
-            "INSERT INTO block_keys (tbl, bkey, page_id, fingerprint) VALUES (?, ?, ?, ?)",
-            key_rows,
-        )
+        self.tables.add_many(self._conn, page_rows)
         return added
 
-    def _delete(self, where: str, args: tuple) -> int:
-        """Remove the pages *where* says, in batches of :data:`BATCH_PAGES` (each page with
-        its table keys); Ctrl-C raises :class:`Interrupted` with how many were removed."""
+    def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
+        """Remove the pages and exact entries *where* says (*pages_where* for pages, if
+        given), in batches of :data:`BATCH_PAGES` (each page with its table rows); Ctrl-C
+        raises :class:`Interrupted` with how many were removed."""
         limited = (*args, BATCH_PAGES)
+        pages_limited = (*pages_args, BATCH_PAGES) if pages_where else limited
 
         def step() -> tuple[int, bool]:
             doomed = self._conn.execute(
-                f"SELECT id, fingerprint FROM pages {where} LIMIT ?", limited
+                f"SELECT id, fingerprint, key FROM page_view {pages_where or where} LIMIT ?",
+                pages_limited,
             ).fetchall()
-            key_rows = [
-                (table, to_signed64(block_key), page_id)
-                for page_id, fp in doomed
-                for table, block_key in enumerate(self.plan.keys(from_signed64(fp)))
-            ]
-            self._conn.executemany(
-                "DELETE FROM block_keys WHERE tbl = ? AND bkey = ? AND page_id = ?", key_rows
-            )
-            self._conn.executemany(
-                "DELETE FROM pages WHERE id = ?", [(page_id,) for page_id, _ in doomed]
-            )
+            self.tables.remove(self._conn, doomed)
             exact = self._conn.execute(
                 f"DELETE FROM exact_texts WHERE rowid IN "
                 f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
@@ -196,7 +192,8 @@ class SqliteMaintenance:
         return self._batched("remove pages", step)
 
     def forget(self, key: str) -> int:
-        return self._delete("WHERE key = ?", (storable_key(key),))
+        key = storable_key(key)
+        return self._delete("WHERE key = ?", (key,), f"WHERE {PAGES_BY_KEY}", (key_hash(key), key))
 
     def expire(self, older_than: float) -> int:
         return self._delete("WHERE added_at < ?", (older_than,))
