@@ -1,5 +1,6 @@
-/* Compiled form of scrapy_simhash.words.count_words_python: the same words, the same Han
- * runs, for any text (tests/test_words.py compares the two on every code point).
+/* Compiled forms of scrapy_simhash.words.count_words_python and of the search in
+ * scrapy_simhash.nfkc: the same results for any text (tests/test_words.py and
+ * tests/test_nfkc.py compare the two forms on every code point).
  *
  * The regular expressions it replaces cost more than segmenting the text: the engine's
  * overhead per match and per position dominates on pages of many short words. One pass
@@ -23,6 +24,23 @@ is_word(Py_UCS4 ch)
         return Py_ISALNUM(ch) || ch == '_';
     }
     return Py_UNICODE_ISALNUM(ch) || ch == '_';
+}
+
+/* Whether the word text[start:end] is one that can carry content: a single character
+ * only if it is a decimal digit, a longer word only if it is not all underscores. */
+static int
+is_content_word(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    if (end - start == 1) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, start);
+        return ch != '_' && Py_UNICODE_ISDECIMAL(ch);
+    }
+    for (Py_ssize_t i = start; i < end; i++) {
+        if (PyUnicode_READ(kind, data, i) != '_') {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* counts[word] += 1, for a dict (or Counter) of ints. */
@@ -83,6 +101,9 @@ count_words(PyObject *module, PyObject *args)
                     break;
                 }
             }
+            if (!is_content_word(kind, data, start, i)) {
+                continue;
+            }
             PyObject *word = PyUnicode_Substring(text, start, i);
             if (word == NULL || add_one(counts, word, one) < 0) {
                 Py_XDECREF(word);
@@ -102,10 +123,66 @@ done:
     return result;
 }
 
+/* The [start, end) spans of the runs of characters that *table* (a bitmap of the 65,536
+ * BMP code points, least significant bit first) marks, and of characters beyond the BMP:
+ * what scrapy_simhash.nfkc finds with a regular expression. */
+static PyObject *
+marked_runs(PyObject *module, PyObject *args)
+{
+    PyObject *text;
+    Py_buffer table;
+    if (!PyArg_ParseTuple(args, "Uy*:marked_runs", &text, &table)) {
+        return NULL;
+    }
+    PyObject *runs = NULL;
+    if (table.len != 0x10000 / 8) {
+        PyErr_SetString(PyExc_ValueError, "the table must hold 8192 bytes");
+        goto done;
+    }
+    const unsigned char *bits = table.buf;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    runs = PyList_New(0);
+    if (runs == NULL) {
+        goto done;
+    }
+#define MARKED(ch) ((ch) > 0xFFFF || (bits[(ch) >> 3] >> ((ch) & 7) & 1))
+    Py_ssize_t i = 0;
+    while (i < length) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (!MARKED(ch)) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (++i < length) {
+            ch = PyUnicode_READ(kind, data, i);
+            if (!MARKED(ch)) {
+                break;
+            }
+        }
+        PyObject *span = Py_BuildValue("(nn)", start, i);
+        if (span == NULL || PyList_Append(runs, span) < 0) {
+            Py_XDECREF(span);
+            Py_CLEAR(runs);
+            goto done;
+        }
+        Py_DECREF(span);
+    }
+#undef MARKED
+done:
+    PyBuffer_Release(&table);
+    return runs;
+}
+
 static PyMethodDef methods[] = {
+    {"marked_runs", marked_runs, METH_VARARGS,
+     "marked_runs(text, table) -> [(start, end), ...] of the runs of characters marked "
+     "in table (8192 bytes, a bit per BMP code point) or beyond the BMP."},
     {"count_words", count_words, METH_VARARGS,
      "count_words(text, counts) -> Han runs of text joined by line breaks; the other "
-     "words of text counted into the dict counts."},
+     "words of text that can carry content counted into the dict counts."},
     {NULL, NULL, 0, NULL},
 };
 

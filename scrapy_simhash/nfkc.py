@@ -12,8 +12,18 @@ each from the boundary before it: the same string as normalising the whole text.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
+
+if os.environ.get("SCRAPY_SIMHASH_PURE_PYTHON"):
+    marked_runs = None
+else:
+    try:
+        from ._speedups import marked_runs
+    except ImportError:  # not built: the regular expression below does the same
+        marked_runs = None
 
 # No character in these blocks decomposes, combines or is composed with: CJK ideographs,
 # Hangul syllables (composed algorithmically, always normal), surrogates, private use.
@@ -34,8 +44,8 @@ def _bmp_to_check() -> list[int]:
 
 
 @functools.cache
-def _not_boundaries() -> re.Pattern[str]:
-    """Runs of characters before which a text may not be cut (built once, ~50 ms)."""
+def _not_boundaries() -> frozenset[int]:
+    """The BMP code points before which a text may not be cut (built once, ~50 ms)."""
     normalize, combining, decomposition = (
         unicodedata.normalize,
         unicodedata.combining,
@@ -49,16 +59,42 @@ def _not_boundaries() -> re.Pattern[str]:
         mapping = decomposition(chr(p))
         if mapping and not mapping.startswith("<") and len(pair := mapping.split()) == 2:
             points.add(int(pair[1], 16))
-    # Characters beyond the BMP are all treated as no boundary (rare in text; one range
-    # keeps the pattern's character set a bitmap, tested in one step per character).
+    return frozenset(p for p in points if p < 0x10000)
+
+
+def _runs_finder() -> Callable[[str], Iterable[tuple[int, int]]]:
+    """text -> the spans of its runs of characters that are no boundary. Characters beyond
+    the BMP all count as such (rare in text; it keeps the search a lookup per character)."""
+    return regex_runs() if marked_runs is None else table_runs()
+
+
+@functools.cache
+def table_runs() -> Callable[[str], list[tuple[int, int]]]:
+    """:func:`_runs_finder` in C (``scrapy_simhash._speedups``), from a bitmap."""
+    if marked_runs is None:
+        raise ImportError("scrapy_simhash._speedups is not built")
+    table = bytearray(0x10000 // 8)
+    for p in _not_boundaries():
+        table[p >> 3] |= 1 << (p & 7)
+    return functools.partial(_marked_runs, table=bytes(table))
+
+
+def _marked_runs(text: str, table: bytes) -> list[tuple[int, int]]:
+    return marked_runs(text, table)  # type: ignore[misc]
+
+
+@functools.cache
+def regex_runs() -> Callable[[str], Iterable[tuple[int, int]]]:
+    """:func:`_runs_finder` with a regular expression (a bitmap in ``re`` for the BMP)."""
     ranges: list[list[int]] = []
-    for p in sorted(q for q in points if q < 0x10000):
+    for p in sorted(_not_boundaries()):
         if ranges and ranges[-1][1] == p - 1:
             ranges[-1][1] = p
         else:
             ranges.append([p, p])
     members = "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
-    return re.compile(f"[{members}\\U00010000-\\U0010ffff]+")
+    pattern = re.compile(f"[{members}\\U00010000-\\U0010ffff]+")
+    return lambda text: [match.span() for match in pattern.finditer(text)]
 
 
 def nfkc(text: str) -> str:
@@ -68,8 +104,7 @@ def nfkc(text: str) -> str:
     normalize = unicodedata.normalize
     pieces = []
     done = 0
-    for match in _not_boundaries().finditer(text):
-        start, end = match.span()
+    for start, end in _runs_finder()(text):
         # From the boundary before the run: the character before it (a starter that
         # what follows may compose with, or combining marks may reorder around).
         start = max(start - 1, done)

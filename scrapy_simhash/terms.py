@@ -33,7 +33,7 @@ from itertools import compress, repeat
 from pathlib import Path
 
 from .attribution import strip_attribution
-from .words import count_words
+from .words import count_words, is_content_word
 
 # Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
 _HAN_OR_WORD = re.compile(r"([\u4e00-\u9fd5]+)|[^\W\u4e00-\u9fd5]+")
@@ -126,7 +126,7 @@ _STOP_WORDS_FOR = {
 def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     """The stop words that apply to a text whose words occur *counts* times: English
     ones, and those of the language whose function words occur most often in it."""
-    hits: Counter[str] = Counter()
+    hits: dict[str, int] = {}  # not a Counter: its __missing__ is a Python call per miss
     # The text's function words are found by a set intersection in C (not a lookup per
     # word in the large table); they are then taken in the text's order, which decides
     # between languages with as many hits.
@@ -134,7 +134,7 @@ def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     for word in [word for word in counts if word in common] if common else ():
         count = counts[word]
         for language in _LANGUAGES_OF[word]:
-            hits[language] += count
+            hits[language] = hits.get(language, 0) + count
     if not hits:
         return ENGLISH_STOP_WORDS
     language = max(hits, key=lambda name: (hits[name], name == "english"))
@@ -279,10 +279,6 @@ class TermExtractor:
         # tests below run once per distinct word, not once per occurrence.
         counts: Counter[str] = Counter()
         han_text = count_words(text, counts)
-        no_stop: frozenset[str] = frozenset()
-        for word in [w for w in counts if len(w) == 1 or w[0] == "_"]:
-            if not _is_content_word(word, no_stop):
-                counts.pop(word)
         # Stop words are known once the text's language is: by its function words.
         for word in stop_words_for(counts).intersection(counts):
             counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
@@ -365,9 +361,4 @@ def _strip_addresses(text: str) -> str:
 
 def _is_content_word(word: str, stop: frozenset[str]) -> bool:
     """A number, or a word of two or more characters that is not one of *stop*."""
-    if word in stop:
-        return False
-    core = word.replace("_", "")
-    if not core:
-        return False
-    return len(word) > 1 or core.isdecimal()
+    return word not in stop and is_content_word(word)

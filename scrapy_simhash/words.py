@@ -23,9 +23,21 @@ WORD = re.compile(r"[^\W\u4e00-\u9fd5]+")
 
 def count_words_python(text: str, counts: Counter[str]) -> str:
     """Add how often each word of *text* (outside its Han runs) occurs to *counts*, in
-    the order of their first occurrence; return the Han runs, joined by line breaks."""
+    the order of their first occurrence, but for the words that never carry content: a
+    single character other than a decimal digit, underscores alone. Return the Han runs,
+    joined by line breaks."""
     counts.update(WORD.findall(text))
+    # Whether a word is kept depends on the word alone: tested once per distinct word.
+    for word in [w for w in counts if len(w) == 1 or w[0] == "_"]:
+        if not is_content_word(word):
+            counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
     return "\n".join(HAN_RUN.findall(text))
+
+
+def is_content_word(word: str) -> bool:
+    """A number, or a word of two or more characters, underscores aside."""
+    core = word.replace("_", "")
+    return bool(core) and (len(word) > 1 or core.isdecimal())
 
 
 def _compiled() -> Callable[[str, Counter[str]], str] | None:

@@ -1,13 +1,16 @@
-"""nfkc() must give exactly unicodedata.normalize("NFKC", ...) on any text."""
+"""nfkc() must give exactly unicodedata.normalize("NFKC", ...) on any text, and its
+compiled search the same runs as its regular expression."""
 
 from __future__ import annotations
 
 import random
 import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scrapy_simhash import nfkc as module
 from scrapy_simhash.nfkc import nfkc
 
 # Every character next to every kind of neighbour: starters that compose with what
@@ -23,6 +26,17 @@ def test_every_code_point_in_order_and_shuffled():
         random.Random(seed).shuffle(chars)
         text = "".join(chars)
         assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+@pytest.mark.skipif(module.marked_runs is None, reason="the C accelerator is not built")
+def test_compiled_search_finds_what_the_regex_finds():
+    chars = list(_ALL[:0x10000] + _NEIGHBOURS * 2000 + "中文 abc" * 5000)
+    texts = [_ALL]
+    for seed in range(2):
+        random.Random(seed).shuffle(chars)
+        texts.append("".join(chars))
+    for text in texts:
+        assert module.table_runs()(text) == module.regex_runs()(text)
 
 
 def test_text_that_needs_nothing_is_returned_as_is():
