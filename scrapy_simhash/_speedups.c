@@ -1,6 +1,7 @@
-/* Compiled forms of scrapy_simhash.words.count_words_python and of the search in
- * scrapy_simhash.nfkc: the same results for any text (tests/test_words.py and
- * tests/test_nfkc.py compare the two forms on every code point).
+/* Compiled forms of scrapy_simhash.words.count_words_python, of the search in
+ * scrapy_simhash.nfkc and of the combine in scrapy_simhash.fingerprint: the same results
+ * for any input (tests/test_words.py, tests/test_nfkc.py and tests/test_fingerprint.py
+ * compare the two forms).
  *
  * The regular expressions it replaces cost more than segmenting the text: the engine's
  * overhead per match and per position dominates on pages of many short words. One pass
@@ -10,6 +11,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
+#include <stdint.h>
 
 static inline int
 is_han(Py_UCS4 ch)
@@ -176,7 +179,70 @@ done:
     return runs;
 }
 
+/* The SimHash of terms whose 64-bit hashes are *rows* (8 bytes each, little-endian) and
+ * whose weights are *weights*: what scrapy_simhash.fingerprint computes with numpy, with
+ * the same arithmetic: each weight times 1000 in double precision, rounded half to even,
+ * as int64; sums in int64 (wrapping as numpy's do, here by unsigned arithmetic).
+ * None when a scaled weight is not finite or not below 2**63 in magnitude. */
+static PyObject *
+combine(PyObject *module, PyObject *args)
+{
+    Py_buffer rows;
+    PyObject *weights;
+    if (!PyArg_ParseTuple(args, "y*O:combine", &rows, &weights)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    PyObject *seq = PySequence_Fast(weights, "weights must be a sequence");
+    if (seq == NULL) {
+        goto done;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (rows.len != n * 8) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold 8 bytes per weight");
+        goto done;
+    }
+    const unsigned char *bytes = rows.buf;
+    uint64_t set_weight[64] = {0};
+    uint64_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double weight = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (weight == -1.0 && PyErr_Occurred()) {
+            goto done;
+        }
+        double scaled = nearbyint(weight * 1000.0);
+        if (!(fabs(scaled) < 9223372036854775808.0)) { /* also for NaN */
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        uint64_t w = (uint64_t)(int64_t)scaled;
+        total += w;
+        uint64_t hash = 0;
+        for (int b = 7; b >= 0; b--) {
+            hash = hash << 8 | bytes[i * 8 + b];
+        }
+        for (int bit = 0; bit < 64; bit++) {
+            /* w where the bit is set, 0 where not: a mask, no branch. */
+            set_weight[bit] += w & (0 - (hash >> bit & 1));
+        }
+    }
+    uint64_t fingerprint = 0;
+    for (int bit = 0; bit < 64; bit++) {
+        if ((int64_t)(set_weight[bit] * 2) > (int64_t)total) {
+            fingerprint |= (uint64_t)1 << bit;
+        }
+    }
+    result = PyLong_FromUnsignedLongLong(fingerprint);
+done:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&rows);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"combine", combine, METH_VARARGS,
+     "combine(rows, weights) -> the SimHash of 8-byte little-endian hashes and their "
+     "weights, or None for a weight out of range."},
     {"marked_runs", marked_runs, METH_VARARGS,
      "marked_runs(text, table) -> [(start, end), ...] of the runs of characters marked "
      "in table (8192 bytes, a bit per BMP code point) or beyond the BMP."},
