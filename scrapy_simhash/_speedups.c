@@ -239,7 +239,39 @@ done:
     return result;
 }
 
+/* counts[word] += 1 for each word of the list *words* other than single characters. */
+static PyObject *
+count_long_words(PyObject *module, PyObject *args)
+{
+    PyObject *words, *counts;
+    if (!PyArg_ParseTuple(args, "O!O!:count_long_words", &PyList_Type, &words, &PyDict_Type,
+                          &counts)) {
+        return NULL;
+    }
+    PyObject *one = PyLong_FromLong(1);
+    if (one == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(words); i++) {
+        PyObject *word = PyList_GET_ITEM(words, i);
+        if (!PyUnicode_Check(word)) {
+            PyErr_SetString(PyExc_TypeError, "words must be str");
+            Py_DECREF(one);
+            return NULL;
+        }
+        if (PyUnicode_GET_LENGTH(word) != 1 && add_one(counts, word, one) < 0) {
+            Py_DECREF(one);
+            return NULL;
+        }
+    }
+    Py_DECREF(one);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"count_long_words", count_long_words, METH_VARARGS,
+     "count_long_words(words, counts): counts[word] += 1 for each word of the list words "
+     "other than single characters."},
     {"combine", combine, METH_VARARGS,
      "combine(rows, weights) -> the SimHash of 8-byte little-endian hashes and their "
      "weights, or None for a weight out of range."},

@@ -107,7 +107,8 @@ def nfkc(text: str) -> str:
     for start, end in _runs_finder()(text):
         # From the boundary before the run: the character before it (a starter that
         # what follows may compose with, or combining marks may reorder around).
-        start = max(start - 1, done)
+        if start:  # a run starts at least a character after the one before ended
+            start -= 1
         pieces.append(text[done:start])
         pieces.append(normalize("NFKC", text[start:end]))
         done = end

@@ -33,7 +33,7 @@ from itertools import compress, repeat
 from pathlib import Path
 
 from .attribution import strip_attribution
-from .words import count_words, is_content_word
+from .words import count_long_words, count_words, is_content_word
 
 # Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
 _HAN_OR_WORD = re.compile(r"([\u4e00-\u9fd5]+)|[^\W\u4e00-\u9fd5]+")
@@ -286,12 +286,7 @@ class TermExtractor:
             # One call for all Han runs: the segmenter treats the line breaks between them
             # as boundaries, exactly as if each run were cut on its own, at a fraction of
             # the overhead.
-            han = Counter(self.segmenter.cut(han_text))
-            for word in [w for w in han if len(w) == 1]:
-                han.pop(word)
-            # Han words and the words above share no character: a plain dict update
-            # (in C) adds them without summing counts.
-            dict.update(counts, han)
+            count_long_words(self.segmenter.cut(han_text), counts)
         return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:

@@ -40,16 +40,27 @@ def is_content_word(word: str) -> bool:
     return bool(core) and (len(word) > 1 or core.isdecimal())
 
 
-def _compiled() -> Callable[[str, Counter[str]], str] | None:
-    if os.environ.get("SCRAPY_SIMHASH_PURE_PYTHON"):
-        return None
+def count_long_words_python(words: list[str], counts: Counter[str]) -> None:
+    """Add how often each of *words* but single characters occurs to *counts* (the Han
+    words: a single character is a particle or a fragment, no term)."""
+    found = Counter(words)
+    for word in [w for w in found if len(w) == 1]:
+        found.pop(word)
+    # Han words and the other words share no character: a plain dict update (in C) adds
+    # them without summing counts.
+    dict.update(counts, found)
+
+
+if os.environ.get("SCRAPY_SIMHASH_PURE_PYTHON"):
+    count_words_compiled = count_long_words_compiled = None
+else:
     try:
-        from ._speedups import count_words as compiled
+        from ._speedups import count_long_words as count_long_words_compiled
+        from ._speedups import count_words as count_words_compiled
     except ImportError:
-        return None
-    return compiled
+        count_words_compiled = count_long_words_compiled = None
 
-
-#: The compiled form, or ``None`` where it is not installed (or not wanted).
-count_words_compiled = _compiled()
 count_words: Callable[[str, Counter[str]], str] = count_words_compiled or count_words_python
+count_long_words: Callable[[list[str], Counter[str]], None] = (
+    count_long_words_compiled or count_long_words_python
+)

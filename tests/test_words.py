@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scrapy_simhash import words
+from scrapy_simhash import words as words_module
 from scrapy_simhash.words import count_words_python
 
 compiled = words.count_words_compiled
@@ -80,3 +81,15 @@ def test_pure_python_is_used_when_asked():
     code = "from scrapy_simhash import words; print(words.count_words is words.count_words_python)"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
+
+
+@needs_compiled
+@given(st.lists(st.text(alphabet="中文的了是a", max_size=3)))
+def test_long_words_counted_as_in_python(words):
+    slow: Counter[str] = Counter({"debian": 2})
+    fast: Counter[str] = Counter({"debian": 2})
+    words_module_python = words_module.count_long_words_python
+    words_module_python(words, slow)
+    words_module.count_long_words_compiled(words, fast)
+    assert list(slow.items()) == list(fast.items())
+    assert all(len(word) != 1 for word in fast)
