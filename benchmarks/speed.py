@@ -210,7 +210,11 @@ def main(argv: list[str] | None = None) -> None:
     # Hash-and-combine alone, on the weighted terms of the same documents.
     fingerprinter = Fingerprinter(segmenter="rjieba" if has_rjieba else "jieba")
     terms = [fingerprinter.terms(normalize_text(t)) for t in texts]
-    which = "compiled" if combine_compiled is not None else "numpy: the C accelerator is not built"
+    which = (
+        "compiled"
+        if combine_compiled is not None
+        else "numpy: the C accelerator is off or not built"
+    )
     combine = {
         "Python loop over 64 bits": lambda pairs: python_loop_simhash(pairs),
         f"`simhash()`, hashing every term ({which})": lambda pairs: simhash(pairs),
