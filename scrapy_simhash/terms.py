@@ -275,8 +275,8 @@ class TermExtractor:
         if stripped is not text:
             lowered = stripped.lower()
         text = _strip_addresses(lowered)
-        # Counted in C first; whether a word is a term depends on the word alone, so the
-        # tests below run once per distinct word, not once per occurrence.
+        # Counted in one pass (in C, where the accelerator is built), without the words
+        # that never carry content; the stop-word test below runs once per distinct word.
         counts: Counter[str] = Counter()
         han_text = count_words(text, counts)
         # Stop words are known once the text's language is: by its function words.
