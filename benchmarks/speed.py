@@ -20,7 +20,8 @@ Every method gets the same documents: the visible text of each page (HTML reduce
 A method whose package is not installed is left out, and the run says so (`pip install
 'scrapy-simhash[fast,bench]'` installs them all).
 
-It also times hash-and-combine alone (weighted terms -> 64 bits) per document.
+It also times hash-and-combine alone (weighted terms -> 64 bits) per document. With
+``SCRAPY_SIMHASH_PURE_PYTHON=1`` "ours" runs without the C accelerator.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scrapy_simhash.dedup import Deduplicator
-from scrapy_simhash.fingerprint import Fingerprinter, hash_term, simhash
+from scrapy_simhash.fingerprint import (
+    Fingerprinter,
+    combine_compiled,
+    combine_numpy,
+    hash_term,
+    simhash,
+)
 from scrapy_simhash.text import normalize_text, visible_text
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
@@ -203,15 +210,33 @@ def main(argv: list[str] | None = None) -> None:
     # Hash-and-combine alone, on the weighted terms of the same documents.
     fingerprinter = Fingerprinter(segmenter="rjieba" if has_rjieba else "jieba")
     terms = [fingerprinter.terms(normalize_text(t)) for t in texts]
+    which = (
+        "compiled"
+        if combine_compiled is not None
+        else "numpy: the C accelerator is off or not built"
+    )
     combine = {
         "Python loop over 64 bits": lambda pairs: python_loop_simhash(pairs),
-        "numpy, hashing every term": lambda pairs: simhash(pairs),
-        "numpy + the fingerprinter's term-hash cache": fingerprinter.simhash,
+        f"`simhash()`, hashing every term ({which})": lambda pairs: simhash(pairs),
+        f"`Fingerprinter.simhash`, cached term hashes ({which})": fingerprinter.simhash,
     }
     print(f"\nhash-and-combine of the top {fingerprinter.top_n} terms, per document:")
     print("| method | us/document |")
     print("|---|---:|")
     for name, seconds in best_pass_times(combine, terms, min(args.seconds, 3.0)).items():
+        print(f"| {name} | {seconds / len(terms) * 1e6:.0f} |")
+    # The combine alone, term hashes given: numpy (the pure-Python path) and compiled.
+    hashed = [
+        (
+            b"".join(hash_term(term).to_bytes(8, "little") for term, _ in pairs),
+            [w for _, w in pairs],
+        )
+        for pairs in terms
+    ]
+    alone = {"combine alone, numpy": lambda job: combine_numpy(*job)}
+    if combine_compiled is not None:
+        alone["combine alone, compiled"] = lambda job: combine_compiled(*job)
+    for name, seconds in best_pass_times(alone, hashed, min(args.seconds, 3.0)).items():
         print(f"| {name} | {seconds / len(terms) * 1e6:.0f} |")
 
 

@@ -15,12 +15,21 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 import warnings
 from collections.abc import Iterable
 
 import mmh3
 import numpy as np
+
+if os.environ.get("SCRAPY_SIMHASH_PURE_PYTHON"):
+    combine_compiled = None
+else:
+    try:  # the optional C accelerator (see scrapy_simhash.words); numpy gives the same
+        from ._speedups import combine as combine_compiled
+    except ImportError:
+        combine_compiled = None
 
 # FINGERPRINT_BITS and TERMS_VERSION live in features and terms; still exported from here.
 from .features import FINGERPRINT_BITS, feature_signature  # noqa: F401
@@ -30,6 +39,7 @@ _WEIGHT_SCALE = 1000
 _MASK64 = (1 << 64) - 1
 # Scaled weights must fit an int64, as they had to when each was converted by round().
 _MAX_SCALED = 2.0**63
+_WEIGHT_RANGE = f"term weights must be finite and below {_MAX_SCALED / _WEIGHT_SCALE:g}"
 #: Term hashes a Fingerprinter keeps before it starts its cache afresh (~100 bytes each).
 _HASH_CACHE_SIZE = 500_000
 
@@ -117,19 +127,34 @@ def simhash(
                         row = cache[term] = _hash_bytes(term, seed)
                     parts[i] = row
         rows = b"".join(parts)
+    if combine_compiled is not None:
+        try:
+            fingerprint = combine_compiled(rows, weight_list)
+        except TypeError:  # weights that are not numbers to C: numpy converts what it can
+            pass
+        else:
+            if fingerprint is None:
+                raise ValueError(_WEIGHT_RANGE)
+            return fingerprint
+    return combine_numpy(rows, weight_list)
+
+
+def combine_numpy(rows: bytes, weights: Iterable[float]) -> int:
+    """The SimHash of the 64-bit term hashes *rows* (8 bytes each, little-endian) with
+    their *weights*: the pure-Python form (numpy) of the compiled combine."""
     # np.rint rounds half to even, as round() does, on the same float64 products.
-    scaled = np.rint(np.array(weight_list, dtype=np.float64) * _WEIGHT_SCALE)
+    scaled = np.rint(np.array(weights, dtype=np.float64) * _WEIGHT_SCALE)
     if not np.all(np.abs(scaled) < _MAX_SCALED):  # also False for NaN
-        raise ValueError(f"term weights must be finite and below {_MAX_SCALED / _WEIGHT_SCALE:g}")
-    weights = scaled.astype(np.int64)
+        raise ValueError(_WEIGHT_RANGE)
+    integers = scaled.astype(np.int64)
     # One row of 64 bits per term, least significant bit first.
     bits = np.unpackbits(
         np.frombuffer(rows, dtype=np.uint8).reshape(-1, 8), axis=1, bitorder="little"
     )
     # The sum of +weight where a bit is set and -weight where not is positive exactly when
     # the weights of the set bits are more than half of all the weight.
-    set_weight = weights @ bits
-    packed = np.packbits(2 * set_weight > weights.sum(), bitorder="little")
+    set_weight = integers @ bits
+    packed = np.packbits(2 * set_weight > integers.sum(), bitorder="little")
     return int.from_bytes(packed.tobytes(), "little")
 
 

@@ -33,12 +33,9 @@ from itertools import compress, repeat
 from pathlib import Path
 
 from .attribution import strip_attribution
+from .words import count_long_words, count_words, is_content_word
 
-#: Han ideographs that jieba's dictionary covers; other scripts are split by _WORD.
-_HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
-# A run of word characters outside those Han runs ("3.11" gives the numbers 3 and 11).
-_WORD = re.compile(r"[^\W\u4e00-\u9fd5]+")
-# Han run or word, in order (for TermExtractor.tokens).
+# Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
 _HAN_OR_WORD = re.compile(r"([\u4e00-\u9fd5]+)|[^\W\u4e00-\u9fd5]+")
 # Applied to lower-cased text only (a case-insensitive pattern is twice as slow).
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.[^\s/]+\S*")
@@ -129,7 +126,7 @@ _STOP_WORDS_FOR = {
 def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     """The stop words that apply to a text whose words occur *counts* times: English
     ones, and those of the language whose function words occur most often in it."""
-    hits: Counter[str] = Counter()
+    hits: dict[str, int] = {}  # not a Counter: its __missing__ is a Python call per miss
     # The text's function words are found by a set intersection in C (not a lookup per
     # word in the large table); they are then taken in the text's order, which decides
     # between languages with as many hits.
@@ -137,7 +134,7 @@ def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     for word in [word for word in counts if word in common] if common else ():
         count = counts[word]
         for language in _LANGUAGES_OF[word]:
-            hits[language] += count
+            hits[language] = hits.get(language, 0) + count
     if not hits:
         return ENGLISH_STOP_WORDS
     language = max(hits, key=lambda name: (hits[name], name == "english"))
@@ -157,6 +154,8 @@ TERMS_VERSION = 4
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.
 MAX_TERM_SHARE = 0.1
+#: Distinct terms whose IDF a TermExtractor keeps at hand before it starts afresh.
+IDF_CACHE_SIZE = 100_000
 
 
 @functools.cache
@@ -250,6 +249,8 @@ class TermExtractor:
             raise ValueError(f"top_n={top_n} must be at least 1")
         self.top_n = top_n
         self.segmenter = segmenter if isinstance(segmenter, Segmenter) else Segmenter(segmenter)
+        # Term -> IDF, for the terms met so far (see _idf_of).
+        self._idf: dict[str, float] = {}
 
     def tokens(self, text: str) -> list[str]:
         """Return the content-bearing tokens of *text*, in order, Latin words lower-cased.
@@ -274,26 +275,18 @@ class TermExtractor:
         if stripped is not text:
             lowered = stripped.lower()
         text = _strip_addresses(lowered)
-        # Counted in C first; whether a word is a term depends on the word alone, so the
-        # tests below run once per distinct word, not once per occurrence.
-        counts = Counter(_WORD.findall(text))
-        no_stop: frozenset[str] = frozenset()
-        for word in [w for w in counts if len(w) == 1 or w[0] == "_"]:
-            if not _is_content_word(word, no_stop):
-                counts.pop(word)
+        # Counted in one pass (in C, where the accelerator is built), without the words
+        # that never carry content; the stop-word test below runs once per distinct word.
+        counts: Counter[str] = Counter()
+        han_text = count_words(text, counts)
         # Stop words are known once the text's language is: by its function words.
         for word in stop_words_for(counts).intersection(counts):
             counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
-        runs = _HAN_RUN.findall(text)
-        if runs:
-            # One call for all runs: the segmenter treats the line breaks as boundaries,
-            # exactly as if each run were cut on its own, at a fraction of the overhead.
-            han = Counter(self.segmenter.cut("\n".join(runs)))
-            for word in [w for w in han if len(w) == 1]:
-                han.pop(word)
-            # Han words and the words above share no character: a plain dict update
-            # (in C) adds them without summing counts.
-            dict.update(counts, han)
+        if han_text:
+            # One call for all Han runs: the segmenter treats the line breaks between them
+            # as boundaries, exactly as if each run were cut on its own, at a fraction of
+            # the overhead.
+            count_long_words(self.segmenter.cut(han_text), counts)
         return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
@@ -301,9 +294,8 @@ class TermExtractor:
         weight capped at ``MAX_TERM_SHARE`` of their total."""
         if not counts:
             return []
-        idf, median_idf = jieba_idf()
         terms = list(counts)
-        weights = list(map(operator.mul, counts.values(), map(idf.get, terms, repeat(median_idf))))
+        weights = list(map(operator.mul, counts.values(), self._idf_of(terms)))
         pairs = zip(terms, weights, strict=True)
         if len(terms) > self.top_n:
             # Sorting plain floats is cheap; only the terms that can make the cut are
@@ -321,6 +313,22 @@ class TermExtractor:
         if weighted[0][1] > cap:
             weighted = [(term, min(weight, cap)) for term, weight in weighted]
         return weighted
+
+    def _idf_of(self, terms: list[str]) -> list[float]:
+        """The IDF of each of *terms* (jieba's, or its median), from a dict of the terms
+        seen before: a page's terms mostly recur on other pages, and a small dict is read
+        from the processor's cache where jieba's 270,000 words are read from memory."""
+        idf = self._idf
+        values = list(map(idf.get, terms))  # in C; only new terms take the loop below
+        if None in values:
+            if len(idf) > IDF_CACHE_SIZE:
+                idf.clear()
+            table, median = jieba_idf()
+            for i, value in enumerate(values):
+                if value is None:
+                    term = terms[i]
+                    values[i] = idf[term] = table.get(term, median)
+        return values  # type: ignore[return-value]
 
     def terms(self, text: str) -> list[tuple[str, float]]:
         """Return ``(term, weight)`` pairs, heaviest first, at most ``top_n`` of them."""
@@ -348,9 +356,4 @@ def _strip_addresses(text: str) -> str:
 
 def _is_content_word(word: str, stop: frozenset[str]) -> bool:
     """A number, or a word of two or more characters that is not one of *stop*."""
-    if word in stop:
-        return False
-    core = word.replace("_", "")
-    if not core:
-        return False
-    return len(word) > 1 or core.isdecimal()
+    return word not in stop and is_content_word(word)

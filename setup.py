@@ -1,0 +1,13 @@
+"""The optional C accelerator (everything else is in pyproject.toml).
+
+Built where a C compiler is present; where it fails to build, the package installs
+without it and runs the same analysis in pure Python (see scrapy_simhash/words.py).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension("scrapy_simhash._speedups", ["scrapy_simhash/_speedups.c"], optional=True)
+    ]
+)

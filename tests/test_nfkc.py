@@ -1,0 +1,53 @@
+"""nfkc() must give exactly unicodedata.normalize("NFKC", ...) on any text, and its
+compiled search the same runs as its regular expression."""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scrapy_simhash import nfkc as module
+from scrapy_simhash.nfkc import nfkc
+
+# Every character next to every kind of neighbour: starters that compose with what
+# follows, combining marks, Hangul jamo and syllables, compatibility forms, astral ones.
+_ALL = "".join(chr(p) for p in range(0x110000) if not 0xD800 <= p < 0xE000)
+_NEIGHBOURS = "ae\u0301\u0323\u1100\u1161\u11a8\uac00\uff76\uff9e\u3099\u0b47\u0b3e\U0001109a"
+
+
+def test_every_code_point_in_order_and_shuffled():
+    assert nfkc(_ALL) == unicodedata.normalize("NFKC", _ALL)
+    chars = list(_ALL[:0x10000] + _NEIGHBOURS * 2000)
+    for seed in range(3):
+        random.Random(seed).shuffle(chars)
+        text = "".join(chars)
+        assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+@pytest.mark.skipif(module.marked_runs is None, reason="the C accelerator is not built")
+def test_compiled_search_finds_what_the_regex_finds():
+    chars = list(_ALL[:0x10000] + _NEIGHBOURS * 2000 + "中文 abc" * 5000)
+    texts = [_ALL]
+    for seed in range(2):
+        random.Random(seed).shuffle(chars)
+        texts.append("".join(chars))
+    for text in texts:
+        assert module.table_runs()(text) == module.regex_runs()(text)
+
+
+def test_text_that_needs_nothing_is_returned_as_is():
+    text = "plain text, 中文"
+    assert nfkc(text) is text
+
+
+def test_full_width_and_composed_forms_fold():
+    assert nfkc("ｶﾞ，ＡＢＣ１２３ e\u0301") == "ガ,ABC123 é"
+
+
+@given(st.text(alphabet=st.sampled_from(_NEIGHBOURS) | st.characters(), max_size=40))
+def test_same_as_unicodedata(text):
+    assert nfkc(text) == unicodedata.normalize("NFKC", text)

@@ -1,0 +1,95 @@
+"""The compiled count_words gives exactly what the regular expressions give, on any text."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scrapy_simhash import words
+from scrapy_simhash import words as words_module
+from scrapy_simhash.words import count_words_python
+
+compiled = words.count_words_compiled
+needs_compiled = pytest.mark.skipif(compiled is None, reason="the C accelerator is not built")
+
+# Every code point but the surrogates (a str may hold them, UTF-8 may not).
+_ALL = [chr(p) for p in range(0x110000) if not 0xD800 <= p < 0xE000]
+
+
+def both(text: str) -> tuple[tuple[list, str], tuple[list, str]]:
+    """(items in order, Han text) from the regular expressions and from the C code."""
+    slow: Counter[str] = Counter()
+    fast: Counter[str] = Counter()
+    slow_han = count_words_python(text, slow)
+    fast_han = compiled(text, fast)
+    return (list(slow.items()), slow_han), (list(fast.items()), fast_han)
+
+
+@needs_compiled
+def test_every_code_point_is_classified_as_re_does():
+    # Each character between two spaces, then between two letters, then next to Han:
+    # a word character makes a word of its own, joins "a", or splits a Han run.
+    for glue in (" ", "a", "中"):
+        slow, fast = both(glue.join(_ALL))
+        assert slow == fast
+
+
+@needs_compiled
+def test_shuffled_code_points():
+    chars = _ALL[:0x10000] + list("中文 abc_1") * 20000
+    for seed in range(3):
+        random.Random(seed).shuffle(chars)
+        slow, fast = both("".join(chars))
+        assert slow == fast
+
+
+@needs_compiled
+def test_words_counts_and_han_runs():
+    counts: Counter[str] = Counter()
+    han = compiled("Hello 世界, foo_bar 3.11 é中文x hello Hello _ __ _a ٣ ²", counts)
+    assert han == "世界\n中文"
+    # Single characters only when a decimal digit (any script's), underscores never alone.
+    assert list(counts.items()) == [
+        ("Hello", 2),
+        ("foo_bar", 1),
+        ("3", 1),
+        ("11", 1),
+        ("hello", 1),
+        ("_a", 1),
+        ("٣", 1),
+    ]
+
+
+@needs_compiled
+@given(
+    st.text(alphabet=st.sampled_from("中文a_1 .\u00e9\u0301\u4e00\u9fd5\u9fd6") | st.characters())
+)
+def test_same_as_regular_expressions(text):
+    slow, fast = both(text)
+    assert slow == fast
+
+
+def test_pure_python_is_used_when_asked():
+    env = {**os.environ, "SCRAPY_SIMHASH_PURE_PYTHON": "1"}
+    code = "from scrapy_simhash import words; print(words.count_words is words.count_words_python)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
+
+
+@needs_compiled
+@given(st.lists(st.text(alphabet="中文的了是a", max_size=3)))
+def test_long_words_counted_as_in_python(words):
+    slow: Counter[str] = Counter({"debian": 2})
+    fast: Counter[str] = Counter({"debian": 2})
+    words_module_python = words_module.count_long_words_python
+    words_module_python(words, slow)
+    words_module.count_long_words_compiled(words, fast)
+    assert list(slow.items()) == list(fast.items())
+    assert all(len(word) != 1 for word in fast)
