@@ -75,8 +75,8 @@ _BOOTSTRAP = (
 
 def worker_main(fd: int) -> None:
     """Entry point of a worker process: serve the socket inherited as file descriptor *fd*."""
-    # Ctrl-C in a terminal signals the whole process group: the crawl shuts down gracefully
-    # and closes the socket; the worker must not die first, with pages still to answer.
+    # The crawl shuts down gracefully on Ctrl-C and then closes the socket; the worker must
+    # not die first, with pages still to answer (a SIGINT sent to it alone is ignored too).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with socket.socket(fileno=fd) as sock:
         serve(sock)
@@ -141,6 +141,10 @@ class _Worker:
                 [sys.executable, "-c", _BOOTSTRAP.format(path=sys.path, fd=fd)],
                 pass_fds=(fd,),
                 stdin=subprocess.DEVNULL,
+                # Its own session, so Ctrl-C in a terminal (SIGINT to the crawl's process
+                # group) never reaches it: ignoring SIGINT once started left the time the
+                # interpreter starts, in which a Ctrl-C killed the worker with pages to answer.
+                start_new_session=True,
                 # Anything a worker prints goes to stderr: the crawl's stdout may be a feed
                 # (scrapy crawl -O -).
                 stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else subprocess.DEVNULL,

@@ -166,6 +166,24 @@ async def test_each_page_gets_its_own_answer_from_the_pool():
 
 
 @deferred_f_from_coro_f
+async def test_workers_run_outside_the_crawls_process_group():
+    # Ctrl-C in a terminal signals the crawl's process group, at any moment: also while a
+    # worker's interpreter is still starting, before it could ignore SIGINT itself.
+    pool = WorkerPool(PARAMS, 2)
+    try:
+        for pid in pool.pids:
+            assert os.getpgid(pid) != os.getpgrp()
+            os.kill(pid, 0)  # alive
+        answers = await asyncio.wait_for(
+            asyncio.gather(*(pool.analyse([story]) for story in STORIES)), timeout=120
+        )
+        assert answers == [analyse_fields(PARAMS, [story]) for story in STORIES]
+        assert pool.restarts == 0
+    finally:
+        pool.close()
+
+
+@deferred_f_from_coro_f
 async def test_pages_larger_than_the_socket_buffer_go_through():
     # Several megabytes at once fill the socket: the rest is written as the worker reads.
     big = " ".join(f"{story} Section {n}." for n in range(3000) for story in STORIES[:2])
