@@ -50,6 +50,13 @@ CHROME_WEIGHT = 0.3
 LINK_LINE_SHARE = 0.4
 #: A line shorter than this right above a link list is the list's title.
 TITLE_CHARS = 60
+#: Sibling teasers (linked cards of one kind) come in runs of at least this many...
+TEASER_RUN = 3
+#: ... each at most this long, with at least this share of link text, and not only links.
+TEASER_CHARS = 600
+TEASER_LINK_SHARE = 0.1
+#: ... and at least this many characters of text outside its link (a lead, a date).
+TEASER_OWN_CHARS = 10
 #: The main text is a failure below this share of the visible text, unless it is at least
 #: FALLBACK_CHARS long.
 FALLBACK_SHARE = 0.1
@@ -91,6 +98,10 @@ _INLINE = frozenset(
 )
 _LONG_TEXTS = lxml.etree.XPath("//text()[string-length(normalize-space(.)) > 20]")
 _TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
+_LINK_TEXTS = lxml.etree.XPath(".//a//text()", smart_strings=False)
+# Paragraphs are the article's own text, even when each holds a link; table rows and list
+# items of one list are left to the line filter, which judges them by their link text.
+_NOT_TEASERS = frozenset(["p", "br", "hr", "tr", "td", "th", "option"])
 
 
 class MainText(str):
@@ -139,9 +150,14 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
             and not (most and article.get(element, 0) >= most)
         ):
             drop_tree(element)
+    _drop_teasers(region)
     for link in root.iter("a"):
         link.text = _LINK_START + (link.text or "")
         link.tail = _LINK_END + (link.tail or "")
+        # A link around blocks (a whole teaser card) spans several lines: each is marked.
+        for inner in link.iterdescendants():
+            inner.text = _LINK_START + (inner.text or "")
+            inner.tail = _LINK_START + (inner.tail or "")
     for paragraph in region.iter("p"):
         paragraph.text = _PARA + (paragraph.text or "")
     # Only needed when the main text looks short: parsed again then (the tree has lost
@@ -230,6 +246,38 @@ def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Elem
     while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
         region = region.getparent()
     return region, plain
+
+
+def _drop_teasers(region: lxml.etree._Element) -> None:
+    """Remove teaser grids from *region*: runs of sibling elements of one kind (tag and
+    class), each short and holding a link (a headline to another page, with its lead,
+    date or author), as "more articles" lists and river pages show them. A teaser's lead
+    is text of its own beside its link, so the line filter alone would keep it; the
+    article's own text is paragraphs, not a run of linked cards."""
+    groups: dict = {}
+    for element in region.iter():
+        if len(element) < TEASER_RUN or element.tag in _INLINE:
+            continue
+        groups.clear()
+        for child in element:
+            if isinstance(child.tag, str) and child.tag not in _NOT_TEASERS:
+                groups.setdefault((child.tag, child.get("class")), []).append(child)
+        for members in groups.values():
+            if len(members) < TEASER_RUN:
+                continue
+            teasers = [m for m in members if _is_teaser(m)]
+            if len(teasers) >= TEASER_RUN and len(teasers) * 3 >= 2 * len(members):
+                for teaser in teasers:
+                    drop_tree(teaser)
+
+
+def _is_teaser(element: lxml.etree._Element) -> bool:
+    # A list of plain links is left to the line filter, which drops its title with it.
+    length = _TEXT_LENGTH(element)
+    if not 0 < length <= TEASER_CHARS:
+        return False
+    links = sum(len(text.strip()) for text in _LINK_TEXTS(element))
+    return TEASER_LINK_SHARE * length <= links <= length - TEASER_OWN_CHARS
 
 
 def _good_lines(text: str) -> str:
