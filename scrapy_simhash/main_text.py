@@ -9,6 +9,9 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    (``share``, ``cookie``, ``comments``, ``related``, ``popup``...). A marker is evidence,
    not a verdict: a wrapper of most of the page is not chrome, and a marked element that
    holds most of the article's paragraphs (``<div class="entry share">``) is kept.
+   Teaser grids go first, whatever their names: runs of short sibling cards of one kind,
+   each with a link and text of its own (a lead, a date), as "more articles" lists show
+   them; their leads would otherwise count as the page's paragraphs.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
    marked chrome scores less. The best-scoring element grows to its ancestors until it
@@ -132,6 +135,9 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     visible = _TEXT_LENGTH(root)
     if not visible:
         return MainText.of("")
+    # Teasers first: their leads would otherwise count as the page's paragraph text, and
+    # the region would grow to hold them.
+    _drop_teasers(root)
     declared, named = chrome_elements(root)
     region, article = _region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
@@ -150,7 +156,6 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
             and not (most and article.get(element, 0) >= most)
         ):
             drop_tree(element)
-    _drop_teasers(region)
     for link in root.iter("a"):
         link.text = _LINK_START + (link.text or "")
         link.tail = _LINK_END + (link.tail or "")
@@ -248,14 +253,15 @@ def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Elem
     return region, plain
 
 
-def _drop_teasers(region: lxml.etree._Element) -> None:
-    """Remove teaser grids from *region*: runs of sibling elements of one kind (tag and
+def _drop_teasers(root: lxml.etree._Element) -> None:
+    """Remove teaser grids from *root*: runs of sibling elements of one kind (tag and
     class), each short and holding a link (a headline to another page, with its lead,
     date or author), as "more articles" lists and river pages show them. A teaser's lead
     is text of its own beside its link, so the line filter alone would keep it; the
     article's own text is paragraphs, not a run of linked cards."""
     groups: dict = {}
-    for element in region.iter():
+    found: list = []
+    for element in root.iter():
         if len(element) < TEASER_RUN or element.tag in _INLINE:
             continue
         groups.clear()
@@ -267,8 +273,10 @@ def _drop_teasers(region: lxml.etree._Element) -> None:
                 continue
             teasers = [m for m in members if _is_teaser(m)]
             if len(teasers) >= TEASER_RUN and len(teasers) * 3 >= 2 * len(members):
-                for teaser in teasers:
-                    drop_tree(teaser)
+                found += teasers
+    # Removed after the walk: a tree is not changed under its own iterator.
+    for teaser in found:
+        drop_tree(teaser)
 
 
 def _is_teaser(element: lxml.etree._Element) -> bool:

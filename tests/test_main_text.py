@@ -287,3 +287,50 @@ def test_the_title_of_a_link_list_goes_with_it():
         f"<h3>What the mayor said</h3><p>{SECOND}</p></article>"
     )
     assert main_text(page(body)).splitlines() == [BUDGET, "What the mayor said", SECOND]
+
+
+def teasers(count: int, *, block_links: bool = False) -> str:
+    """*count* teaser cards: a linked headline, a lead and a date; with *block_links*,
+    each whole card is one link, as many templates write it."""
+    cards = []
+    for n in range(count):
+        inner = (
+            f"<h4>Other story number {n}</h4>"
+            f"<p>A lead of the other story, which says what it is about. Number {n}.</p>"
+            "<span>2 June 2022</span>"
+        )
+        if block_links:
+            cards.append(f"<a class='card' href='/story/{n}'>{inner}</a>")
+        else:
+            inner = inner.replace("<h4>", f"<a href='/story/{n}'><h4>").replace(
+                "</h4>", "</h4></a>"
+            )
+            cards.append(f"<div class='card'>{inner}</div>")
+    return "".join(cards)
+
+
+@pytest.mark.parametrize("block_links", [False, True])
+def test_a_teaser_grid_in_the_article_is_dropped(block_links):
+    cards = teasers(4, block_links=block_links)
+    body = (
+        f"<article><p>{BUDGET}</p><h3>More stories</h3><div>{cards}</div><p>{SECOND}</p></article>"
+    )
+    text = main_text(page(body))
+    assert "Other story" not in text and "A lead of the other story" not in text
+    assert BUDGET in text and SECOND in text
+
+
+def test_paragraphs_with_links_are_not_teasers():
+    # Short paragraphs that each cite a source are the article's own text.
+    paragraphs = [
+        f"<p>Point {n} of the plan is explained by <a href='/doc/{n}'>the council's paper</a>, "
+        "which the reporters read in full.</p>"
+        for n in range(5)
+    ]
+    text = main_text(page(f"<article><p>{BUDGET}</p>{''.join(paragraphs)}</article>"))
+    assert all(f"Point {n} of the plan" in text for n in range(5))
+
+
+def test_two_cards_are_not_a_grid():
+    body = f"<article><p>{BUDGET}</p>{teasers(2)}<p>{SECOND}</p></article>"
+    assert "A lead of the other story" in main_text(page(body))
