@@ -101,6 +101,8 @@ _INLINE = frozenset(
 )
 _LONG_TEXTS = lxml.etree.XPath("//text()[string-length(normalize-space(.)) > 20]")
 _TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
+# Elements with at least TEASER_RUN element children: found in C, not by a walk in Python.
+_WITH_CHILDREN = lxml.etree.XPath(f"//*[*[{TEASER_RUN}]]")
 _LINK_TEXTS = lxml.etree.XPath(".//a//text()", smart_strings=False)
 # Paragraphs are the article's own text, even when each holds a link; table rows and list
 # items of one list are left to the line filter, which judges them by their link text.
@@ -261,8 +263,8 @@ def _drop_teasers(root: lxml.etree._Element) -> None:
     article's own text is paragraphs, not a run of linked cards."""
     groups: dict = {}
     found: list = []
-    for element in root.iter():
-        if len(element) < TEASER_RUN or element.tag in _INLINE:
+    for element in _WITH_CHILDREN(root):
+        if element.tag in _INLINE:
             continue
         groups.clear()
         for child in element:
@@ -271,9 +273,19 @@ def _drop_teasers(root: lxml.etree._Element) -> None:
         for members in groups.values():
             if len(members) < TEASER_RUN:
                 continue
-            teasers = [m for m in members if _is_teaser(m)]
-            if len(teasers) >= TEASER_RUN and len(teasers) * 3 >= 2 * len(members):
-                found += teasers
+            # At least two thirds are teasers: stop at the first member too many that is not.
+            spare = len(members) - (2 * len(members) + 2) // 3
+            teasers = []
+            for member in members:
+                if _is_teaser(member):
+                    teasers.append(member)
+                else:
+                    spare -= 1
+                    if spare < 0:
+                        break
+            else:
+                if len(teasers) >= TEASER_RUN:
+                    found += teasers
     # Removed after the walk: a tree is not changed under its own iterator.
     for teaser in found:
         drop_tree(teaser)
