@@ -103,6 +103,10 @@ _LONG_TEXTS = lxml.etree.XPath("//text()[string-length(normalize-space(.)) > 20]
 _TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
 # Elements with at least TEASER_RUN element children: found in C, not by a walk in Python.
 _WITH_CHILDREN = lxml.etree.XPath(f"//*[*[{TEASER_RUN}]]")
+_HAS_BLOCKS = lxml.etree.XPath(
+    "boolean(.//*[self::p or self::div or self::h1 or self::h2 or self::h3 or self::h4 "
+    "or self::h5 or self::h6 or self::li or self::br or self::figure or self::header])"
+)
 _LINK_TEXTS = lxml.etree.XPath(".//a//text()", smart_strings=False)
 # Paragraphs are the article's own text, even when each holds a link; table rows and list
 # items of one list are left to the line filter, which judges them by their link text.
@@ -163,8 +167,10 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
         link.tail = _LINK_END + (link.tail or "")
         # A link around blocks (a whole teaser card) spans several lines: each is marked.
         for inner in link.iterdescendants():
-            inner.text = _LINK_START + (inner.text or "")
-            inner.tail = _LINK_START + (inner.tail or "")
+            if inner.text and not inner.text.isspace():
+                inner.text = _LINK_START + inner.text
+            if inner.tail and not inner.tail.isspace():
+                inner.tail = _LINK_START + inner.tail
     for paragraph in region.iter("p"):
         paragraph.text = _PARA + (paragraph.text or "")
     # Only needed when the main text looks short: parsed again then (the tree has lost
@@ -297,7 +303,16 @@ def _is_teaser(element: lxml.etree._Element) -> bool:
     if not 0 < length <= TEASER_CHARS:
         return False
     links = sum(len(text.strip()) for text in _LINK_TEXTS(element))
-    return TEASER_LINK_SHARE * length <= links <= length - TEASER_OWN_CHARS
+    if not TEASER_LINK_SHARE * length <= links <= length - TEASER_OWN_CHARS:
+        return False
+    # A card holds a headline and a lead in blocks of their own; a paragraph that cites a
+    # link is running text of its own (<div class="para">), whatever it is named.
+    if not _HAS_BLOCKS(element):
+        return False
+    running = len((element.text or "").strip()) + sum(
+        len((child.tail or "").strip()) for child in element
+    )
+    return running < 0.5 * (length - links)
 
 
 def _good_lines(text: str) -> str:
@@ -311,7 +326,8 @@ def _good_lines(text: str) -> str:
         paragraph = _PARA in line
         links = 0
         if _LINK_START in line:
-            links = sum(map(len, _LINK_TEXT.findall(line)))
+            # The marks themselves are not text: an image link is a line of marks only.
+            links = len(_LINK_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
         if paragraph or links or _LINK_END in line:
             line = _LINK_MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):

@@ -320,11 +320,21 @@ def test_a_teaser_grid_in_the_article_is_dropped(block_links):
     assert BUDGET in text and SECOND in text
 
 
-def test_paragraphs_with_links_are_not_teasers():
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "<p>{}</p>",
+        # A documentation page's paragraphs: divs, one with the link's address in a block.
+        "<div class='para'>{}<div class='url'><a href='/doc'>https://example.org/doc</a></div></div>",
+    ],
+)
+def test_paragraphs_with_links_are_not_teasers(paragraph):
     # Short paragraphs that each cite a source are the article's own text.
     paragraphs = [
-        f"<p>Point {n} of the plan is explained by <a href='/doc/{n}'>the council's paper</a>, "
-        "which the reporters read in full.</p>"
+        paragraph.format(
+            f"Point {n} of the plan is explained by <a href='/doc/{n}'>the council's paper</a>, "
+            "which the reporters read in full."
+        )
         for n in range(5)
     ]
     text = main_text(page(f"<article><p>{BUDGET}</p>{''.join(paragraphs)}</article>"))
@@ -334,3 +344,13 @@ def test_paragraphs_with_links_are_not_teasers():
 def test_two_cards_are_not_a_grid():
     body = f"<article><p>{BUDGET}</p>{teasers(2)}<p>{SECOND}</p></article>"
     assert "A lead of the other story" in main_text(page(body))
+
+
+def test_an_image_link_is_not_a_link_list():
+    # A line of only an image link (a callout mark) is no list: the short line above it,
+    # here the last line of a code listing, stays.
+    body = (
+        f"<article><p>{BUDGET}</p><pre>allow app_t tmp_t:file manage;\nfiletrans(app_t)</pre>"
+        f"<p><a href='#note-1'><img src='1.png' alt=''></a></p><p>{SECOND}</p></article>"
+    )
+    assert "filetrans(app_t)" in main_text(page(body))
