@@ -10,8 +10,8 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    not a verdict: a wrapper of most of the page is not chrome, and a marked element that
    holds most of the article's paragraphs (``<div class="entry share">``) is kept.
    Teaser grids go first, whatever their names: runs of short sibling cards of one kind,
-   each with a link and text of its own (a lead, a date), as "more articles" lists show
-   them; their leads would otherwise count as the page's paragraphs.
+   each with a link and text of its own (a lead, a date) in blocks of their own, as "more
+   articles" lists show them; their leads would otherwise count as the page's paragraphs.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
    marked chrome scores less. The best-scoring element grows to its ancestors until it
