@@ -108,8 +108,8 @@ _HAS_BLOCKS = lxml.etree.XPath(
     "or self::h5 or self::h6 or self::li or self::br or self::figure or self::header])"
 )
 _LINK_TEXTS = lxml.etree.XPath(".//a//text()", smart_strings=False)
-# Paragraphs are the article's own text, even when each holds a link; table rows and list
-# items of one list are left to the line filter, which judges them by their link text.
+# Paragraphs are the article's own text, even when each holds a link, and table rows and
+# cells its tables: never cards.
 _NOT_TEASERS = frozenset(["p", "br", "hr", "tr", "td", "th", "option"])
 
 

@@ -115,13 +115,12 @@ def visible_tree(html: str) -> lxml.etree._Element | None:
         # A <noscript> is parsed as HTML: an unclosed tag in it (<noscript><div></noscript>)
         # makes it swallow the rest of the page. One that holds most of the page's text is
         # such an artefact, and its content is the page.
-        swallowing = [
-            element
-            for element in root.iter("noscript")
-            if _RAW_LENGTH(element) > 0.5 * _RAW_LENGTH(root)
-        ]
-        for element in swallowing:
-            element.tag = "div"
+        noscripts = list(root.iter("noscript"))
+        if noscripts:
+            half = 0.5 * _RAW_LENGTH(root)
+            for element in noscripts:
+                if _RAW_LENGTH(element) > half:
+                    element.tag = "div"
         for element in list(root.iter(*INVISIBLE_TAGS)):
             if element.getparent() is not None:
                 drop_tree(element)
