@@ -86,6 +86,10 @@ WEAK_CHROME_WORDS = frozenset(["sidebar"])
 WEAK_CHROME_TOKENS = frozenset(["header", "widget", "widgets", "ad", "ads", "banner", "promo"])
 _NEVER_CHROME = frozenset(["html", "body", "main", "article"])
 _WORD_SPLIT = re.compile(r"[\s_-]+")
+# Every word that can make a verdict, as a substring ("nav" covers "topnav" and "navbar").
+_ANY_CHROME = re.compile(
+    "|".join(sorted(CHROME_WORDS | WEAK_CHROME_WORDS | WEAK_CHROME_TOKENS | {"nav"}))
+)
 
 #: An element with more than this share of the page's text is a wrapper, not chrome.
 WRAPPER_SHARE = 0.5
@@ -148,9 +152,13 @@ def chrome_elements(
 @functools.lru_cache(maxsize=8192)
 def _words_verdict(names: str | None) -> str | None:
     # Each class or id value is judged once per process: a site repeats them on every page.
+    # Most values hold no chrome word even as a part: one search in C rules them out.
     if not names:
         return None
-    tokens = names.lower().split()
+    names = names.lower()
+    if not _ANY_CHROME.search(names):
+        return None
+    tokens = names.split()
     words = set(_WORD_SPLIT.split(" ".join(tokens)))
     if not words.isdisjoint(ALWAYS_CHROME_WORDS):
         return "strong"

@@ -9,6 +9,9 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    (``share``, ``cookie``, ``comments``, ``related``, ``popup``...). A marker is evidence,
    not a verdict: a wrapper of most of the page is not chrome, and a marked element that
    holds most of the article's paragraphs (``<div class="entry share">``) is kept.
+   Teaser grids go first, whatever their names: runs of short sibling cards of one kind,
+   each with a link and text of its own (a lead, a date) in blocks of their own, as "more
+   articles" lists show them; their leads would otherwise count as the page's paragraphs.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
    marked chrome scores less. The best-scoring element grows to its ancestors until it
@@ -50,6 +53,13 @@ CHROME_WEIGHT = 0.3
 LINK_LINE_SHARE = 0.4
 #: A line shorter than this right above a link list is the list's title.
 TITLE_CHARS = 60
+#: Sibling teasers (linked cards of one kind) come in runs of at least this many...
+TEASER_RUN = 3
+#: ... each at most this long, with at least this share of link text, and not only links.
+TEASER_CHARS = 600
+TEASER_LINK_SHARE = 0.1
+#: ... and at least this many characters of text outside its link (a lead, a date).
+TEASER_OWN_CHARS = 10
 #: The main text is a failure below this share of the visible text, unless it is at least
 #: FALLBACK_CHARS long.
 FALLBACK_SHARE = 0.1
@@ -91,6 +101,16 @@ _INLINE = frozenset(
 )
 _LONG_TEXTS = lxml.etree.XPath("//text()[string-length(normalize-space(.)) > 20]")
 _TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
+# Elements with at least TEASER_RUN element children: found in C, not by a walk in Python.
+_WITH_CHILDREN = lxml.etree.XPath(f"//*[*[{TEASER_RUN}]]")
+_HAS_BLOCKS = lxml.etree.XPath(
+    "boolean(.//*[self::p or self::div or self::h1 or self::h2 or self::h3 or self::h4 "
+    "or self::h5 or self::h6 or self::li or self::br or self::figure or self::header])"
+)
+_LINK_TEXTS = lxml.etree.XPath(".//a//text()", smart_strings=False)
+# Paragraphs are the article's own text, even when each holds a link, and table rows and
+# cells its tables: never cards.
+_NOT_TEASERS = frozenset(["p", "br", "hr", "tr", "td", "th", "option"])
 
 
 class MainText(str):
@@ -121,6 +141,9 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     visible = _TEXT_LENGTH(root)
     if not visible:
         return MainText.of("")
+    # Teasers first: their leads would otherwise count as the page's paragraph text, and
+    # the region would grow to hold them.
+    _drop_teasers(root)
     declared, named = chrome_elements(root)
     region, article = _region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
@@ -142,6 +165,12 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     for link in root.iter("a"):
         link.text = _LINK_START + (link.text or "")
         link.tail = _LINK_END + (link.tail or "")
+        # A link around blocks (a whole teaser card) spans several lines: each is marked.
+        for inner in link.iterdescendants():
+            if inner.text and not inner.text.isspace():
+                inner.text = _LINK_START + inner.text
+            if inner.tail and not inner.tail.isspace():
+                inner.tail = _LINK_START + inner.tail
     for paragraph in region.iter("p"):
         paragraph.text = _PARA + (paragraph.text or "")
     # Only needed when the main text looks short: parsed again then (the tree has lost
@@ -232,6 +261,60 @@ def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Elem
     return region, plain
 
 
+def _drop_teasers(root: lxml.etree._Element) -> None:
+    """Remove teaser grids from *root*: runs of sibling elements of one kind (tag and
+    class), each short and holding a link (a headline to another page, with its lead,
+    date or author), as "more articles" lists and river pages show them. A teaser's lead
+    is text of its own beside its link, so the line filter alone would keep it; the
+    article's own text is paragraphs, not a run of linked cards."""
+    groups: dict = {}
+    found: list = []
+    for element in _WITH_CHILDREN(root):
+        if element.tag in _INLINE:
+            continue
+        groups.clear()
+        for child in element:
+            if isinstance(child.tag, str) and child.tag not in _NOT_TEASERS:
+                groups.setdefault((child.tag, child.get("class")), []).append(child)
+        for members in groups.values():
+            if len(members) < TEASER_RUN:
+                continue
+            # At least two thirds are teasers: stop at the first member too many that is not.
+            spare = len(members) - (2 * len(members) + 2) // 3
+            teasers = []
+            for member in members:
+                if _is_teaser(member):
+                    teasers.append(member)
+                else:
+                    spare -= 1
+                    if spare < 0:
+                        break
+            else:
+                if len(teasers) >= TEASER_RUN:
+                    found += teasers
+    # Removed after the walk: a tree is not changed under its own iterator.
+    for teaser in found:
+        drop_tree(teaser)
+
+
+def _is_teaser(element: lxml.etree._Element) -> bool:
+    # A list of plain links is left to the line filter, which drops its title with it.
+    length = _TEXT_LENGTH(element)
+    if not 0 < length <= TEASER_CHARS:
+        return False
+    links = sum(len(text.strip()) for text in _LINK_TEXTS(element))
+    if not TEASER_LINK_SHARE * length <= links <= length - TEASER_OWN_CHARS:
+        return False
+    # A card holds a headline and a lead in blocks of their own; a paragraph that cites a
+    # link is running text of its own (<div class="para">), whatever it is named.
+    if not _HAS_BLOCKS(element):
+        return False
+    running = len((element.text or "").strip()) + sum(
+        len((child.tail or "").strip()) for child in element
+    )
+    return running < 0.5 * (length - links)
+
+
 def _good_lines(text: str) -> str:
     """The lines of *text* that are content: no link lists, no short lines before the
     first paragraph or after the last, unless they are paragraphs of their own."""
@@ -243,7 +326,8 @@ def _good_lines(text: str) -> str:
         paragraph = _PARA in line
         links = 0
         if _LINK_START in line:
-            links = sum(map(len, _LINK_TEXT.findall(line)))
+            # The marks themselves are not text: an image link is a line of marks only.
+            links = len(_LINK_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
         if paragraph or links or _LINK_END in line:
             line = _LINK_MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):

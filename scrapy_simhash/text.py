@@ -75,6 +75,7 @@ _PARSER = lxml.etree.HTMLParser(
     encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True
 )
 _LIBXML2_MAX_DEPTH = 2048 - 8
+_RAW_LENGTH = lxml.etree.XPath("string-length()")
 _INVISIBLE_BLOCKS = re.compile(
     r"<(script|style|noscript|template)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
 )
@@ -112,6 +113,15 @@ def visible_tree(html: str) -> lxml.etree._Element | None:
     sees (:data:`INVISIBLE_TAGS`), or ``None`` where there is no tree."""
     root = parse_html(html)
     if root is not None:
+        # A <noscript> is parsed as HTML: an unclosed tag in it (<noscript><div></noscript>)
+        # makes it swallow the rest of the page. One that holds most of the page's text is
+        # such an artefact, and its content is the page.
+        noscripts = list(root.iter("noscript"))
+        if noscripts:
+            half = 0.5 * _RAW_LENGTH(root)
+            for element in noscripts:
+                if _RAW_LENGTH(element) > half:
+                    element.tag = "div"
         for element in list(root.iter(*INVISIBLE_TAGS)):
             if element.getparent() is not None:
                 drop_tree(element)

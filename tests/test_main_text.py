@@ -287,3 +287,70 @@ def test_the_title_of_a_link_list_goes_with_it():
         f"<h3>What the mayor said</h3><p>{SECOND}</p></article>"
     )
     assert main_text(page(body)).splitlines() == [BUDGET, "What the mayor said", SECOND]
+
+
+def teasers(count: int, *, block_links: bool = False) -> str:
+    """*count* teaser cards: a linked headline, a lead and a date; with *block_links*,
+    each whole card is one link, as many templates write it."""
+    cards = []
+    for n in range(count):
+        inner = (
+            f"<h4>Other story number {n}</h4>"
+            f"<p>A lead of the other story, which says what it is about. Number {n}.</p>"
+            "<span>2 June 2022</span>"
+        )
+        if block_links:
+            cards.append(f"<a class='card' href='/story/{n}'>{inner}</a>")
+        else:
+            inner = inner.replace("<h4>", f"<a href='/story/{n}'><h4>").replace(
+                "</h4>", "</h4></a>"
+            )
+            cards.append(f"<div class='card'>{inner}</div>")
+    return "".join(cards)
+
+
+@pytest.mark.parametrize("block_links", [False, True])
+def test_a_teaser_grid_in_the_article_is_dropped(block_links):
+    cards = teasers(4, block_links=block_links)
+    body = (
+        f"<article><p>{BUDGET}</p><h3>More stories</h3><div>{cards}</div><p>{SECOND}</p></article>"
+    )
+    text = main_text(page(body))
+    assert "Other story" not in text and "A lead of the other story" not in text
+    assert BUDGET in text and SECOND in text
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "<p>{}</p>",
+        # A documentation page's paragraphs: divs, one with the link's address in a block.
+        "<div class='para'>{}<div class='url'><a href='/doc'>https://example.org/doc</a></div></div>",
+    ],
+)
+def test_paragraphs_with_links_are_not_teasers(paragraph):
+    # Short paragraphs that each cite a source are the article's own text.
+    paragraphs = [
+        paragraph.format(
+            f"Point {n} of the plan is explained by <a href='/doc/{n}'>the council's paper</a>, "
+            "which the reporters read in full."
+        )
+        for n in range(5)
+    ]
+    text = main_text(page(f"<article><p>{BUDGET}</p>{''.join(paragraphs)}</article>"))
+    assert all(f"Point {n} of the plan" in text for n in range(5))
+
+
+def test_two_cards_are_not_a_grid():
+    body = f"<article><p>{BUDGET}</p>{teasers(2)}<p>{SECOND}</p></article>"
+    assert "A lead of the other story" in main_text(page(body))
+
+
+def test_an_image_link_is_not_a_link_list():
+    # A line of only an image link (a callout mark) is no list: the short line above it,
+    # here the last line of a code listing, stays.
+    body = (
+        f"<article><p>{BUDGET}</p><pre>allow app_t tmp_t:file manage;\nfiletrans(app_t)</pre>"
+        f"<p><a href='#note-1'><img src='1.png' alt=''></a></p><p>{SECOND}</p></article>"
+    )
+    assert "filetrans(app_t)" in main_text(page(body))

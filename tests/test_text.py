@@ -55,3 +55,15 @@ def test_field_text_types():
 def test_looks_like_html():
     assert looks_like_html("<div>x</div>")
     assert not looks_like_html("a < b and c > d")
+
+
+def test_a_noscript_that_swallowed_the_page_is_the_page():
+    # An unclosed <div> inside <noscript> makes the parser put the whole body in it.
+    story = "The bears of the park had sixteen cubs this year, the most in fourteen years."
+    html = (
+        f'<html><body><noscript><div id="nojs"></noscript><div><p>{story}</p></div></body></html>'
+    )
+    assert story in visible_text(html, remove_boilerplate=False)
+    # A small <noscript> is what it says: text for readers without scripts.
+    html = f"<html><body><noscript>Please enable JavaScript.</noscript><p>{story}</p></body></html>"
+    assert visible_text(html, remove_boilerplate=False) == story
