@@ -1,9 +1,10 @@
 """The SQLite layout, schema version 2: block tables keyed by permuted fingerprints, probes
 that stay on an index, and the in-place upgrade of version-1 files.
 
-``tests/data/index-v1.db`` was written by scrapy-simhash with schema version 1 (commit e5ae630) (40 pages
-``https://v1.example/page/N``, one exact entry, one drop), then vacuumed in rollback-journal
-mode; the tests use a copy switched back to WAL mode, as the files of version 1 are.
+``tests/data/index-v1.db`` was written by scrapy-simhash with schema version 1 (commit
+e5ae630: 40 pages ``https://v1.example/page/N``, one exact entry, one drop), then vacuumed
+in rollback-journal mode; the tests use a copy switched back to WAL mode, as the files of
+version 1 are.
 """
 
 from __future__ import annotations
