@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import re
 import warnings
 from collections.abc import Iterable
@@ -23,16 +22,9 @@ from collections.abc import Iterable
 import mmh3
 import numpy as np
 
-if os.environ.get("SCRAPY_SIMHASH_PURE_PYTHON"):
-    combine_compiled = None
-else:
-    try:  # the optional C accelerator (see scrapy_simhash.words); numpy gives the same
-        from ._speedups import combine as combine_compiled
-    except ImportError:
-        combine_compiled = None
-
 # FINGERPRINT_BITS and TERMS_VERSION live in features and terms; still exported from here.
 from .features import FINGERPRINT_BITS, feature_signature  # noqa: F401
+from .speedups import compiled
 from .terms import DEFAULT_TOP_N, TERMS_VERSION, TermExtractor  # noqa: F401
 
 _WEIGHT_SCALE = 1000
@@ -42,6 +34,8 @@ _MAX_SCALED = 2.0**63
 _WEIGHT_RANGE = f"term weights must be finite and below {_MAX_SCALED / _WEIGHT_SCALE:g}"
 #: Term hashes a Fingerprinter keeps before it starts its cache afresh (~100 bytes each).
 _HASH_CACHE_SIZE = 500_000
+#: The compiled combine (None: :func:`combine_numpy`, which gives the same).
+combine_compiled = compiled("combine")
 
 
 #: Bytes of a secret seed: 128 bits, a key space no one can search.

@@ -12,18 +12,14 @@ each from the boundary before it: the same string as normalising the whole text.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
-if os.environ.get("SCRAPY_SIMHASH_PURE_PYTHON"):
-    marked_runs = None
-else:
-    try:
-        from ._speedups import marked_runs
-    except ImportError:  # not built: the regular expression below does the same
-        marked_runs = None
+from .speedups import compiled
+
+#: The compiled search for runs (None: the regular expression below does the same).
+marked_runs = compiled("marked_runs")
 
 # No character in these blocks decomposes, combines or is composed with: CJK ideographs,
 # Hangul syllables (composed algorithmically, always normal), surrogates, private use.
@@ -76,11 +72,8 @@ def table_runs() -> Callable[[str], list[tuple[int, int]]]:
     table = bytearray(0x10000 // 8)
     for p in _not_boundaries():
         table[p >> 3] |= 1 << (p & 7)
-    return functools.partial(_marked_runs, table=bytes(table))
-
-
-def _marked_runs(text: str, table: bytes) -> list[tuple[int, int]]:
-    return marked_runs(text, table)  # type: ignore[misc]
+    bitmap = bytes(table)
+    return lambda text: marked_runs(text, bitmap)  # type: ignore[misc]
 
 
 @functools.cache

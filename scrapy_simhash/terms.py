@@ -33,10 +33,10 @@ from itertools import compress, repeat
 from pathlib import Path
 
 from .attribution import strip_attribution
-from .words import count_long_words, count_words, is_content_word
+from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word
 
 # Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
-_HAN_OR_WORD = re.compile(r"([\u4e00-\u9fd5]+)|[^\W\u4e00-\u9fd5]+")
+_HAN_OR_WORD = re.compile(f"({HAN_RUN.pattern})|{WORD.pattern}")
 # Applied to lower-cased text only (a case-insensitive pattern is twice as slow).
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.[^\s/]+\S*")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

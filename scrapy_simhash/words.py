@@ -10,10 +10,11 @@ even where the compiled form is installed.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Callable
+
+from .speedups import compiled
 
 #: Han ideographs that jieba's dictionary covers; other scripts are split by WORD.
 HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
@@ -51,15 +52,8 @@ def count_long_words_python(words: list[str], counts: Counter[str]) -> None:
     dict.update(counts, found)
 
 
-if os.environ.get("SCRAPY_SIMHASH_PURE_PYTHON"):
-    count_words_compiled = count_long_words_compiled = None
-else:
-    try:
-        from ._speedups import count_long_words as count_long_words_compiled
-        from ._speedups import count_words as count_words_compiled
-    except ImportError:
-        count_words_compiled = count_long_words_compiled = None
-
+count_words_compiled = compiled("count_words")
+count_long_words_compiled = compiled("count_long_words")
 count_words: Callable[[str, Counter[str]], str] = count_words_compiled or count_words_python
 count_long_words: Callable[[list[str], Counter[str]], None] = (
     count_long_words_compiled or count_long_words_python
