@@ -217,7 +217,6 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             self._refuse_missing(missing)
         if not self.read_only:
             self.tables.install(self._conn)
-        if not self.read_only:
             self._check_writable()
         return parameters
 
