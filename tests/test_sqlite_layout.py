@@ -9,6 +9,7 @@ version 1 are.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 import sqlite3
@@ -34,33 +35,31 @@ EXTREMES = [0, 1, MASK64, 1 << 63, (1 << 63) - 1, 0xF0E1_D2C3_B4A5_9687]
 def v1_copy(tmp_path) -> Path:
     path = tmp_path / "old.db"
     shutil.copyfile(V1_FILE, path)
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.close()
+    sql(path, "PRAGMA journal_mode=WAL")
     return path
+
+
+def sql(path: Path, *statements: str) -> list[tuple]:
+    """Run *statements* on the file *path*, outside any index, and commit; the rows of
+    the last one."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        for statement in statements:
+            rows = conn.execute(statement).fetchall()
+        conn.commit()
+    return rows
 
 
 def v1_contents(path: Path, pages: str = "pages") -> tuple[list[tuple], list[tuple], list[tuple]]:
     """Pages (from *pages*: ``page_view`` once upgraded), exact entries and drops."""
-    conn = sqlite3.connect(path)
-    try:
-        return (
-            conn.execute(
-                f"SELECT id, fingerprint, key, added_at FROM {pages} ORDER BY id"
-            ).fetchall(),
-            conn.execute("SELECT digest, key, added_at FROM exact_texts").fetchall(),
-            conn.execute("SELECT key, kept_key, distance, exact, at FROM drops").fetchall(),
-        )
-    finally:
-        conn.close()
+    return (
+        sql(path, f"SELECT id, fingerprint, key, added_at FROM {pages} ORDER BY id"),
+        sql(path, "SELECT digest, key, added_at FROM exact_texts"),
+        sql(path, "SELECT key, kept_key, distance, exact, at FROM drops"),
+    )
 
 
 def user_version(path: Path) -> int:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("PRAGMA user_version").fetchone()[0]
-    finally:
-        conn.close()
+    return sql(path, "PRAGMA user_version")[0][0]
 
 
 # -- the permutations ----------------------------------------------------------------------
@@ -181,9 +180,7 @@ def test_a_version_1_file_opened_read_only_is_refused_with_the_command(v1_copy):
     result = CliRunner().invoke(main, ["vacuum", "--index", str(v1_copy)])
     assert result.exit_code == 0, result.output
     assert user_version(v1_copy) == SCHEMA_VERSION
-    conn = sqlite3.connect(v1_copy)
-    assert conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
-    conn.close()
+    assert sql(v1_copy, "PRAGMA freelist_count") == [(0,)]
     with SqliteIndex(v1_copy, create=False, read_only=True) as index:
         assert len(index) == 41
 
@@ -191,32 +188,23 @@ def test_a_version_1_file_opened_read_only_is_refused_with_the_command(v1_copy):
 def test_a_failed_upgrade_leaves_the_version_1_file_as_it_was(v1_copy):
     # A table in the way of the upgrade's last block table: it fails after creating and
     # filling the others, and everything it did is rolled back.
-    conn = sqlite3.connect(v1_copy)
-    conn.execute("CREATE TABLE block_8 (x)")
-    conn.commit()
-    conn.close()
+    sql(v1_copy, "CREATE TABLE block_8 (x)")
     contents = v1_contents(v1_copy)
     with pytest.raises(SimhashIndexError):
         SqliteIndex(v1_copy, create=False)
     assert user_version(v1_copy) == 1
     assert v1_contents(v1_copy) == contents
-    conn = sqlite3.connect(v1_copy)
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    tables = {name for (name,) in sql(v1_copy, "SELECT name FROM sqlite_master")}
     assert "block_keys" in tables and "page_keys" not in tables and "block_0" not in tables
-    assert conn.execute("SELECT count(*) FROM block_keys").fetchone()[0] == 40 * 10
-    conn.execute("DROP TABLE block_8")
-    conn.commit()
-    conn.close()
+    assert sql(v1_copy, "SELECT count(*) FROM block_keys") == [(40 * 10,)]
+    sql(v1_copy, "DROP TABLE block_8")
     with SqliteIndex(v1_copy, create=False) as index:
         assert len(index) == 41
         assert_tables_match_pages(index)
 
 
 def test_a_version_1_file_without_its_tables_is_refused_as_damaged(v1_copy):
-    conn = sqlite3.connect(v1_copy)
-    conn.execute("DROP TABLE block_keys")
-    conn.commit()
-    conn.close()
+    sql(v1_copy, "DROP TABLE block_keys")
     before = state(v1_copy)
     with pytest.raises(IndexCorrupt, match="the table block_keys"):
         SqliteIndex(v1_copy, create=False)
