@@ -70,9 +70,14 @@ __all__ = [
 ]
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-#: Page cache per connection, in KiB. SQLite's default (2 MB) holds too little of the upper
-#: b-tree levels of a large index: at 1M pages this halves p99 check-and-insert latency.
-CACHE_KIB = 32 * 1024
+#: Page cache per connection, in KiB. It holds the interior b-tree pages, which every check
+#: reads (0.9 MB for all tables at 1M pages); the leaves are read at random, from the OS
+#: cache. Not more: while the file is under 1 GB, a commit after SQLite rebalanced b-tree
+#: pages out of page-number order scans the whole cache (balance_nonroot swaps page numbers
+#: through the never-used page at 1 GB; the end of the transaction then drops cached pages
+#: past the end of the file). With 32 MB that scan took ~0.4 ms: the p99 of check-and-insert
+#: at 1M pages (docs/performance.md).
+CACHE_KIB = 8 * 1024
 #: Size of the write-ahead log, in pages, at which a commit checkpoints it (copies it into
 #: the database file). SQLite's default, 1000, makes every ~90th check-and-insert at 10M
 #: pages with 10 tables wait ~15 ms for a checkpoint: that was the whole p99 latency. Fewer,
