@@ -14,15 +14,18 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    articles" lists show them; their leads would otherwise count as the page's paragraphs.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
-   marked chrome scores less. The best-scoring element grows to its ancestors until it
-   holds 80% of the page's long text, so an article split into several blocks is kept
-   whole. Nothing that contains the region is removed as chrome.
+   marked chrome scores less, and so does text outside what the page declares its content
+   (``main``, ``role="main"``, an ``article`` that is not one of a list of them). The
+   best-scoring element grows to its ancestors until it holds 80% of the page's long text
+   (so weighed), so an article split into several blocks is kept whole. Nothing that
+   contains the region is removed as chrome.
 3. **Lines.** The region's text, one block per line, is judged line by line: a line that is
    mostly link text is navigation (menus, related links, tag clouds), and a short line
    right above one is that list's title ("Related articles"); short lines before
    the first long line and after the last (bylines, share bars, "read more") are dropped,
-   except paragraphs of their own. Image captions, bylines and datelines are dropped:
-   copies of one article carry them differently.
+   except paragraphs of their own. Lines broken by ``<br>`` are judged as their block.
+   Image captions, bylines and datelines are dropped: copies of one article carry them
+   differently.
 4. **Never a fragment.** When what is left is a small share of the page's visible text, or
    has fewer distinct words than a fingerprint needs while the page has many, extraction
    failed: the whole page's filtered text is used, and failing that all visible text.
@@ -80,30 +83,8 @@ _PARA = "\ue002"
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
-_INLINE = frozenset(
-    [
-        "a",
-        "abbr",
-        "b",
-        "big",
-        "cite",
-        "code",
-        "em",
-        "font",
-        "i",
-        "label",
-        "mark",
-        "q",
-        "s",
-        "small",
-        "span",
-        "strong",
-        "sub",
-        "sup",
-        "time",
-        "u",
-    ]
-)
+_INLINE = frozenset(["a", "abbr", "b", "big", "cite", "code", "em", "font", "i", "label"])
+_INLINE |= {"mark", "q", "s", "small", "span", "strong", "sub", "sup", "time", "u"}
 _LONG_TEXTS = lxml.etree.XPath("//text()[string-length(normalize-space(.)) > 20]")
 _TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
 # Elements with at least TEASER_RUN element children: found in C, not by a walk in Python.
