@@ -14,15 +14,18 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    articles" lists show them; their leads would otherwise count as the page's paragraphs.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
-   marked chrome scores less. The best-scoring element grows to its ancestors until it
-   holds 80% of the page's long text, so an article split into several blocks is kept
-   whole. Nothing that contains the region is removed as chrome.
+   marked chrome scores less, and so does text outside what the page declares its content
+   (``main``, ``role="main"``, an ``article`` that is not one of a list of them). The
+   best-scoring element grows to its ancestors until it holds 80% of the page's long text
+   (so weighed), so an article split into several blocks is kept whole. Nothing that
+   contains the region is removed as chrome.
 3. **Lines.** The region's text, one block per line, is judged line by line: a line that is
    mostly link text is navigation (menus, related links, tag clouds), and a short line
    right above one is that list's title ("Related articles"); short lines before
    the first long line and after the last (bylines, share bars, "read more") are dropped,
-   except paragraphs of their own. Image captions, bylines and datelines are dropped:
-   copies of one article carry them differently.
+   except paragraphs of their own. Lines broken by ``<br>`` are judged as their block.
+   Image captions, bylines and datelines are dropped: copies of one article carry them
+   differently.
 4. **Never a fragment.** When what is left is a small share of the page's visible text, or
    has fewer distinct words than a fingerprint needs while the page has many, extraction
    failed: the whole page's filtered text is used, and failing that all visible text.
@@ -49,6 +52,10 @@ REGION_SHARE = 0.8
 ARTICLE_SHARE = 0.5
 #: Paragraphs inside marked chrome score this much of their length.
 CHROME_WEIGHT = 0.3
+#: On a page that declares where its content is (``main``, ``role="main"``, an ``article``
+#: that is not one of a list of articles) and has paragraphs there, paragraphs outside it
+#: score this much.
+OUTSIDE_WEIGHT = 0.2
 #: A line with more than this share of link text is navigation.
 LINK_LINE_SHARE = 0.4
 #: A line shorter than this right above a link list is the list's title.
@@ -69,36 +76,15 @@ FALLBACK_CHARS = 2000
 # that each line knows how much of it is link text.
 _LINK_START, _LINK_END = "\ue000", "\ue001"
 _LINK_TEXT = re.compile("\ue000([^\ue001]*)\ue001?")
-_LINK_MARKS = re.compile("[\ue000\ue001\ue002]")
+_LINK_MARKS = re.compile("[\ue000\ue001\ue002\ue003]")
+_BR = "\ue003"
 _PARA = "\ue002"
 # CJK characters carry about as much as a short word each; counting them three times
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
-_INLINE = frozenset(
-    [
-        "a",
-        "abbr",
-        "b",
-        "big",
-        "cite",
-        "code",
-        "em",
-        "font",
-        "i",
-        "label",
-        "mark",
-        "q",
-        "s",
-        "small",
-        "span",
-        "strong",
-        "sub",
-        "sup",
-        "time",
-        "u",
-    ]
-)
+_INLINE = frozenset(["a", "abbr", "b", "big", "cite", "code", "em", "font", "i", "label"])
+_INLINE |= {"mark", "q", "s", "small", "span", "strong", "sub", "sup", "time", "u"}
 _LONG_TEXTS = lxml.etree.XPath("//text()[string-length(normalize-space(.)) > 20]")
 _TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
 # Elements with at least TEASER_RUN element children: found in C, not by a walk in Python.
@@ -171,6 +157,11 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
                 inner.text = _LINK_START + inner.text
             if inner.tail and not inner.tail.isspace():
                 inner.tail = _LINK_START + inner.tail
+    # A line after a <br> goes on its block: hard-wrapped prose, or a paragraph's list of
+    # short lines, is judged as the block it is.
+    for br in region.iter("br"):
+        if br.tail and not br.tail.isspace():
+            br.tail = _BR + br.tail.lstrip()
     for paragraph in region.iter("p"):
         paragraph.text = _PARA + (paragraph.text or "")
     # Only needed when the main text looks short: parsed again then (the tree has lost
@@ -228,14 +219,21 @@ def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Elem
             node = child
     top_down = sorted(depth, key=depth.__getitem__)
     in_chrome: dict = {}  # element -> whether it or an ancestor is chrome
+    in_main: dict = {}  # element -> whether it is in what the page declares its content
     for element in top_down:
         parent = parent_of[element]
         in_chrome[element] = element in penalised or (parent is not None and in_chrome[parent])
+        in_main[element] = (parent is not None and in_main[parent]) or _declared_main(element)
+    # What the page declares its content is evidence, as chrome markers are: a consent
+    # box's or a slideshow's long texts outside it weigh less than its paragraphs.
+    outside = OUTSIDE_WEIGHT if any(in_main[e] for e in paragraphs) else 1.0
     held: dict = dict.fromkeys(depth, 0.0)  # element -> paragraph text in its subtree
     plain: dict = dict.fromkeys(depth, 0)  # the same, chrome text not weighed down
     scores: dict = {}
     for element, length in paragraphs.items():
         weight = CHROME_WEIGHT if in_chrome[element] else 1.0
+        if not in_main[element]:
+            weight *= outside
         held[element] += length * weight
         plain[element] += length
         # As readability does: a paragraph scores for its parent and, halved, for its
@@ -259,6 +257,17 @@ def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Elem
     while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
         region = region.getparent()
     return region, plain
+
+
+def _declared_main(element: lxml.etree._Element) -> bool:
+    """Whether the page declares *element* its content: ``main``, ``role="main"``, or an
+    ``article`` without sibling articles (a run of them is a list: slides, teasers)."""
+    if element.tag == "main" or element.get("role") == "main":
+        return True
+    if element.tag != "article":
+        return False
+    parent = element.getparent()
+    return parent is None or sum(1 for _ in parent.iterchildren("article")) == 1
 
 
 def _drop_teasers(root: lxml.etree._Element) -> None:
@@ -322,13 +331,16 @@ def _good_lines(text: str) -> str:
     paragraphs = []
     first = last = None
     after_links = False  # whether the line before was a link line
-    for line in text.split("\n"):
-        paragraph = _PARA in line
+    split = text.split("\n")
+    blocks = _broken_blocks(split) if _BR in text else {}
+    for number, line in enumerate(split):
+        block = blocks.get(number)
+        paragraph = _PARA in line or (block is not None and block[1])
         links = 0
         if _LINK_START in line:
             # The marks themselves are not text: an image link is a line of marks only.
             links = len(_LINK_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
-        if paragraph or links or _LINK_END in line:
+        if paragraph or links or _LINK_END in line or _BR in line:
             line = _LINK_MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):
             # A short line right above a list of links is that list's title ("Related
@@ -345,8 +357,10 @@ def _good_lines(text: str) -> str:
             after_links = True
             continue
         after_links = False
-        if len(line) >= PARAGRAPH_CHARS or (
-            len(line) + 2 * len(_CJK.findall(line)) >= PARAGRAPH_CHARS
+        if (
+            len(line) >= PARAGRAPH_CHARS
+            or (block is not None and block[0] >= PARAGRAPH_CHARS)
+            or len(line) + 2 * len(_CJK.findall(line)) >= PARAGRAPH_CHARS
         ):
             if first is None:
                 first = len(lines)
@@ -359,6 +373,25 @@ def _good_lines(text: str) -> str:
     kept = lines[max(0, first - 1) : last + 1]
     kept += [line for line, p in zip(lines[last + 1 :], paragraphs[last + 1 :], strict=True) if p]
     return "\n".join(kept)
+
+
+def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool]]:
+    """For each line of a block broken by ``<br>`` (its lines after the first start with
+    the mark), the block's length and whether it is a paragraph (``p``): the lines of
+    hard-wrapped prose are short, the block is not."""
+    blocks = {}
+    start = 0
+    for end in range(1, len(lines) + 1):
+        if end < len(lines) and lines[end].startswith(_BR):
+            continue
+        if end - start > 1:
+            group = lines[start:end]
+            length = sum(len(line) + 2 * len(_CJK.findall(line)) for line in group)
+            paragraph = _PARA in group[0]
+            for number in range(start, end):
+                blocks[number] = (length, paragraph)
+        start = end
+    return blocks
 
 
 def _has_words(text: str, count: int) -> bool:
