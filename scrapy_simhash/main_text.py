@@ -274,9 +274,10 @@ def _drop_teasers(root: lxml.etree._Element) -> None:
         if element.tag in _INLINE:
             continue
         groups.clear()
-        for child in element:
-            if isinstance(child.tag, str) and child.tag not in _NOT_TEASERS:
-                groups.setdefault((child.tag, child.get("class")), []).append(child)
+        for child in element.iterchildren(lxml.etree.Element):  # elements only, in C
+            tag = child.tag  # each read of a tag makes a new string
+            if tag not in _NOT_TEASERS:
+                groups.setdefault((tag, child.get("class")), []).append(child)
         for members in groups.values():
             if len(members) < TEASER_RUN:
                 continue
