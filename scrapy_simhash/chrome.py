@@ -130,9 +130,14 @@ def chrome_elements(
     page declares chrome (by tag or role), and those only named so (by class or id)."""
     visible = _RAW_LENGTH(root)
     # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
-    declared = list(root.iter(*CHROME_TAGS))
+    declared: list = []
+    page_tags: list = []
+    weak: list = []  # forms: chrome, or (ASP.NET) the whole page
+    for element in root.iter(*CHROME_TAGS, *PAGE_TAGS, "form"):  # one walk, not three
+        tag = element.tag
+        (weak if tag == "form" else page_tags if tag in PAGE_TAGS else declared).append(element)
     sectioned: dict = {}  # element -> whether it is inside an article, section...
-    for element in root.iter(*PAGE_TAGS):
+    for element in page_tags:
         # Up to the first ancestor already known: linear in the tree, however deeply a
         # (hostile) page nests thousands of headers.
         path = []
@@ -145,16 +150,17 @@ def chrome_elements(
         if not inside:
             declared.append(element)
     named = []  # ... what its class or id names may be a wrapper of the whole page
-    weak = list(root.iter("form"))  # chrome, or (ASP.NET) the whole page
     for element in _WITH_NAMES(root):
         get = element.get
         role = get("role")
         if role and role.strip().lower() in CHROME_ROLES:
             declared.append(element)
             continue
-        verdict = _words_verdict(get("class"))
-        if verdict != "strong":
-            verdict = _words_verdict(get("id")) or verdict
+        # Most elements have a class or an id, not both: no call for the missing one.
+        names = get("class")
+        verdict = _words_verdict(names) if names else None
+        if verdict != "strong" and (names := get("id")):
+            verdict = _words_verdict(names) or verdict
         # The tag only for the few elements with a verdict: reading it makes a string.
         if verdict and element.tag not in _NEVER_CHROME:
             (named if verdict == "strong" else weak).append(element)
