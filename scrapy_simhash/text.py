@@ -175,8 +175,11 @@ def block_text(root: lxml.etree._Element) -> str:
     tree around every block element, then lxml joins the text in C (several times faster
     than a walk in Python)."""
     for element in root.iter(*_BLOCK_TAGS):
-        element.text = "\n" + element.text if element.text else "\n"
-        element.tail = "\n" + element.tail if element.tail else "\n"
+        # Each read of .text or .tail makes a new string: read once.
+        text = element.text
+        element.text = "\n" + text if text else "\n"
+        tail = element.tail
+        element.tail = "\n" + tail if tail else "\n"
     # method="text" gives the text of itertext() without a Python string per piece.
     return tidy_whitespace(
         lxml.etree.tostring(root, method="text", encoding="unicode", with_tail=False)
