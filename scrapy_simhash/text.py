@@ -124,13 +124,15 @@ def visible_tree(html: str) -> lxml.etree._Element | None:
         # A <noscript> is parsed as HTML: an unclosed tag in it (<noscript><div></noscript>)
         # makes it swallow the rest of the page. One that holds most of the page's text is
         # such an artefact, and its content is the page.
-        noscripts = list(root.iter("noscript"))
+        invisible = list(root.iter(*INVISIBLE_TAGS))  # one walk for both loops
+        noscripts = [element for element in invisible if element.tag == "noscript"]
         if noscripts:
             half = 0.5 * _RAW_LENGTH(root)
-            for element in noscripts:
-                if _RAW_LENGTH(element) > half:
-                    element.tag = "div"
-        for element in list(root.iter(*INVISIBLE_TAGS)):
+            page = {element for element in noscripts if _RAW_LENGTH(element) > half}
+            for element in page:
+                element.tag = "div"
+            invisible = [element for element in invisible if element not in page]
+        for element in invisible:
             if element.getparent() is not None:
                 drop_tree(element)
     return root
