@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+import lxml.etree
+import pytest
+
 from scrapy_simhash.text import (
+    _LIBXML2_MAX_DEPTH,
+    _PARSER,
+    _too_deep,
     exact_form,
     field_text,
     looks_like_html,
     normalize_text,
+    parse_html,
     visible_text,
 )
 
@@ -37,6 +44,28 @@ def test_deep_nesting_keeps_text():
     # libxml2 drops text nested deeper than its limit without a word.
     page = "<p>before</p>" + "<div>" * 5000 + "deep &amp; text" + "</div>" * 5000 + "<p>after</p>"
     assert visible_text(page) == "before\ndeep & text\nafter"
+
+
+@pytest.mark.parametrize("extra", [-2, -1, 0, 1])
+def test_too_deep_at_the_limit(extra):
+    # The XPath check against a walk that counts the levels, on both sides of the limit.
+    divs = _LIBXML2_MAX_DEPTH - 2 + extra  # below <html> and <body>
+    page = "<html><body>" + "<div>" * divs + "x" + "</div>" * divs + "</body></html>"
+    root = lxml.etree.fromstring(page.encode(), parser=_PARSER)
+    *_, innermost = root.iter("div")
+    levels = len(list(innermost.iterancestors())) + 1
+    assert levels == _LIBXML2_MAX_DEPTH + extra
+    assert _too_deep(root) == (levels >= _LIBXML2_MAX_DEPTH)
+
+
+def test_characters_xml_refuses_become_spaces():
+    # Replaced in the page's UTF-8 bytes: control characters, U+FFFE and U+FFFF, next to
+    # characters of two, three and four bytes that hold the same byte values inside them.
+    page = "<p>a\x0cb\x01c\ufffed\uffffe \u00ff\uffef\ufeff\U0001f600 tab\tend</p>"
+    root = parse_html(page)
+    assert lxml.etree.tostring(root, method="text", encoding="unicode") == (
+        "a b c d e \u00ff\uffef\ufeff\U0001f600 tab\tend"
+    )
 
 
 def test_normalize_folds_width_and_invisible_characters():
