@@ -88,6 +88,13 @@ _TAG = re.compile(r"</?\s*([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
 # EF BF BE and EF BF BF.
 _CONTROL_TO_SPACE = bytes.maketrans(bytes(c for c in range(32) if c not in b"\t\n\r"), b" " * 29)
 _NOT_XML_SEQUENCES = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")
+# The same characters written as character references (&#1;, &#x1f;, &#65535;), which the
+# parser decodes into the tree. libxml2 reads a reference's digits as far as they go, with
+# or without the closing semicolon ("&#x01b" is U+001B), so the pattern does too.
+_NOT_XML_REFERENCES = re.compile(
+    rb"&#(?:0*(?:[1-8]|1[124-9]|2[0-9]|3[01]|6553[45])(?![0-9])"
+    rb"|[xX]0*(?:[1-8bcefBCEF]|1[0-9a-fA-F]|[fF]{3}[eEfF])(?![0-9a-fA-F]));?"
+)
 # Whether an element is that many levels below the root: "*/*/..." finds it in C, one level
 # at a time.
 _DEEPEST = lxml.etree.XPath("boolean(" + "/".join(["*"] * (_LIBXML2_MAX_DEPTH - 1)) + ")")
@@ -150,6 +157,8 @@ def parse_html(html: str) -> lxml.etree._Element | None:
     for sequence in _NOT_XML_SEQUENCES:
         if sequence in data:
             data = data.replace(sequence, b" ")
+    if b"&#" in data:
+        data = _NOT_XML_REFERENCES.sub(b" ", data)
     try:
         root = lxml.etree.fromstring(data, parser=_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import html
+
 import lxml.etree
 import pytest
 
+from scrapy_simhash.main_text import main_text
 from scrapy_simhash.text import (
     _LIBXML2_MAX_DEPTH,
     _PARSER,
@@ -65,6 +68,26 @@ def test_characters_xml_refuses_become_spaces():
     root = parse_html(page)
     assert lxml.etree.tostring(root, method="text", encoding="unicode") == (
         "a b c d e \u00ff\uffef\ufeff\U0001f600 tab\tend"
+    )
+
+
+@pytest.mark.parametrize(
+    "reference", ["&#1;", "&#x1f;", "&#X0C;", "&#0011;", "&#65534;", "&#xFFFF;", "&#x01"]
+)
+def test_character_references_xml_refuses_become_spaces(reference):
+    # The parser decodes references into the tree: "&#1;" once made every page that held
+    # one fail when its text was read ("All strings must be XML compatible").
+    page = f"<html><body><p>one{reference}two three four five six seven eight</p></body></html>"
+    assert visible_text(page) == "one two three four five six seven eight"
+    assert main_text(page) == "one two three four five six seven eight"
+
+
+@pytest.mark.parametrize("reference", ["&#9;", "&#10;", "&#128;", "&#8217;", "&#x1F600;"])
+def test_character_references_xml_allows_are_kept(reference):
+    decoded = html.unescape(reference)
+    page = f"<html><body><p>one{reference}two</p></body></html>"
+    assert lxml.etree.tostring(parse_html(page), method="text", encoding="unicode") == (
+        f"one{decoded}two"
     )
 
 
