@@ -15,7 +15,8 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
    marked chrome scores less, and so does text outside what the page declares its content
-   (``main``, ``role="main"``, an ``article`` that is not one of a list of them). The
+   (``main``, ``role="main"``, schema.org's ``articleBody``, an ``article`` that is not
+   one of a list of them). The
    best-scoring element grows to its ancestors until it holds 80% of the page's long text
    (so weighed), so an article split into several blocks is kept whole. Nothing that
    contains the region is removed as chrome.
@@ -52,9 +53,9 @@ REGION_SHARE = 0.8
 ARTICLE_SHARE = 0.5
 #: Paragraphs inside marked chrome score this much of their length.
 CHROME_WEIGHT = 0.3
-#: On a page that declares where its content is (``main``, ``role="main"``, an ``article``
-#: that is not one of a list of articles) and has paragraphs there, paragraphs outside it
-#: score this much.
+#: On a page that declares where its content is (``main``, ``role="main"``,
+#: ``itemprop="articleBody"``, an ``article`` that is not one of a list of articles) and
+#: has paragraphs there, paragraphs outside it score this much.
 OUTSIDE_WEIGHT = 0.2
 #: A line with more than this share of link text is navigation.
 LINK_LINE_SHARE = 0.4
@@ -262,9 +263,13 @@ def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Elem
 
 
 def _declared_main(element: lxml.etree._Element) -> bool:
-    """Whether the page declares *element* its content: ``main``, ``role="main"``, or an
-    ``article`` without sibling articles (a run of them is a list: slides, teasers)."""
+    """Whether the page declares *element* its content: ``main``, ``role="main"``, the
+    schema.org ``articleBody``, or an ``article`` without sibling articles (a run of them
+    is a list: slides, teasers)."""
     if element.tag == "main" or element.get("role") == "main":
+        return True
+    itemprop = element.get("itemprop")
+    if itemprop and "articleBody" in itemprop.split():
         return True
     if element.tag != "article":
         return False

@@ -48,6 +48,18 @@ def test_long_texts_outside_what_the_page_declares_its_content_are_left_out():
     assert not any(t[:40] in text for t in CONSENT)
 
 
+def test_schema_org_article_body_is_declared_content():
+    # The same consent box, with the article in a plain <div> that schema.org's microdata
+    # names the article's body (as many news CMSs write it).
+    consent = '<div class="privacy-settings">' + "".join(f"<p>{t}</p>" for t in CONSENT)
+    body = "".join(f"<p>{t}</p>" for t in ARTICLE[:5])
+    for itemprop, declared in (("articleBody", True), ("text articleBody", True), ("x", False)):
+        page = html(f'{consent}</div><div itemprop="{itemprop}">{body}</div>')
+        text = main_text(page)
+        assert all(paragraph in text for paragraph in ARTICLE[:5])
+        assert any(t[:40] in text for t in CONSENT) is not declared, itemprop
+
+
 def test_a_list_of_sibling_articles_is_not_the_declared_content():
     # A slideshow of <article> elements is a list (other posts): the post beside it, in a
     # plain <div>, is the page's content, and the slides are not.
