@@ -273,8 +273,12 @@ def _declared_main(element: lxml.etree._Element) -> bool:
         return True
     if element.tag != "article":
         return False
-    parent = element.getparent()
-    return parent is None or sum(1 for _ in parent.iterchildren("article")) == 1
+    # The nearest sibling article on each side, not a count of them all: every article of
+    # a run asks, and a count would make a run of thousands quadratic.
+    return (
+        next(element.itersiblings("article"), None) is None
+        and next(element.itersiblings("article", preceding=True), None) is None
+    )
 
 
 def _drop_teasers(root: lxml.etree._Element) -> None:
