@@ -372,7 +372,7 @@ def _good_lines(text: str) -> str:
         if (
             len(line) >= PARAGRAPH_CHARS
             or (block is not None and block[0] >= PARAGRAPH_CHARS)
-            or len(line) + 2 * len(_CJK.findall(line)) >= PARAGRAPH_CHARS
+            or _reading_length(line) >= PARAGRAPH_CHARS
         ):
             if first is None:
                 first = len(lines)
@@ -398,12 +398,17 @@ def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool]]:
             continue
         if end - start > 1:
             group = lines[start:end]
-            length = sum(len(line) + 2 * len(_CJK.findall(line)) for line in group)
+            length = sum(map(_reading_length, group))
             paragraph = _PARA in group[0]
             for number in range(start, end):
                 blocks[number] = (length, paragraph)
         start = end
     return blocks
+
+
+def _reading_length(line: str) -> int:
+    """The length of *line*, each CJK character counted three times (see ``_CJK``)."""
+    return len(line) + 2 * len(_CJK.findall(line))
 
 
 def _has_words(text: str, count: int) -> bool:
