@@ -20,6 +20,8 @@ import re
 
 import lxml.etree
 
+from .text import raw_length
+
 #: Elements that hold site chrome rather than the page's own content.
 CHROME_TAGS = ("nav", "aside", "menu", "button", "select", "figcaption")
 #: Chrome only when they belong to the page, not to an article or a section in it.
@@ -119,8 +121,6 @@ WEAK_MAX_CHARS = 200
 # "/descendant::*" is the "//*" of the whole document (a page can have a second top-level
 # <html> beside the root), in a third less time: "//" is a step over every node first.
 _WITH_NAMES = lxml.etree.XPath("/descendant::*[@role or @class or @id]")
-# Without normalising spaces: half the time, and the shares it is used for are alike.
-_RAW_LENGTH = lxml.etree.XPath("string-length()")
 
 
 def chrome_elements(
@@ -128,7 +128,7 @@ def chrome_elements(
 ) -> tuple[list[lxml.etree._Element], list[lxml.etree._Element]]:
     """The elements of *root* marked as chrome (see the module's description): those the
     page declares chrome (by tag or role), and those only named so (by class or id)."""
-    visible = _RAW_LENGTH(root)
+    visible = raw_length(root)
     # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
     declared: list = []
     page_tags: list = []
@@ -164,12 +164,12 @@ def chrome_elements(
         # The tag only for the few elements with a verdict: reading it makes a string.
         if verdict and element.tag not in _NEVER_CHROME:
             (named if verdict == "strong" else weak).append(element)
-    chrome = [e for e in named if _RAW_LENGTH(e) <= WRAPPER_SHARE * visible]
+    chrome = [e for e in named if raw_length(e) <= WRAPPER_SHARE * visible]
     for element in weak:
-        length = _RAW_LENGTH(element)
+        length = raw_length(element)
         if length <= WEAK_MAX_CHARS or (
             length <= WRAPPER_SHARE * visible
-            and sum(_RAW_LENGTH(a) for a in element.iter("a")) >= 0.5 * length
+            and sum(raw_length(a) for a in element.iter("a")) >= 0.5 * length
         ):
             chrome.append(element)
     return declared, chrome

@@ -9,9 +9,10 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    (``share``, ``cookie``, ``comments``, ``related``, ``popup``...). A marker is evidence,
    not a verdict: a wrapper of most of the page is not chrome, and a marked element that
    holds most of the article's paragraphs (``<div class="entry share">``) is kept.
-   Teaser grids go first, whatever their names: runs of short sibling cards of one kind,
-   each with a link and text of its own (a lead, a date) in blocks of their own, as "more
-   articles" lists show them; their leads would otherwise count as the page's paragraphs.
+   Teaser grids (:mod:`scrapy_simhash.teasers`) go first, whatever their names: runs of
+   short sibling cards of one kind, each with a link and text of its own (a lead, a date)
+   in blocks of their own, as "more articles" lists show them; their leads would otherwise
+   count as the page's paragraphs.
 2. **The article's region.** Blocks with long runs of text (not link text) score for
    their parent and, halved, for their grandparent (as readability does); text inside
    marked chrome scores less, and so does text outside what the page declares its content
@@ -43,7 +44,16 @@ import re
 import lxml.etree
 
 from .chrome import chrome_elements
-from .text import block_text, drop_tree, strip_tags, visible_text, visible_tree
+from .teasers import drop_teasers
+from .text import (
+    INLINE_TAGS,
+    block_text,
+    drop_tree,
+    strip_tags,
+    text_length,
+    visible_text,
+    visible_tree,
+)
 
 #: A text block this long (in characters of its own text) is a paragraph of content.
 PARAGRAPH_CHARS = 80
@@ -61,13 +71,6 @@ OUTSIDE_WEIGHT = 0.2
 LINK_LINE_SHARE = 0.4
 #: A line shorter than this right above a link list is the list's title.
 TITLE_CHARS = 60
-#: Sibling teasers (linked cards of one kind) come in runs of at least this many...
-TEASER_RUN = 3
-#: ... each at most this long, with at least this share of link text, and not only links.
-TEASER_CHARS = 600
-TEASER_LINK_SHARE = 0.1
-#: ... and at least this many characters of text outside its link (a lead, a date).
-TEASER_OWN_CHARS = 10
 #: The main text is a failure below this share of the visible text, unless it is at least
 #: FALLBACK_CHARS long.
 FALLBACK_SHARE = 0.1
@@ -84,22 +87,8 @@ _PARA = "\ue002"
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
-_INLINE = frozenset(["a", "abbr", "b", "big", "cite", "code", "em", "font", "i", "label"])
-_INLINE |= {"mark", "q", "s", "small", "span", "strong", "sub", "sup", "time", "u"}
 # "/descendant::" is "//" (the whole document) without its extra step over every node.
 _LONG_TEXTS = lxml.etree.XPath("/descendant::text()[string-length(normalize-space(.)) > 20]")
-_TEXT_LENGTH = lxml.etree.XPath("string-length(normalize-space())")
-# Elements with at least TEASER_RUN children that hold a link (as each teaser does): found
-# in C, not by a walk in Python; a third of the elements with that many children.
-_WITH_CHILDREN = lxml.etree.XPath(f"/descendant::*[*[descendant::a][{TEASER_RUN}]]")
-_HAS_BLOCKS = lxml.etree.XPath(
-    "boolean(.//*[self::p or self::div or self::h1 or self::h2 or self::h3 or self::h4 "
-    "or self::h5 or self::h6 or self::li or self::br or self::figure or self::header])"
-)
-_LINK_TEXTS = lxml.etree.XPath(".//a//text()", smart_strings=False)
-# Paragraphs are the article's own text, even when each holds a link, and table rows and
-# cells its tables: never cards.
-_NOT_TEASERS = frozenset(["p", "br", "hr", "tr", "td", "th", "option"])
 
 
 class MainText(str):
@@ -127,12 +116,12 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
     root = visible_tree(html)
     if root is None:
         return MainText.of(strip_tags(html) if html and html.strip() else "")
-    visible = _TEXT_LENGTH(root)
+    visible = text_length(root)
     if not visible:
         return MainText.of("")
     # Teasers first: their leads would otherwise count as the page's paragraph text, and
     # the region would grow to hold them.
-    _drop_teasers(root)
+    drop_teasers(root)
     declared, named = chrome_elements(root)
     region, article = _region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
@@ -194,7 +183,7 @@ def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Elem
         element = text.getparent()
         if text.is_tail:
             element = element.getparent()
-        while element is not None and element.tag in _INLINE:
+        while element is not None and element.tag in INLINE_TAGS:
             if element.tag == "a":
                 break
             element = element.getparent()
@@ -279,61 +268,6 @@ def _declared_main(element: lxml.etree._Element) -> bool:
         next(element.itersiblings("article"), None) is None
         and next(element.itersiblings("article", preceding=True), None) is None
     )
-
-
-def _drop_teasers(root: lxml.etree._Element) -> None:
-    """Remove teaser grids from *root*: runs of sibling elements of one kind (tag and
-    class), each short and holding a link (a headline to another page, with its lead,
-    date or author), as "more articles" lists and river pages show them. A teaser's lead
-    is text of its own beside its link, so the line filter alone would keep it; the
-    article's own text is paragraphs, not a run of linked cards."""
-    groups: dict = {}
-    found: list = []
-    for element in _WITH_CHILDREN(root):
-        if element.tag in _INLINE:
-            continue
-        groups.clear()
-        for child in element.iterchildren(lxml.etree.Element):  # elements only, in C
-            tag = child.tag  # each read of a tag makes a new string
-            if tag not in _NOT_TEASERS:
-                groups.setdefault((tag, child.get("class")), []).append(child)
-        for members in groups.values():
-            if len(members) < TEASER_RUN:
-                continue
-            # At least two thirds are teasers: stop at the first member too many that is not.
-            spare = len(members) - (2 * len(members) + 2) // 3
-            teasers = []
-            for member in members:
-                if _is_teaser(member):
-                    teasers.append(member)
-                else:
-                    spare -= 1
-                    if spare < 0:
-                        break
-            else:
-                if len(teasers) >= TEASER_RUN:
-                    found += teasers
-    # Removed after the walk: a tree is not changed under its own iterator.
-    for teaser in found:
-        drop_tree(teaser)
-
-
-def _is_teaser(element: lxml.etree._Element) -> bool:
-    # A list of plain links is left to the line filter, which drops its title with it.
-    length = _TEXT_LENGTH(element)
-    if not 0 < length <= TEASER_CHARS:
-        return False
-    links = sum(len(text.strip()) for text in _LINK_TEXTS(element))
-    if not TEASER_LINK_SHARE * length <= links <= length - TEASER_OWN_CHARS:
-        return False
-    # A card holds a headline and a lead in blocks of their own; a paragraph that cites a
-    # link is running text of its own (<div class="para">), whatever it is named.
-    if not _HAS_BLOCKS(element):
-        return False
-    running = len((element.text or "").strip()) + sum(
-        len((child.tail or "").strip()) for child in element
-    )
-    return running < 0.5 * (length - links)
 
 
 def _good_lines(text: str) -> str:
