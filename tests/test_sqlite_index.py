@@ -421,7 +421,7 @@ REVIEWED_SQL = {
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
     "self.tables.probe_sql",
-    "PAGES_TABLE.format(name='pages')",
+    "PAGES_TABLE",
     "PAGE_VIEW",
     "'BEGIN IMMEDIATE' if immediate else 'BEGIN'",
     "self._PAGES_SQL.format(pages=pages_where or where, exact=where)",

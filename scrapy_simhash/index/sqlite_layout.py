@@ -127,10 +127,9 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def _create_v2_tables(conn: sqlite3.Connection, plan: BlockPlan, pages: bool = True) -> None:
+def _create_v2_tables(conn: sqlite3.Connection, plan: BlockPlan) -> None:
     conn.execute("CREATE TABLE sites (id INTEGER PRIMARY KEY, prefix TEXT NOT NULL UNIQUE)")
-    if pages:
-        conn.execute(PAGES_TABLE.format(name="pages"))
+    conn.execute(PAGES_TABLE)
     conn.execute(PAGE_VIEW)
     BlockTables(plan).create(conn)
 
@@ -149,8 +148,7 @@ def upgrade_from_v1(conn: sqlite3.Connection, plan: BlockPlan, name: str) -> Non
     )  # fmt: skip
     conn.execute("DROP TABLE block_keys")
     conn.execute("ALTER TABLE pages RENAME TO pages_v1")
-    conn.execute(PAGES_TABLE.format(name="pages"))
-    _create_v2_tables(conn, plan, pages=False)
+    _create_v2_tables(conn, plan)
     conn.create_function("simhash_site", 1, lambda key: split_key(key)[0], deterministic=True)
     conn.execute("INSERT INTO sites (prefix) SELECT DISTINCT simhash_site(key) FROM pages_v1")
     conn.execute(

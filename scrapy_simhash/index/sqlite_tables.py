@@ -42,7 +42,7 @@ PAGE_VIEW = (
     "added_at FROM pages JOIN sites ON sites.id = pages.site"
 )
 PAGES_TABLE = (
-    "CREATE TABLE {name} (id INTEGER PRIMARY KEY, fingerprint INTEGER NOT NULL, "
+    "CREATE TABLE pages (id INTEGER PRIMARY KEY, fingerprint INTEGER NOT NULL, "
     "site INTEGER NOT NULL, path TEXT NOT NULL, added_at REAL NOT NULL)"
 )
 _SIGN = 1 << 63
