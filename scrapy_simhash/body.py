@@ -19,6 +19,8 @@ recall both rise (documentation pages repeat their section headings).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 #: A block this long (reading length: CJK characters count three times) is a paragraph of
 #: the body: a few sentences.
 BODY_CHARS = 200
@@ -28,14 +30,39 @@ BODY_PARAGRAPHS = 2
 BODY_SHARE = 0.5
 
 
-def body_of(lines: list[tuple[str, int, bool]], text: str) -> str:
-    """The body of the main text *text*, given as its *lines*, each with the reading
-    length of its block (negative on the continuation lines of a block broken by
-    ``<br>``) and whether it is a list item or a table cell: its paragraphs (blocks of at
-    least ``BODY_CHARS``), list items and table cells, where there are ``BODY_PARAGRAPHS``
-    or more paragraphs and they hold ``BODY_SHARE`` of the text; else all of *text*."""
-    if sum(size >= BODY_CHARS for _, size, _ in lines) < BODY_PARAGRAPHS:
+class Line(NamedTuple):
+    """A line of a main text, with what its body is chosen by."""
+
+    text: str
+    #: Its reading length (CJK characters count three times).
+    length: int
+    #: The block broken by ``<br>`` that it is a line of, as (number of the block's first
+    #: line, reading length of the block); ``None`` for a block of one line.
+    block: tuple[int, int] | None
+    #: Whether it is a list item or a table cell.
+    item: bool
+
+
+def body_of(lines: list[Line], text: str) -> str:
+    """The body of the main text *text*, given as its *lines*: its paragraphs (lines of at
+    least ``BODY_CHARS``, or blocks of hard-wrapped prose that long whose lines are all
+    shorter), list items and table cells, where there are ``BODY_PARAGRAPHS`` or more
+    paragraphs and they hold ``BODY_SHARE`` of the text; else all of *text*."""
+    # A block broken by <br> is one paragraph when none of its lines is one: hard-wrapped
+    # prose, or a notice in two lines. One whose lines are paragraphs (paragraphs separated
+    # by <br><br>) counts them instead.
+    prose: dict[tuple[int, int], bool] = {}
+    for line in lines:
+        if line.block is not None and line.block[1] >= BODY_CHARS:
+            prose[line.block] = prose.get(line.block, True) and line.length < BODY_CHARS
+    paragraphs = sum(line.length >= BODY_CHARS for line in lines) + sum(prose.values())
+    if paragraphs < BODY_PARAGRAPHS:
         return text
-    body = [line for line in lines if line[2] or abs(line[1]) >= BODY_CHARS]
-    kept = "\n".join(line for line, _, _ in body)
+    kept = "\n".join(
+        line.text
+        for line in lines
+        if line.item
+        or line.length >= BODY_CHARS
+        or (line.block is not None and prose.get(line.block, False))
+    )
     return kept if len(kept) >= BODY_SHARE * len(text) else text

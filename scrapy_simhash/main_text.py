@@ -43,7 +43,7 @@ import re
 
 import lxml.etree
 
-from .body import body_of
+from .body import Line, body_of
 from .chrome import chrome_elements
 from .teasers import drop_teasers
 from .text import (
@@ -279,13 +279,11 @@ def _declared_main(element: lxml.etree._Element) -> bool:
     )
 
 
-def _good_lines(text: str) -> list[tuple[str, int, bool]]:
+def _good_lines(text: str) -> list[Line]:
     """The lines of *text* that are content: no link lists, no short lines before the
-    first paragraph or after the last, unless they are paragraphs of their own. Each with
-    the reading length of its block (see :func:`_reading_length`; the lines of a block
-    broken by ``<br>`` share its length, negated on all but its first line), and whether
-    it is a list item or a table cell (marked only where the body is asked for)."""
-    lines: list[tuple[str, int, bool]] = []
+    first paragraph or after the last, unless they are paragraphs of their own. (List
+    items and table cells are marked only where the body is asked for.)"""
+    lines: list[Line] = []
     paragraphs = []
     first = last = None
     after_links = False  # whether the line before was a link line
@@ -307,7 +305,7 @@ def _good_lines(text: str) -> list[tuple[str, int, bool]]:
             if (
                 lines
                 and not after_links
-                and len(lines[-1][0]) < TITLE_CHARS
+                and len(lines[-1].text) < TITLE_CHARS
                 and not paragraphs[-1]
                 and last != len(lines) - 1
             ):
@@ -321,9 +319,8 @@ def _good_lines(text: str) -> list[tuple[str, int, bool]]:
             if first is None:
                 first = len(lines)
             last = len(lines)
-        if block is not None and split[number].startswith(_BR):
-            size = -size
-        lines.append((line, size, item))
+        own = size if block is None else _reading_length(line)
+        lines.append(Line(line, own, block and (block[2], block[0]), item))
         paragraphs.append(paragraph)
     if first is None:
         return lines
@@ -333,14 +330,14 @@ def _good_lines(text: str) -> list[tuple[str, int, bool]]:
     return kept
 
 
-def _text(lines: list[tuple[str, int, bool]]) -> str:
-    return "\n".join(line for line, _, _ in lines)
+def _text(lines: list[Line]) -> str:
+    return "\n".join(line.text for line in lines)
 
 
-def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool]]:
+def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool, int]]:
     """For each line of a block broken by ``<br>`` (its lines after the first start with
-    the mark), the block's length and whether it is a paragraph (``p``): the lines of
-    hard-wrapped prose are short, the block is not."""
+    the mark), the block's length, whether it is a paragraph (``p``), and the number of
+    its first line: the lines of hard-wrapped prose are short, the block is not."""
     blocks = {}
     start = 0
     for end in range(1, len(lines) + 1):
@@ -351,7 +348,7 @@ def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool]]:
             length = sum(map(_reading_length, group))
             paragraph = _PARA in group[0]
             for number in range(start, end):
-                blocks[number] = (length, paragraph)
+                blocks[number] = (length, paragraph, start)
         start = end
     return blocks
 

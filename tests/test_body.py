@@ -126,6 +126,16 @@ def test_hard_wrapped_prose_is_body():
     assert "Headline" not in text
 
 
+def test_paragraphs_separated_by_br_are_paragraphs():
+    # One block of paragraphs separated by <br><br>, with the site's lines in it: each
+    # long line is a paragraph of the body; the dateline and the author line are not.
+    block = "<br><br>".join(
+        ["18.02.2022, 10:27 | Law | Comment now", *PARAGRAPHS, "Author: J. Doe"]
+    )
+    page = f"<html><body><main><h1>Headline</h1><div>{block}</div></main></body></html>"
+    assert get_extractor("builtin")(page) == "\n".join(PARAGRAPHS)
+
+
 def test_chinese_paragraphs_count_by_reading_length():
     # About 70 Chinese characters carry as much as 200 Latin ones.
     paragraph = (
