@@ -13,6 +13,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 static inline int
 is_han(Py_UCS4 ch)
@@ -66,6 +67,166 @@ add_one(PyObject *counts, PyObject *word, PyObject *one)
     return status;
 }
 
+/* The distinct words of a text, counted: spans of the text in a table of their own, so
+ * that a word is made a Python string, hashed and looked up in the counts once per
+ * distinct word rather than once per occurrence (a page repeats most of its words). */
+typedef struct {
+    Py_ssize_t start, length, count;
+    uint64_t hash;
+} word_span;
+
+typedef struct {
+    int kind;
+    const char *data;
+    word_span *words; /* in the order of their first occurrence */
+    Py_ssize_t used, allocated;
+    Py_ssize_t *slots; /* index + 1 into words, 0 for an empty slot */
+    Py_ssize_t mask;
+} word_table;
+
+static uint64_t
+span_hash(const char *bytes, Py_ssize_t size)
+{
+    uint64_t hash = 14695981039346656037ULL; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < size; i++) {
+        hash = (hash ^ (unsigned char)bytes[i]) * 1099511628211ULL;
+    }
+    return hash;
+}
+
+static int
+table_grow(word_table *table)
+{
+    Py_ssize_t size = (table->mask + 1) * 2;
+    Py_ssize_t *slots = PyMem_Calloc(size, sizeof(Py_ssize_t));
+    if (slots == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < table->used; i++) {
+        Py_ssize_t slot = (Py_ssize_t)(table->words[i].hash & (uint64_t)(size - 1));
+        while (slots[slot]) {
+            slot = (slot + 1) & (size - 1);
+        }
+        slots[slot] = i + 1;
+    }
+    PyMem_Free(table->slots);
+    table->slots = slots;
+    table->mask = size - 1;
+    return 0;
+}
+
+/* Counts the word text[start:start + length]. */
+static int
+table_add(word_table *table, Py_ssize_t start, Py_ssize_t length)
+{
+    const char *bytes = table->data + start * table->kind;
+    size_t size = (size_t)length * table->kind;
+    uint64_t hash = span_hash(bytes, (Py_ssize_t)size);
+    Py_ssize_t slot = (Py_ssize_t)(hash & (uint64_t)table->mask);
+    while (table->slots[slot]) {
+        word_span *word = &table->words[table->slots[slot] - 1];
+        if (word->hash == hash && word->length == length &&
+            memcmp(table->data + word->start * table->kind, bytes, size) == 0) {
+            word->count++;
+            return 0;
+        }
+        slot = (slot + 1) & table->mask;
+    }
+    if (table->used == table->allocated) {
+        Py_ssize_t allocated = table->allocated * 2;
+        word_span *words = PyMem_Realloc(table->words, allocated * sizeof(word_span));
+        if (words == NULL) {
+            return -1;
+        }
+        table->words = words;
+        table->allocated = allocated;
+    }
+    table->words[table->used] = (word_span){start, length, 1, hash};
+    table->slots[slot] = ++table->used;
+    if (table->used * 2 > table->mask + 1) {
+        return table_grow(table);
+    }
+    return 0;
+}
+
+/* counts[word] += n for each word of the table, in its order: n at once to an int, else
+ * one by one (a float may round each addition). */
+static int
+add_counted(PyObject *text, word_table *table, PyObject *counts)
+{
+    PyObject *one = PyLong_FromLong(1);
+    if (one == NULL) {
+        return -1;
+    }
+    int status = 0;
+    for (Py_ssize_t i = 0; i < table->used && status == 0; i++) {
+        word_span *span = &table->words[i];
+        PyObject *word = PyUnicode_Substring(text, span->start, span->start + span->length);
+        if (word == NULL) {
+            status = -1;
+            break;
+        }
+        PyObject *old = PyDict_GetItemWithError(counts, word);
+        if (old == NULL && PyErr_Occurred()) {
+            status = -1;
+        }
+        else if (old == NULL || PyLong_CheckExact(old)) {
+            PyObject *count = PyLong_FromSsize_t(span->count);
+            PyObject *sum = count == NULL || old == NULL ? Py_XNewRef(count)
+                                                         : PyNumber_Add(old, count);
+            status = sum == NULL ? -1 : PyDict_SetItem(counts, word, sum);
+            Py_XDECREF(count);
+            Py_XDECREF(sum);
+        }
+        else {
+            for (Py_ssize_t n = 0; n < span->count && status == 0; n++) {
+                status = add_one(counts, word, one);
+            }
+        }
+        Py_DECREF(word);
+    }
+    Py_DECREF(one);
+    return status;
+}
+
+/* The loop of count_words for one kind of string: the Han runs copied to *han* (UCS-2:
+ * they are all in the BMP) with a line break after each but the last, the other words
+ * that can carry content added to *table*. Returns the length written to han, -1 on error. */
+#define COUNT_WORDS_LOOP(NAME, CHAR)                                                        \
+    static Py_ssize_t NAME(const CHAR *chars, Py_ssize_t length, int kind, Py_UCS2 *han,   \
+                           word_table *table)                                              \
+    {                                                                                      \
+        Py_ssize_t written = 0, i = 0;                                                     \
+        while (i < length) {                                                               \
+            Py_UCS4 ch = chars[i];                                                         \
+            Py_ssize_t start = i;                                                          \
+            if (is_han(ch)) {                                                              \
+                if (written) {                                                             \
+                    han[written++] = '\n';                                                 \
+                }                                                                          \
+                do {                                                                       \
+                    han[written++] = (Py_UCS2)chars[i];                                    \
+                } while (++i < length && is_han(chars[i]));                                \
+            }                                                                              \
+            else if (is_word(ch)) {                                                        \
+                while (++i < length && !is_han(chars[i]) && is_word(chars[i])) {           \
+                }                                                                          \
+                if (is_content_word(kind, chars, start, i) &&                              \
+                    table_add(table, start, i - start) < 0) {                              \
+                    return -1;                                                             \
+                }                                                                          \
+            }                                                                              \
+            else {                                                                         \
+                i++;                                                                       \
+            }                                                                              \
+        }                                                                                  \
+        return written;                                                                    \
+    }
+
+COUNT_WORDS_LOOP(count_words_ucs1, Py_UCS1)
+COUNT_WORDS_LOOP(count_words_ucs2, Py_UCS2)
+COUNT_WORDS_LOOP(count_words_ucs4, Py_UCS4)
+
 static PyObject *
 count_words(PyObject *module, PyObject *args)
 {
@@ -76,53 +237,35 @@ count_words(PyObject *module, PyObject *args)
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    PyObject *one = PyLong_FromLong(1);
-    PyObject *runs = PyList_New(0);
-    PyObject *separator = PyUnicode_FromString("\n");
     PyObject *result = NULL;
-    if (one == NULL || runs == NULL || separator == NULL) {
+    word_table table = {kind, data, NULL, 0, 64, NULL, 127};
+    /* A Han run of n characters takes n + 1 with its line break: never more than the text. */
+    Py_UCS2 *han = kind == PyUnicode_1BYTE_KIND ? NULL : PyMem_Malloc(sizeof(Py_UCS2) * length);
+    table.words = PyMem_Malloc(sizeof(word_span) * table.allocated);
+    table.slots = PyMem_Calloc(table.mask + 1, sizeof(Py_ssize_t));
+    if (table.words == NULL || table.slots == NULL || (han == NULL && kind != PyUnicode_1BYTE_KIND)) {
+        PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t i = 0;
-    while (i < length) {
-        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-        Py_ssize_t start = i;
-        if (is_han(ch)) {
-            while (++i < length && is_han(PyUnicode_READ(kind, data, i))) {
-            }
-            PyObject *run = PyUnicode_Substring(text, start, i);
-            if (run == NULL || PyList_Append(runs, run) < 0) {
-                Py_XDECREF(run);
-                goto done;
-            }
-            Py_DECREF(run);
-        }
-        else if (is_word(ch)) {
-            while (++i < length) {
-                Py_UCS4 next = PyUnicode_READ(kind, data, i);
-                if (is_han(next) || !is_word(next)) {
-                    break;
-                }
-            }
-            if (!is_content_word(kind, data, start, i)) {
-                continue;
-            }
-            PyObject *word = PyUnicode_Substring(text, start, i);
-            if (word == NULL || add_one(counts, word, one) < 0) {
-                Py_XDECREF(word);
-                goto done;
-            }
-            Py_DECREF(word);
-        }
-        else {
-            i++;
-        }
+    Py_ssize_t written;
+    if (kind == PyUnicode_1BYTE_KIND) {
+        written = count_words_ucs1(data, length, kind, han, &table); /* Latin-1: no Han */
     }
-    result = PyUnicode_Join(separator, runs);
+    else if (kind == PyUnicode_2BYTE_KIND) {
+        written = count_words_ucs2(data, length, kind, han, &table);
+    }
+    else {
+        written = count_words_ucs4(data, length, kind, han, &table);
+    }
+    if (written < 0 || add_counted(text, &table, counts) < 0) {
+        goto done;
+    }
+    result = written ? PyUnicode_FromKindAndData(PyUnicode_2BYTE_KIND, han, written)
+                     : PyUnicode_FromStringAndSize("", 0);
 done:
-    Py_XDECREF(one);
-    Py_XDECREF(runs);
-    Py_XDECREF(separator);
+    PyMem_Free(han);
+    PyMem_Free(table.words);
+    PyMem_Free(table.slots);
     return result;
 }
 
@@ -268,7 +411,212 @@ count_long_words(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The heaviest terms: what scrapy_simhash.heaviest.heaviest_python computes. *counts* maps
+ * terms (str) to counts (int or float); *idf* maps terms to their IDF (float), and
+ * new_idf(term) gives (and keeps) the IDF of a term missing from it. The weight of a term
+ * is count * IDF as Python multiplies them (the int converted to double, as float.__mul__
+ * does; an int too large raises OverflowError, as there); the result is the *top_n*
+ * heaviest (term, weight) pairs, heaviest first, ties in weight by term in code point
+ * order, as Python's sorts order them. None where Python's order is not a plain order of
+ * doubles or Python's rules may differ: a NaN weight, a key that is not exactly a str, a
+ * count or IDF of another type. */
+typedef struct {
+    double weight;
+    /* The term's first three code points, each plus one (0: none), 21 bits each: the
+     * order of these keys is the order of the terms, but where they are equal. */
+    uint64_t prefix;
+    PyObject *term;
+} weighted_term;
+
+static uint64_t
+prefix_key(PyObject *term)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(term);
+    int kind = PyUnicode_KIND(term);
+    const void *data = PyUnicode_DATA(term);
+    uint64_t key = 0;
+    for (Py_ssize_t i = 0; i < 3; i++) {
+        key = key << 21 | (i < length ? (uint64_t)PyUnicode_READ(kind, data, i) + 1 : 0);
+    }
+    return key;
+}
+
+/* Whether x comes before y: heavier, or as heavy and before it in code point order. */
+static inline int
+before(const weighted_term *x, const weighted_term *y)
+{
+    if (x->weight != y->weight) {
+        return x->weight > y->weight;
+    }
+    if (x->prefix != y->prefix) {
+        return x->prefix < y->prefix;
+    }
+    /* Distinct dict keys are never equal strings; an error cannot occur for str. */
+    return PyUnicode_Compare(x->term, y->term) < 0;
+}
+
+/* Sorts items[0..n) by before(), with scratch space for n items: a merge sort, whose time
+ * no order of the input can make quadratic (a page chooses the order of its terms). */
+static void
+sort_terms(weighted_term *items, weighted_term *scratch, Py_ssize_t n)
+{
+    const Py_ssize_t run = 16;
+    for (Py_ssize_t start = 0; start < n; start += run) {
+        Py_ssize_t end = start + run < n ? start + run : n;
+        for (Py_ssize_t i = start + 1; i < end; i++) {
+            weighted_term item = items[i];
+            Py_ssize_t j = i;
+            while (j > start && before(&item, &items[j - 1])) {
+                items[j] = items[j - 1];
+                j--;
+            }
+            items[j] = item;
+        }
+    }
+    weighted_term *from = items, *to = scratch;
+    for (Py_ssize_t width = run; width < n; width *= 2) {
+        for (Py_ssize_t left = 0; left < n; left += 2 * width) {
+            Py_ssize_t middle = left + width < n ? left + width : n;
+            Py_ssize_t end = left + 2 * width < n ? left + 2 * width : n;
+            Py_ssize_t i = left, j = middle, k = left;
+            while (i < middle && j < end) {
+                /* Stable: from the right half only when strictly before. */
+                to[k++] = before(&from[j], &from[i]) ? from[j++] : from[i++];
+            }
+            while (i < middle) {
+                to[k++] = from[i++];
+            }
+            while (j < end) {
+                to[k++] = from[j++];
+            }
+        }
+        weighted_term *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != items) {
+        memcpy(items, from, sizeof(weighted_term) * n);
+    }
+}
+
+static double
+number_as_double(PyObject *number, int *usable)
+{
+    if (PyFloat_CheckExact(number)) {
+        return PyFloat_AS_DOUBLE(number);
+    }
+    if (PyLong_CheckExact(number) || PyBool_Check(number)) {
+        return PyLong_AsDouble(number); /* -1.0 and an error when too large */
+    }
+    *usable = 0;
+    return 0.0;
+}
+
+static PyObject *
+heaviest(PyObject *module, PyObject *args)
+{
+    PyObject *counts, *idf, *new_idf;
+    Py_ssize_t top_n;
+    if (!PyArg_ParseTuple(args, "O!O!On:heaviest", &PyDict_Type, &counts, &PyDict_Type, &idf,
+                          &new_idf, &top_n)) {
+        return NULL;
+    }
+    if (top_n < 1) {
+        PyErr_SetString(PyExc_ValueError, "top_n must be at least 1");
+        return NULL;
+    }
+    Py_ssize_t n = PyDict_GET_SIZE(counts);
+    weighted_term *terms = PyMem_Malloc(sizeof(weighted_term) * (n ? n : 1));
+    weighted_term *scratch = PyMem_Malloc(sizeof(weighted_term) * (n ? n : 1));
+    PyObject *result = NULL;
+    Py_ssize_t held = 0; /* terms whose reference the array holds */
+    if (terms == NULL || scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t position = 0;
+    PyObject *term, *count;
+    int usable = 1;
+    while (PyDict_Next(counts, &position, &term, &count)) {
+        if (held == n) { /* the dict grew while new_idf ran */
+            usable = 0;
+            break;
+        }
+        if (!PyUnicode_CheckExact(term)) {
+            usable = 0;
+            break;
+        }
+        Py_INCREF(term);
+        terms[held++].term = term;
+        Py_INCREF(count);
+        double c = number_as_double(count, &usable);
+        Py_DECREF(count);
+        if (!usable) {
+            break;
+        }
+        if (c == -1.0 && PyErr_Occurred()) {
+            goto done;
+        }
+        PyObject *value = PyDict_GetItemWithError(idf, term);
+        double d;
+        if (value != NULL) {
+            Py_INCREF(value);
+        }
+        else if (PyErr_Occurred() || (value = PyObject_CallOneArg(new_idf, term)) == NULL) {
+            goto done;
+        }
+        d = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : NAN;
+        Py_DECREF(value);
+        double weight = c * d;
+        if (isnan(weight)) {
+            usable = 0;
+            break;
+        }
+        terms[held - 1].weight = weight;
+    }
+    if (!usable || held != PyDict_GET_SIZE(counts)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    /* Python sorts only the terms that can make the cut; all of them sorted here give the
+     * same first top_n, as the order is total (terms are distinct). */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        terms[i].prefix = prefix_key(terms[i].term);
+    }
+    sort_terms(terms, scratch, n);
+    Py_ssize_t kept = n;
+    if (kept > top_n) {
+        kept = top_n;
+    }
+    result = PyList_New(kept);
+    if (result == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        PyObject *weight = PyFloat_FromDouble(terms[i].weight);
+        PyObject *pair = weight == NULL ? NULL : PyTuple_Pack(2, terms[i].term, weight);
+        Py_XDECREF(weight);
+        if (pair == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, pair);
+    }
+done:
+    if (terms != NULL) {
+        for (Py_ssize_t i = 0; i < held; i++) {
+            Py_DECREF(terms[i].term);
+        }
+    }
+    PyMem_Free(terms);
+    PyMem_Free(scratch);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"heaviest", heaviest, METH_VARARGS,
+     "heaviest(counts, idf, new_idf, top_n) -> the top_n heaviest (term, count * IDF) pairs, "
+     "heaviest first, ties by term; None where the pure-Python form is to decide."},
     {"count_long_words", count_long_words, METH_VARARGS,
      "count_long_words(words, counts): counts[word] += 1 for each word of the list words "
      "other than single characters."},

@@ -22,17 +22,16 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
-import operator
 import os
 import re
 import statistics
 import tempfile
 import threading
 from collections import Counter
-from itertools import compress, repeat
 from pathlib import Path
 
 from .attribution import strip_attribution
+from .heaviest import capped, heaviest
 from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word
 
 # Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
@@ -251,7 +250,7 @@ class TermExtractor:
             raise ValueError(f"top_n={top_n} must be at least 1")
         self.top_n = top_n
         self.segmenter = segmenter if isinstance(segmenter, Segmenter) else Segmenter(segmenter)
-        # Term -> IDF, for the terms met so far (see _idf_of).
+        # Term -> IDF, for the terms met so far (see _new_idf).
         self._idf: dict[str, float] = {}
 
     def tokens(self, text: str) -> list[str]:
@@ -292,45 +291,22 @@ class TermExtractor:
         return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
-        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first, each
-        weight capped at ``MAX_TERM_SHARE`` of their total."""
+        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first (ties
+        by the term), each weight capped at ``MAX_TERM_SHARE`` of their total."""
         if not counts:
             return []
-        terms = list(counts)
-        weights = list(map(operator.mul, counts.values(), self._idf_of(terms)))
-        pairs = zip(terms, weights, strict=True)
-        if len(terms) > self.top_n:
-            # Sorting plain floats is cheap; only the terms that can make the cut are
-            # sorted with the tie-break key (selected in C, without a Python loop).
-            cut = sorted(weights)[-self.top_n]
-            weighted = list(compress(pairs, map(operator.ge, weights, repeat(cut))))
-        else:
-            weighted = list(pairs)
-        # Heaviest first, ties broken by the term itself so that the cut at top_n is
-        # deterministic: two stable sorts on C-level keys, faster than one on tuples.
-        weighted.sort(key=operator.itemgetter(0))
-        weighted.sort(key=operator.itemgetter(1), reverse=True)
-        del weighted[self.top_n :]
-        cap = MAX_TERM_SHARE * sum(map(operator.itemgetter(1), weighted))
-        if weighted[0][1] > cap:
-            weighted = [(term, min(weight, cap)) for term, weight in weighted]
-        return weighted
+        return capped(heaviest(counts, self._idf, self._new_idf, self.top_n), MAX_TERM_SHARE)
 
-    def _idf_of(self, terms: list[str]) -> list[float]:
-        """The IDF of each of *terms* (jieba's, or its median), from a dict of the terms
-        seen before: a page's terms mostly recur on other pages, and a small dict is read
-        from the processor's cache where jieba's 270,000 words are read from memory."""
+    def _new_idf(self, term: str) -> float:
+        """The IDF of *term* (jieba's, or its median), kept in a dict of the terms seen
+        before: a page's terms mostly recur on other pages, and a small dict is read from
+        the processor's cache where jieba's 270,000 words are read from memory."""
         idf = self._idf
-        values = list(map(idf.get, terms))  # in C; only new terms take the loop below
-        if None in values:
-            if len(idf) > IDF_CACHE_SIZE:
-                idf.clear()
-            table, median = jieba_idf()
-            for i, value in enumerate(values):
-                if value is None:
-                    term = terms[i]
-                    values[i] = idf[term] = table.get(term, median)
-        return values  # type: ignore[return-value]
+        if len(idf) > IDF_CACHE_SIZE:
+            idf.clear()
+        table, median = jieba_idf()
+        value = idf[term] = table.get(term, median)
+        return value
 
     def terms(self, text: str) -> list[tuple[str, float]]:
         """Return ``(term, weight)`` pairs, heaviest first, at most ``top_n`` of them."""
