@@ -47,6 +47,18 @@ is_content_word(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
     return 0;
 }
 
+/* Appends *item* (a new reference, or NULL after an error) to *list*, and lets go of it. */
+static int
+append_new(PyObject *list, PyObject *item)
+{
+    if (item == NULL) {
+        return -1;
+    }
+    int status = PyList_Append(list, item);
+    Py_DECREF(item);
+    return status;
+}
+
 /* counts[word] += 1, for a dict (or Counter) of ints. */
 static int
 add_one(PyObject *counts, PyObject *word, PyObject *one)
@@ -308,13 +320,10 @@ marked_runs(PyObject *module, PyObject *args)
                 break;
             }
         }
-        PyObject *span = Py_BuildValue("(nn)", start, i);
-        if (span == NULL || PyList_Append(runs, span) < 0) {
-            Py_XDECREF(span);
+        if (append_new(runs, Py_BuildValue("(nn)", start, i)) < 0) {
             Py_CLEAR(runs);
             goto done;
         }
-        Py_DECREF(span);
     }
 #undef MARKED
 done:
@@ -613,7 +622,179 @@ done:
     return result;
 }
 
+/* The first position from i on of a character whose low 8 bits are marked in *bits* (256
+ * bits), or length: a loop for each kind of string, without a test of the kind per
+ * character. */
+#define MARKED_LOW(bits, ch) ((bits)[((ch) & 255) >> 6] >> ((ch) & 63) & 1)
+static Py_ssize_t
+next_marked(int kind, const void *data, Py_ssize_t i, Py_ssize_t length, const uint64_t *bits)
+{
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *chars = data;
+        while (i < length && !MARKED_LOW(bits, chars[i])) {
+            i++;
+        }
+    }
+    else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *chars = data;
+        while (i < length && !MARKED_LOW(bits, chars[i])) {
+            i++;
+        }
+    }
+    else {
+        const Py_UCS4 *chars = data;
+        while (i < length && !MARKED_LOW(bits, chars[i])) {
+            i++;
+        }
+    }
+    return i;
+}
+
+typedef struct {
+    Py_UCS4 first;
+    Py_ssize_t size;
+    int kind;
+    const void *data;
+} needle_view;
+
+/* Whether *text* holds any of the strings of the tuple *needles*: what
+ * scrapy_simhash.attribution.contains_any_python finds with one `in` per needle, in one
+ * pass over the text (each `in` is a pass, and converts the needle to the text's kind). */
+static PyObject *
+contains_any(PyObject *module, PyObject *args)
+{
+    PyObject *text, *needles;
+    if (!PyArg_ParseTuple(args, "UO!:contains_any", &text, &PyTuple_Type, &needles)) {
+        return NULL;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(needles);
+    needle_view *views = PyMem_Malloc(sizeof(needle_view) * (count ? count : 1));
+    if (views == NULL) {
+        return PyErr_NoMemory();
+    }
+    uint64_t firsts[4] = {0}; /* the low 8 bits of the needles' first characters */
+    int found = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *needle = PyTuple_GET_ITEM(needles, k);
+        if (!PyUnicode_Check(needle)) {
+            PyMem_Free(views);
+            PyErr_SetString(PyExc_TypeError, "'in <string>' requires string as left operand");
+            return NULL;
+        }
+        views[k].size = PyUnicode_GET_LENGTH(needle);
+        views[k].kind = PyUnicode_KIND(needle);
+        views[k].data = PyUnicode_DATA(needle);
+        if (views[k].size == 0) {
+            found = 1; /* "" is in every text */
+            continue;
+        }
+        views[k].first = PyUnicode_READ(views[k].kind, views[k].data, 0);
+        firsts[(views[k].first & 255) >> 6] |= (uint64_t)1 << (views[k].first & 63);
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t i = 0; !found && (i = next_marked(kind, data, i, length, firsts)) < length;
+         i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        for (Py_ssize_t k = 0; k < count && !found; k++) {
+            const needle_view *view = &views[k];
+            if (view->first != ch || view->size > length - i) {
+                continue;
+            }
+            Py_ssize_t j = 1;
+            while (j < view->size &&
+                   PyUnicode_READ(view->kind, view->data, j) == PyUnicode_READ(kind, data, i + j)) {
+                j++;
+            }
+            found = j == view->size;
+        }
+    }
+    PyMem_Free(views);
+    return PyBool_FromLong(found);
+}
+
+/* The lines of *text* that can start an attribution: what
+ * scrapy_simhash.attribution.line_starts_python finds with a regular expression. For each
+ * line after a line break, the position of its first character, when its first word
+ * character (before the line's end) is a non-ASCII one outside U+4E00..U+9FD5, an ASCII
+ * digit, or the start of one of *keywords* (ASCII letters in either case, other characters
+ * as they are). */
+static PyObject *
+line_starts(PyObject *module, PyObject *args)
+{
+    PyObject *text, *keywords;
+    if (!PyArg_ParseTuple(args, "UO!:line_starts", &text, &PyTuple_Type, &keywords)) {
+        return NULL;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(keywords);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *keyword = PyTuple_GET_ITEM(keywords, k);
+        if (!PyUnicode_Check(keyword)) {
+            PyErr_SetString(PyExc_TypeError, "keywords must be str");
+            return NULL;
+        }
+        /* The line's first word character is where a keyword is compared. */
+        if (PyUnicode_GET_LENGTH(keyword) == 0 || !is_word(PyUnicode_READ_CHAR(keyword, 0))) {
+            PyErr_SetString(PyExc_ValueError, "keywords must start with a word character");
+            return NULL;
+        }
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *starts = PyList_New(0);
+    if (starts == NULL) {
+        return NULL;
+    }
+#define FOLD(ch) ((ch) >= 'A' && (ch) <= 'Z' ? (ch) + 32 : (ch))
+    for (Py_ssize_t i = 0; i < length; i++) {
+        if (PyUnicode_READ(kind, data, i) != '\n') {
+            continue;
+        }
+        Py_ssize_t j = i + 1;
+        Py_UCS4 ch = 0;
+        while (j < length && (ch = PyUnicode_READ(kind, data, j)) != '\n' && !is_word(ch)) {
+            j++;
+        }
+        if (j == length || ch == '\n') {
+            i = j - 1; /* the next line break, if any, is looked at next */
+            continue;
+        }
+        int found = (ch >= 128 && !is_han(ch)) || (ch >= '0' && ch <= '9');
+        for (Py_ssize_t k = 0; k < count && !found; k++) {
+            PyObject *keyword = PyTuple_GET_ITEM(keywords, k);
+            Py_ssize_t size = PyUnicode_GET_LENGTH(keyword);
+            int keyword_kind = PyUnicode_KIND(keyword);
+            const void *keyword_data = PyUnicode_DATA(keyword);
+            if (size > length - j) {
+                continue;
+            }
+            Py_ssize_t m = 0;
+            while (m < size) {
+                Py_UCS4 want = PyUnicode_READ(keyword_kind, keyword_data, m);
+                Py_UCS4 have = PyUnicode_READ(kind, data, j + m);
+                if (FOLD(want) != FOLD(have)) {
+                    break;
+                }
+                m++;
+            }
+            found = m == size;
+        }
+        if (found && append_new(starts, PyLong_FromSsize_t(i + 1)) < 0) {
+            Py_DECREF(starts);
+            return NULL;
+        }
+    }
+#undef FOLD
+    return starts;
+}
+
 static PyMethodDef methods[] = {
+    {"contains_any", contains_any, METH_VARARGS,
+     "contains_any(text, needles) -> whether text holds any of the tuple of str needles."},
+    {"line_starts", line_starts, METH_VARARGS,
+     "line_starts(text, keywords) -> the starts of the lines that can begin an attribution."},
     {"heaviest", heaviest, METH_VARARGS,
      "heaviest(counts, idf, new_idf, top_n) -> the top_n heaviest (term, count * IDF) pairs, "
      "heaviest first, ties by term; None where the pure-Python form is to decide."},
