@@ -96,15 +96,9 @@ typedef struct {
     Py_ssize_t mask;
 } word_table;
 
-static uint64_t
-span_hash(const char *bytes, Py_ssize_t size)
-{
-    uint64_t hash = 14695981039346656037ULL; /* FNV-1a */
-    for (Py_ssize_t i = 0; i < size; i++) {
-        hash = (hash ^ (unsigned char)bytes[i]) * 1099511628211ULL;
-    }
-    return hash;
-}
+/* FNV-1a over the code points of a word, computed as the word is read. */
+#define HASH_START 14695981039346656037ULL
+#define HASH_NEXT(hash, ch) (((hash) ^ (ch)) * 1099511628211ULL)
 
 static int
 table_grow(word_table *table)
@@ -127,13 +121,12 @@ table_grow(word_table *table)
     return 0;
 }
 
-/* Counts the word text[start:start + length]. */
+/* Counts the word text[start:start + length], whose hash is *hash*. */
 static int
-table_add(word_table *table, Py_ssize_t start, Py_ssize_t length)
+table_add(word_table *table, Py_ssize_t start, Py_ssize_t length, uint64_t hash)
 {
     const char *bytes = table->data + start * table->kind;
     size_t size = (size_t)length * table->kind;
-    uint64_t hash = span_hash(bytes, (Py_ssize_t)size);
     Py_ssize_t slot = (Py_ssize_t)(hash & (uint64_t)table->mask);
     while (table->slots[slot]) {
         word_span *word = &table->words[table->slots[slot] - 1];
@@ -221,10 +214,12 @@ add_counted(PyObject *text, word_table *table, PyObject *counts)
                 } while (++i < length && is_han(chars[i]));                                \
             }                                                                              \
             else if (is_word(ch)) {                                                        \
-                while (++i < length && !is_han(chars[i]) && is_word(chars[i])) {           \
-                }                                                                          \
+                uint64_t hash = HASH_START;                                                \
+                do {                                                                       \
+                    hash = HASH_NEXT(hash, chars[i]);                                      \
+                } while (++i < length && !is_han(chars[i]) && is_word(chars[i]));          \
                 if (is_content_word(kind, chars, start, i) &&                              \
-                    table_add(table, start, i - start) < 0) {                              \
+                    table_add(table, start, i - start, hash) < 0) {                        \
                     return -1;                                                             \
                 }                                                                          \
             }                                                                              \
@@ -250,7 +245,12 @@ count_words(PyObject *module, PyObject *args)
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     PyObject *result = NULL;
-    word_table table = {kind, data, NULL, 0, 64, NULL, 127};
+    /* Slots for a word in eight characters, at least 128, half of them used at most. */
+    Py_ssize_t slots = 128;
+    while (slots < length / 8 && slots < ((Py_ssize_t)1 << 20)) {
+        slots *= 2;
+    }
+    word_table table = {kind, data, NULL, 0, slots / 2, NULL, slots - 1};
     /* A Han run of n characters takes n + 1 with its line break: never more than the text. */
     Py_UCS2 *han = kind == PyUnicode_1BYTE_KIND ? NULL : PyMem_Malloc(sizeof(Py_UCS2) * length);
     table.words = PyMem_Malloc(sizeof(word_span) * table.allocated);
