@@ -58,29 +58,32 @@ def _not_boundaries() -> frozenset[int]:
     return frozenset(p for p in points if p < 0x10000)
 
 
-def _runs_finder() -> Callable[[str], Iterable[tuple[int, int]]]:
-    """text -> the spans of its runs of characters that are no boundary. Characters beyond
-    the BMP all count as such (rare in text; it keeps the search a lookup per character)."""
-    return regex_runs() if marked_runs is None else table_runs()
+def runs_finder(
+    points: frozenset[int] | None = None,
+) -> Callable[[str], Iterable[tuple[int, int]]]:
+    """text -> the spans of its runs of characters of *points* (BMP code points; by default
+    those that are no boundary) and of characters beyond the BMP (rare in text; it keeps
+    the search a lookup per character)."""
+    return regex_runs(points) if marked_runs is None else table_runs(points)
 
 
 @functools.cache
-def table_runs() -> Callable[[str], list[tuple[int, int]]]:
-    """:func:`_runs_finder` in C (``scrapy_simhash._speedups``), from a bitmap."""
+def table_runs(points: frozenset[int] | None = None) -> Callable[[str], list[tuple[int, int]]]:
+    """:func:`runs_finder` in C (``scrapy_simhash._speedups``), from a bitmap."""
     if marked_runs is None:
         raise ImportError("scrapy_simhash._speedups is not built")
     table = bytearray(0x10000 // 8)
-    for p in _not_boundaries():
+    for p in _not_boundaries() if points is None else points:
         table[p >> 3] |= 1 << (p & 7)
     bitmap = bytes(table)
     return lambda text: marked_runs(text, bitmap)  # type: ignore[misc]
 
 
 @functools.cache
-def regex_runs() -> Callable[[str], Iterable[tuple[int, int]]]:
-    """:func:`_runs_finder` with a regular expression (a bitmap in ``re`` for the BMP)."""
+def regex_runs(points: frozenset[int] | None = None) -> Callable[[str], Iterable[tuple[int, int]]]:
+    """:func:`runs_finder` with a regular expression (a bitmap in ``re`` for the BMP)."""
     ranges: list[list[int]] = []
-    for p in sorted(_not_boundaries()):
+    for p in sorted(_not_boundaries() if points is None else points):
         if ranges and ranges[-1][1] == p - 1:
             ranges[-1][1] = p
         else:
@@ -97,7 +100,7 @@ def nfkc(text: str) -> str:
     normalize = unicodedata.normalize
     pieces = []
     done = 0
-    for start, end in _runs_finder()(text):
+    for start, end in runs_finder()(text):
         # From the boundary before the run: the character before it (a starter that
         # what follows may compose with, or combining marks may reorder around).
         if start:  # a run starts at least a character after the one before ended

@@ -51,3 +51,13 @@ def test_full_width_and_composed_forms_fold():
 @given(st.text(alphabet=st.sampled_from(_NEIGHBOURS) | st.characters(), max_size=40))
 def test_same_as_unicodedata(text):
     assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+@pytest.mark.skipif(module.marked_runs is None, reason="the C accelerator is not built")
+def test_compiled_search_of_other_points_finds_what_the_regex_finds():
+    points = frozenset([0xAD, *range(0x200B, 0x2010), 0xFEFF, 0x41])
+    chars = list(_ALL[:0x10000] + "\u200b\u200c\u00adA\U0001f600" * 3000)
+    random.Random(5).shuffle(chars)
+    for text in ("".join(chars), "", "plain", "\u200b", "a\ufeff", "\U0001f600"):
+        assert module.table_runs(points)(text) == module.regex_runs(points)(text)
+    assert module.table_runs(frozenset())("a\U0001f600b") == [(1, 2)]
