@@ -318,18 +318,32 @@ def _strip_addresses(text: str) -> str:
 
     Neither can span a line break, so the patterns run only on the lines that hold "://",
     "www." or "@": a pattern tried at every position of a page costs more than all the
-    rest of the tokenising.
+    rest of the tokenising, and so does a test of every line of a page.
     """
-    if "://" not in text and "www." not in text and "@" not in text:
+    starts = set()
+    for marker in ("://", "www.", "@"):
+        at = text.find(marker)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = text.find("\n", at)
+            at = -1 if end < 0 else text.find(marker, end)
+    if not starts:
         return text
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
+    pieces = []
+    done = 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
         if "://" in line or "www." in line:
             line = _URL.sub(" ", line)
         if "@" in line:
             line = _EMAIL.sub(" ", line)
-        lines[i] = line
-    return "\n".join(lines)
+        pieces += (text[done:start], line)
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def _is_content_word(word: str, stop: frozenset[str]) -> bool:
