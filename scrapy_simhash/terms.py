@@ -125,19 +125,34 @@ _STOP_WORDS_FOR = {
 def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     """The stop words that apply to a text whose words occur *counts* times: English
     ones, and those of the language whose function words occur most often in it."""
+    return _stop_words_among(counts, counts.keys() & _LANGUAGES_OF.keys())
+
+
+def _stop_words_among(counts: Counter[str] | dict[str, int], common: set[str]) -> frozenset[str]:
+    """:func:`stop_words_for`, given the text's words that are function words of some
+    language, *common* (found by a set intersection in C, not a lookup per word in the
+    large table)."""
+    if not common:
+        return ENGLISH_STOP_WORDS
     hits: dict[str, int] = {}  # not a Counter: its __missing__ is a Python call per miss
-    # The text's function words are found by a set intersection in C (not a lookup per
-    # word in the large table); they are then taken in the text's order, which decides
-    # between languages with as many hits.
-    common = counts.keys() & _LANGUAGES_OF.keys()
-    for word in [word for word in counts if word in common] if common else ():
+    for word in common:
         count = counts[word]
         for language in _LANGUAGES_OF[word]:
             hits[language] = hits.get(language, 0) + count
-    if not hits:
-        return ENGLISH_STOP_WORDS
-    language = max(hits, key=lambda name: (hits[name], name == "english"))
-    if hits[language] < 3:  # too little to tell ("Pro" in a Chinese text is no Spanish)
+    best = max(hits.values())
+    leaders = [name for name, count in hits.items() if count == best]
+    if len(leaders) > 1 and "english" not in leaders:
+        # Languages with as many hits: the one whose function words come first in the text
+        # (and first in _LANGUAGES_OF's order, for one word), as the text's order fills
+        # a dict of hits.
+        hits = {}
+        for word in [word for word in counts if word in common]:
+            for language in _LANGUAGES_OF[word]:
+                hits[language] = 0
+        language = next(name for name in hits if name in leaders)
+    else:
+        language = "english" if "english" in leaders else leaders[0]
+    if best < 3:  # too little to tell ("Pro" in a Chinese text is no Spanish)
         return ENGLISH_STOP_WORDS
     return _STOP_WORDS_FOR[language]
 
@@ -280,8 +295,10 @@ class TermExtractor:
         # that never carry content; the stop-word test below runs once per distinct word.
         counts: Counter[str] = Counter()
         han_text = count_words(text, counts)
-        # Stop words are known once the text's language is: by its function words.
-        for word in stop_words_for(counts).intersection(counts):
+        # Stop words are known once the text's language is: by its function words, which
+        # are also the only words that can be stop words.
+        common = counts.keys() & _LANGUAGES_OF.keys()
+        for word in _stop_words_among(counts, common).intersection(common):
             counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
         if han_text:
             # One call for all Han runs: the segmenter treats the line breaks between them
