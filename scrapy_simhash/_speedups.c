@@ -622,33 +622,33 @@ done:
     return result;
 }
 
-/* The first position from i on of a character whose low 8 bits are marked in *bits* (256
- * bits), or length: a loop for each kind of string, without a test of the kind per
- * character. */
-#define MARKED_LOW(bits, ch) ((bits)[((ch) & 255) >> 6] >> ((ch) & 63) & 1)
+/* The first position from i on where *pairs* marks the character and the one after it (by
+ * their low 6 bits: pairs[a & 63] >> (b & 63); the end of the text counts as a 0 after the
+ * last one), or length: a loop for each kind of string, without a test of the kind per
+ * character. Two characters make far fewer false hits than one in Latin text, where "a"
+ * and "t" begin notices. */
+#define PAIR_LOOP(CHAR)                                                                   \
+    {                                                                                     \
+        const CHAR *chars = data;                                                         \
+        for (; i + 1 < length; i++) {                                                     \
+            if (pairs[chars[i] & 63] >> (chars[i + 1] & 63) & 1) {                        \
+                return i;                                                                 \
+            }                                                                             \
+        }                                                                                 \
+        return i < length && pairs[chars[i] & 63] & 1 ? i : length;                      \
+    }
 static Py_ssize_t
-next_marked(int kind, const void *data, Py_ssize_t i, Py_ssize_t length, const uint64_t *bits)
+next_pair(int kind, const void *data, Py_ssize_t i, Py_ssize_t length, const uint64_t *pairs)
 {
     if (kind == PyUnicode_1BYTE_KIND) {
-        const Py_UCS1 *chars = data;
-        while (i < length && !MARKED_LOW(bits, chars[i])) {
-            i++;
-        }
+        PAIR_LOOP(Py_UCS1)
     }
-    else if (kind == PyUnicode_2BYTE_KIND) {
-        const Py_UCS2 *chars = data;
-        while (i < length && !MARKED_LOW(bits, chars[i])) {
-            i++;
-        }
+    if (kind == PyUnicode_2BYTE_KIND) {
+        PAIR_LOOP(Py_UCS2)
     }
-    else {
-        const Py_UCS4 *chars = data;
-        while (i < length && !MARKED_LOW(bits, chars[i])) {
-            i++;
-        }
-    }
-    return i;
+    PAIR_LOOP(Py_UCS4)
 }
+#undef PAIR_LOOP
 
 typedef struct {
     Py_UCS4 first;
@@ -672,7 +672,7 @@ contains_any(PyObject *module, PyObject *args)
     if (views == NULL) {
         return PyErr_NoMemory();
     }
-    uint64_t firsts[4] = {0}; /* the low 8 bits of the needles' first characters */
+    uint64_t pairs[64] = {0}; /* the needles' first two characters (see next_pair) */
     int found = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
         PyObject *needle = PyTuple_GET_ITEM(needles, k);
@@ -689,12 +689,15 @@ contains_any(PyObject *module, PyObject *args)
             continue;
         }
         views[k].first = PyUnicode_READ(views[k].kind, views[k].data, 0);
-        firsts[(views[k].first & 255) >> 6] |= (uint64_t)1 << (views[k].first & 63);
+        pairs[views[k].first & 63] |=
+            views[k].size == 1
+                ? ~(uint64_t)0
+                : (uint64_t)1 << (PyUnicode_READ(views[k].kind, views[k].data, 1) & 63);
     }
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = 0; !found && (i = next_marked(kind, data, i, length, firsts)) < length;
+    for (Py_ssize_t i = 0; !found && (i = next_pair(kind, data, i, length, pairs)) < length;
          i++) {
         Py_UCS4 ch = PyUnicode_READ(kind, data, i);
         for (Py_ssize_t k = 0; k < count && !found; k++) {

@@ -124,6 +124,12 @@ def test_contains_any_edge_cases():
     assert contains_any("", ("",)) is True
     assert contains_any("ab", ("abc",)) is False
     assert contains_any("xab", ("abc", "b")) is True
+    # The last character has no character after it: one-character needles still match.
+    assert contains_any("xa", ("a",)) is True
+    assert contains_any("xa", ("ab",)) is False
+    # "q" (0x71) shares its low 6 bits with "1" (0x31), "ı" and "ű".
+    assert contains_any("q1ű", ("ı",)) is False
+    assert contains_any("qqı", ("ı",)) is True
     with pytest.raises(TypeError):
         contains_any("abc", (1,))
     for function in (line_starts, line_starts_python):
