@@ -793,7 +793,69 @@ line_starts(PyObject *module, PyObject *args)
     return starts;
 }
 
+/* What scrapy_simhash.nfkc.nfkc does with the runs that marked_runs finds: each run
+ * normalised by normalize(form, piece) from the character before it, the text between runs
+ * copied; the pieces joined. The Python loop over the runs cost as much as normalising
+ * them (a Chinese text has a run at each full-width punctuation mark). */
+static PyObject *
+normalize_runs(PyObject *module, PyObject *args)
+{
+    PyObject *text, *normalize, *form;
+    Py_buffer table;
+    if (!PyArg_ParseTuple(args, "Uy*OO:normalize_runs", &text, &table, &normalize, &form)) {
+        return NULL;
+    }
+    PyObject *pieces = NULL, *result = NULL;
+    if (table.len != 0x10000 / 8) {
+        PyErr_SetString(PyExc_ValueError, "the table must hold 8192 bytes");
+        goto done;
+    }
+    const unsigned char *bits = table.buf;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    pieces = PyList_New(0);
+    if (pieces == NULL) {
+        goto done;
+    }
+#define MARKED(ch) ((ch) > 0xFFFF || (bits[(ch) >> 3] >> ((ch) & 7) & 1))
+    Py_ssize_t i = 0, copied = 0;
+    while (i < length) {
+        if (!MARKED(PyUnicode_READ(kind, data, i))) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i ? i - 1 : 0; /* from the boundary before the run */
+        while (++i < length && MARKED(PyUnicode_READ(kind, data, i))) {
+        }
+        PyObject *piece = PyUnicode_Substring(text, start, i);
+        if (piece == NULL || append_new(pieces, PyUnicode_Substring(text, copied, start)) < 0 ||
+            append_new(pieces, PyObject_CallFunctionObjArgs(normalize, form, piece, NULL)) < 0) {
+            Py_XDECREF(piece);
+            goto done;
+        }
+        Py_DECREF(piece);
+        copied = i;
+    }
+#undef MARKED
+    if (append_new(pieces, PyUnicode_Substring(text, copied, length)) == 0) {
+        PyObject *empty = PyUnicode_New(0, 0);
+        if (empty != NULL) {
+            result = PyUnicode_Join(empty, pieces);
+            Py_DECREF(empty);
+        }
+    }
+done:
+    Py_XDECREF(pieces);
+    PyBuffer_Release(&table);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"normalize_runs", normalize_runs, METH_VARARGS,
+     "normalize_runs(text, table, normalize, form) -> text with each run of characters marked "
+     "in table (or beyond the BMP) replaced by normalize(form, run), from the character "
+     "before it."},
     {"contains_any", contains_any, METH_VARARGS,
      "contains_any(text, needles) -> whether text holds any of the tuple of str needles."},
     {"line_starts", line_starts, METH_VARARGS,
