@@ -281,9 +281,41 @@ done:
     return result;
 }
 
-/* The [start, end) spans of the runs of characters that *table* (a bitmap of the 65,536
- * BMP code points, least significant bit first) marks, and of characters beyond the BMP:
- * what scrapy_simhash.nfkc finds with a regular expression. */
+/* A bitmap of the 65,536 BMP code points (least significant bit first) from a buffer,
+ * or NULL and ValueError when it does not hold 8192 bytes. */
+static const unsigned char *
+bmp_bits(Py_buffer *table)
+{
+    if (table->len != 0x10000 / 8) {
+        PyErr_SetString(PyExc_ValueError, "the table must hold 8192 bytes");
+        return NULL;
+    }
+    return table->buf;
+}
+
+/* The start of the next run from *at* of characters that *bits* marks or beyond the BMP,
+ * with *at* moved to its end; length when there is none. */
+static Py_ssize_t
+next_run(int kind, const void *data, Py_ssize_t length, const unsigned char *bits,
+         Py_ssize_t *at)
+{
+#define MARKED(ch) ((ch) > 0xFFFF || (bits[(ch) >> 3] >> ((ch) & 7) & 1))
+    Py_ssize_t i = *at;
+    while (i < length && !MARKED(PyUnicode_READ(kind, data, i))) {
+        i++;
+    }
+    Py_ssize_t start = i;
+    while (i < length && MARKED(PyUnicode_READ(kind, data, i))) {
+        i++;
+    }
+#undef MARKED
+    *at = i;
+    return start;
+}
+
+/* The [start, end) spans of the runs of characters that *table* (a bitmap of the BMP)
+ * marks, and of characters beyond the BMP: what scrapy_simhash.nfkc finds with a regular
+ * expression. */
 static PyObject *
 marked_runs(PyObject *module, PyObject *args)
 {
@@ -292,41 +324,16 @@ marked_runs(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "Uy*:marked_runs", &text, &table)) {
         return NULL;
     }
-    PyObject *runs = NULL;
-    if (table.len != 0x10000 / 8) {
-        PyErr_SetString(PyExc_ValueError, "the table must hold 8192 bytes");
-        goto done;
-    }
-    const unsigned char *bits = table.buf;
-    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    runs = PyList_New(0);
-    if (runs == NULL) {
-        goto done;
-    }
-#define MARKED(ch) ((ch) > 0xFFFF || (bits[(ch) >> 3] >> ((ch) & 7) & 1))
-    Py_ssize_t i = 0;
-    while (i < length) {
-        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-        if (!MARKED(ch)) {
-            i++;
-            continue;
-        }
-        Py_ssize_t start = i;
-        while (++i < length) {
-            ch = PyUnicode_READ(kind, data, i);
-            if (!MARKED(ch)) {
-                break;
-            }
-        }
-        if (append_new(runs, Py_BuildValue("(nn)", start, i)) < 0) {
+    const unsigned char *bits = bmp_bits(&table);
+    PyObject *runs = bits == NULL ? NULL : PyList_New(0);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text), at = 0, start;
+    while (runs != NULL &&
+           (start = next_run(PyUnicode_KIND(text), PyUnicode_DATA(text), length, bits, &at)) <
+               length) {
+        if (append_new(runs, Py_BuildValue("(nn)", start, at)) < 0) {
             Py_CLEAR(runs);
-            goto done;
         }
     }
-#undef MARKED
-done:
     PyBuffer_Release(&table);
     return runs;
 }
@@ -805,39 +812,26 @@ normalize_runs(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "Uy*OO:normalize_runs", &text, &table, &normalize, &form)) {
         return NULL;
     }
-    PyObject *pieces = NULL, *result = NULL;
-    if (table.len != 0x10000 / 8) {
-        PyErr_SetString(PyExc_ValueError, "the table must hold 8192 bytes");
-        goto done;
-    }
-    const unsigned char *bits = table.buf;
-    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    pieces = PyList_New(0);
+    const unsigned char *bits = bmp_bits(&table);
+    PyObject *pieces = bits == NULL ? NULL : PyList_New(0), *result = NULL;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text), at = 0, copied = 0, start;
     if (pieces == NULL) {
         goto done;
     }
-#define MARKED(ch) ((ch) > 0xFFFF || (bits[(ch) >> 3] >> ((ch) & 7) & 1))
-    Py_ssize_t i = 0, copied = 0;
-    while (i < length) {
-        if (!MARKED(PyUnicode_READ(kind, data, i))) {
-            i++;
-            continue;
+    while ((start = next_run(PyUnicode_KIND(text), PyUnicode_DATA(text), length, bits, &at)) <
+           length) {
+        if (start) { /* from the boundary before the run */
+            start--;
         }
-        Py_ssize_t start = i ? i - 1 : 0; /* from the boundary before the run */
-        while (++i < length && MARKED(PyUnicode_READ(kind, data, i))) {
-        }
-        PyObject *piece = PyUnicode_Substring(text, start, i);
+        PyObject *piece = PyUnicode_Substring(text, start, at);
         if (piece == NULL || append_new(pieces, PyUnicode_Substring(text, copied, start)) < 0 ||
             append_new(pieces, PyObject_CallFunctionObjArgs(normalize, form, piece, NULL)) < 0) {
             Py_XDECREF(piece);
             goto done;
         }
         Py_DECREF(piece);
-        copied = i;
+        copied = at;
     }
-#undef MARKED
     if (append_new(pieces, PyUnicode_Substring(text, copied, length)) == 0) {
         PyObject *empty = PyUnicode_New(0, 0);
         if (empty != NULL) {
