@@ -70,7 +70,10 @@ add_one(PyObject *counts, PyObject *word, PyObject *one)
         }
         return PyDict_SetItem(counts, word, one);
     }
+    /* Held: a count's __add__ may be Python code that changes the dict. */
+    Py_INCREF(old);
     PyObject *sum = PyNumber_Add(old, one);
+    Py_DECREF(old);
     if (sum == NULL) {
         return -1;
     }
@@ -106,6 +109,7 @@ table_grow(word_table *table)
     Py_ssize_t size = (table->mask + 1) * 2;
     Py_ssize_t *slots = PyMem_Calloc(size, sizeof(Py_ssize_t));
     if (slots == NULL) {
+        PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < table->used; i++) {
@@ -141,6 +145,7 @@ table_add(word_table *table, Py_ssize_t start, Py_ssize_t length, uint64_t hash)
         Py_ssize_t allocated = table->allocated * 2;
         word_span *words = PyMem_Realloc(table->words, allocated * sizeof(word_span));
         if (words == NULL) {
+            PyErr_NoMemory();
             return -1;
         }
         table->words = words;
@@ -171,7 +176,7 @@ add_counted(PyObject *text, word_table *table, PyObject *counts)
             status = -1;
             break;
         }
-        PyObject *old = PyDict_GetItemWithError(counts, word);
+        PyObject *old = Py_XNewRef(PyDict_GetItemWithError(counts, word));
         if (old == NULL && PyErr_Occurred()) {
             status = -1;
         }
@@ -188,6 +193,7 @@ add_counted(PyObject *text, word_table *table, PyObject *counts)
                 status = add_one(counts, word, one);
             }
         }
+        Py_XDECREF(old);
         Py_DECREF(word);
     }
     Py_DECREF(one);

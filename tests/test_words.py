@@ -130,3 +130,22 @@ def test_counts_already_there_are_added_to():
     compiled(text, fast)
     assert list(slow.items()) == list(fast.items())
     assert fast["big"] == 1e16 and fast["small"] == 5 and fast["new"] == 1
+
+
+@needs_compiled
+def test_counts_whose_addition_changes_the_dict():
+    # A count's __add__ is Python code: it may remove the entry being added to (the
+    # compiled form holds the count while it adds, and does not crash).
+    def meddling_counts() -> Counter[str]:
+        class Meddling(int):
+            def __add__(self, other):
+                counts.clear()
+                return int(self) + other
+
+        counts: Counter[str] = Counter({"word": Meddling(1)})
+        return counts
+
+    slow, fast = meddling_counts(), meddling_counts()
+    count_words_python("word word other", slow)
+    compiled("word word other", fast)
+    assert list(slow.items()) == list(fast.items()) == [("word", 3), ("other", 1)]
