@@ -103,7 +103,7 @@ def peers() -> dict[str, Callable[[], Callable[[str], str]]]:
         return extract
 
     return {
-        "builtin": lambda: get_extractor("builtin"),
+        "builtin": lambda: get_extractor("builtin", body=False),
         "none": lambda: get_extractor("none"),
         "trafilatura": lambda: get_extractor("trafilatura"),
         "resiliparse": resiliparse,

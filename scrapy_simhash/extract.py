@@ -4,8 +4,9 @@ Pages of one site share navigation, sidebars and footers; if those are fingerpri
 distinct pages of the site look alike. An extractor keeps the main content only.
 
 * ``"builtin"`` (default): :func:`scrapy_simhash.main_text.main_text`: the article's
-  region, chrome and link lists removed, falling back to a wider text where that fails.
-  Fast, no extra dependency.
+  region, chrome and link lists removed, falling back to a wider text where that fails;
+  of that, the body (the article's paragraphs, where they are most of it), which is what
+  two copies of one article on two sites share. Fast, no extra dependency.
 * ``"trafilatura"``: ``trafilatura.extract`` (pip install 'scrapy-simhash[trafilatura]'),
   a main-text extractor with many heuristics; comments are left out. On a page where it
   finds no main text, the built-in extractor's text is used instead.
@@ -32,8 +33,8 @@ Extractor = Callable[[str], MainText]
 EXTRACTORS = ("builtin", "trafilatura", "none")
 
 
-def builtin_extractor(html: str, *, min_words: int = 20) -> MainText:
-    return main_text(html, min_words=min_words)
+def builtin_extractor(html: str, *, min_words: int = 20, body: bool = True) -> MainText:
+    return main_text(html, min_words=min_words, body=body)
 
 
 def no_extractor(html: str) -> MainText:
@@ -61,13 +62,15 @@ def trafilatura_extractor(*, min_words: int = 20) -> Extractor:
     return extract
 
 
-def get_extractor(name: str, *, min_words: int = 20) -> Extractor:
+def get_extractor(name: str, *, min_words: int = 20, body: bool = True) -> Extractor:
     """Return the extractor called *name* (one of :data:`EXTRACTORS`).
 
     *min_words*: a main text with fewer distinct words, on a page that has many, is taken
-    for a failed extraction (usually ``SIMHASH_MIN_TERMS``)."""
+    for a failed extraction (usually ``SIMHASH_MIN_TERMS``). *body*: ``"builtin"`` gives
+    the body of the main text, what is fingerprinted (``False``: all of the main text, as
+    a reader sees it)."""
     if name == "builtin":
-        return functools.partial(builtin_extractor, min_words=min_words)
+        return functools.partial(builtin_extractor, min_words=min_words, body=body)
     if name == "none":
         return no_extractor
     if name == "trafilatura":

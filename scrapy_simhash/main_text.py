@@ -43,6 +43,7 @@ import re
 
 import lxml.etree
 
+from .body import Line, body_of
 from .chrome import chrome_elements
 from .teasers import drop_teasers
 from .text import (
@@ -80,9 +81,10 @@ FALLBACK_CHARS = 2000
 # that each line knows how much of it is link text.
 _LINK_START, _LINK_END = "\ue000", "\ue001"
 _LINK_TEXT = re.compile("\ue000([^\ue001]*)\ue001?")
-_LINK_MARKS = re.compile("[\ue000\ue001\ue002\ue003]")
+_LINK_MARKS = re.compile("[\ue000-\ue004]")
 _BR = "\ue003"
 _PARA = "\ue002"
+_ITEM = "\ue004"  # a list item or table cell: structured content (specifications, steps)
 # CJK characters carry about as much as a short word each; counting them three times
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -107,8 +109,11 @@ class MainText(str):
         return MainText.of, (str(self), self.fallback)
 
 
-def main_text(html: str, *, min_words: int = 20) -> MainText:
+def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText:
     """The main text of *html*, one block per line (see the module's description).
+
+    *body*: only the body of the main text, where it is most of it (see
+    :mod:`scrapy_simhash.body`): what is fingerprinted.
 
     *min_words*: main text with fewer distinct words, on a page with at least twice as
     many, is an extraction failure (the fingerprint would be that of a fragment).
@@ -156,6 +161,9 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
             br.tail = _BR + br.tail.lstrip()
     for paragraph in region.iter("p"):
         paragraph.text = _PARA + (paragraph.text or "")
+    if body:
+        for item in region.iter("li", "td", "th", "dt", "dd"):
+            item.text = _ITEM + (item.text or "")
     # Only needed when the main text looks short: parsed again then (the tree has lost
     # its chrome by now).
     everything = functools.cache(lambda: visible_text(html, remove_boilerplate=False))
@@ -165,11 +173,12 @@ def main_text(html: str, *, min_words: int = 20) -> MainText:
             return False
         return _has_words(text, min_words) or not _has_words(everything(), 2 * min_words)
 
-    text = _good_lines(block_text(region))
+    lines = _good_lines(block_text(region))
+    text = _text(lines)
     if complete(text):
-        return MainText.of(text)
+        return MainText.of(body_of(lines, text) if body else text)
     if region is not root:
-        text = _good_lines(block_text(root))
+        text = _text(_good_lines(block_text(root)))
         if complete(text):
             return MainText.of(text, "region")
     return MainText.of(everything(), "page")
@@ -270,10 +279,11 @@ def _declared_main(element: lxml.etree._Element) -> bool:
     )
 
 
-def _good_lines(text: str) -> str:
+def _good_lines(text: str) -> list[Line]:
     """The lines of *text* that are content: no link lists, no short lines before the
-    first paragraph or after the last, unless they are paragraphs of their own."""
-    lines = []
+    first paragraph or after the last, unless they are paragraphs of their own. (List
+    items and table cells are marked only where the body is asked for.)"""
+    lines: list[Line] = []
     paragraphs = []
     first = last = None
     after_links = False  # whether the line before was a link line
@@ -286,7 +296,8 @@ def _good_lines(text: str) -> str:
         if _LINK_START in line:
             # The marks themselves are not text: an image link is a line of marks only.
             links = len(_LINK_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
-        if paragraph or links or _LINK_END in line or _BR in line:
+        item = _ITEM in line
+        if paragraph or links or item or _LINK_END in line or _BR in line:
             line = _LINK_MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):
             # A short line right above a list of links is that list's title ("Related
@@ -294,7 +305,7 @@ def _good_lines(text: str) -> str:
             if (
                 lines
                 and not after_links
-                and len(lines[-1]) < TITLE_CHARS
+                and len(lines[-1].text) < TITLE_CHARS
                 and not paragraphs[-1]
                 and last != len(lines) - 1
             ):
@@ -303,28 +314,30 @@ def _good_lines(text: str) -> str:
             after_links = True
             continue
         after_links = False
-        if (
-            len(line) >= PARAGRAPH_CHARS
-            or (block is not None and block[0] >= PARAGRAPH_CHARS)
-            or _reading_length(line) >= PARAGRAPH_CHARS
-        ):
+        size = block[0] if block is not None else _reading_length(line)
+        if size >= PARAGRAPH_CHARS:
             if first is None:
                 first = len(lines)
             last = len(lines)
-        lines.append(line)
+        own = size if block is None else _reading_length(line)
+        lines.append(Line(line, own, block and (block[2], block[0]), item))
         paragraphs.append(paragraph)
     if first is None:
-        return "\n".join(lines)
+        return lines
     # One short line before the first paragraph stays: it is usually the headline's lead.
     kept = lines[max(0, first - 1) : last + 1]
     kept += [line for line, p in zip(lines[last + 1 :], paragraphs[last + 1 :], strict=True) if p]
-    return "\n".join(kept)
+    return kept
 
 
-def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool]]:
+def _text(lines: list[Line]) -> str:
+    return "\n".join(line.text for line in lines)
+
+
+def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool, int]]:
     """For each line of a block broken by ``<br>`` (its lines after the first start with
-    the mark), the block's length and whether it is a paragraph (``p``): the lines of
-    hard-wrapped prose are short, the block is not."""
+    the mark), the block's length, whether it is a paragraph (``p``), and the number of
+    its first line: the lines of hard-wrapped prose are short, the block is not."""
     blocks = {}
     start = 0
     for end in range(1, len(lines) + 1):
@@ -335,7 +348,7 @@ def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool]]:
             length = sum(map(_reading_length, group))
             paragraph = _PARA in group[0]
             for number in range(start, end):
-                blocks[number] = (length, paragraph)
+                blocks[number] = (length, paragraph, start)
         start = end
     return blocks
 

@@ -164,8 +164,10 @@ def _stop_words_among(counts: Counter[str] | dict[str, int], common: set[str]) -
 #: (scrapy_simhash.main_text). 4: attribution lines are not features
 #: (scrapy_simhash.attribution). 5: the built-in extractor drops teaser grids, and reads a
 #: <noscript> that swallowed the page. 6: the built-in extractor weighs text outside what a
-#: page declares its content down, and judges lines broken by <br> as their block.
-TERMS_VERSION = 6
+#: page declares its content down, and judges lines broken by <br> as their block. 7: the
+#: built-in extractor gives the body of the main text, its paragraphs, where they are most of
+#: it (headlines, datelines and captions are what copies of one article differ by).
+TERMS_VERSION = 7
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.
