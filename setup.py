@@ -8,6 +8,14 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("scrapy_simhash._speedups", ["scrapy_simhash/_speedups.c"], optional=True)
+        Extension(
+            "scrapy_simhash._speedups",
+            [
+                f"scrapy_simhash/_speedups{part}.c"
+                for part in ("", "_words", "_runs", "_weights", "_attribution")
+            ],
+            depends=["scrapy_simhash/_speedups.h"],
+            optional=True,
+        )
     ]
 )

@@ -15,19 +15,26 @@ not start that way.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
+
+from .speedups import compiled
 
 #: Longer lines are content even when they start like an attribution.
 MAX_LINE = 120
 
-# Labelled lines ("Source: Reuters", "Foto: dpa"), copyright notices anywhere in a short
-# line, and the Chinese attribution and repost notices.
+# Labelled lines ("Source: Reuters", "Foto: dpa") and the Chinese attribution notices, at
+# the start of a line; copyright and repost notices anywhere in a short line.
 _LABELLED = re.compile(
-    r"^\W*(?:sources?|copyright|reporting by|editing by|written by|posted by|published by"
+    r"\W*(?:sources?|copyright|reporting by|editing by|written by|posted by|published by"
     r"|originally published(?: \w+)?|first published(?: \w+)?|read more|photos?|images?"
     r"|credits?|quelle|fuente|fonte|źródło|bron|foto)\s*[:：|]"
-    r"|©|\(c\)\s*\d{4}|all rights reserved|alle rechte vorbehalten|tous droits réservés"
-    r"|^\W*(?:编辑|记者|作者|来源|出处)[:：\s]"
+    r"|\W*(?:编辑|记者|作者|来源|出处)[:：\s]",
+    re.IGNORECASE,
+)
+_NOTICE = re.compile(
+    r"©|\(c\)\s*\d{4}|all rights reserved|alle rechte vorbehalten|tous droits réservés"
     r"|转载|责任编辑|原文链接|原文地址|版权所有|免责声明",
     re.IGNORECASE,
 )
@@ -49,30 +56,41 @@ _DATE_OR_TIME = re.compile(
 def is_attribution(line: str) -> bool:
     """True when *line* is an attribution line (see the module's doc)."""
     line = line.strip()
-    if not line or len(line) >= MAX_LINE:
-        return False
-    if _LABELLED.search(line) or _DATE_OR_TIME.match(line):
+    return 0 < len(line) < MAX_LINE and (_starts_as_one(line) or bool(_NOTICE.search(line)))
+
+
+def _starts_as_attribution(line: str) -> bool:
+    """:func:`is_attribution` without the notices that make a line one wherever they are
+    in it: the patterns that match at its start only."""
+    line = line.strip()
+    return 0 < len(line) < MAX_LINE and _starts_as_one(line)
+
+
+def _starts_as_one(line: str) -> bool:
+    if _LABELLED.match(line) or _DATE_OR_TIME.match(line):
         return True
     byline = _BYLINE.match(line)
     return bool(byline and all(word[0].isupper() for word in byline.group(1).split()))
 
 
 # Testing every line with the patterns above cost as much as the rest of the tokenising, so
-# candidate lines are found over the whole text at once. A line that is_attribution()
-# accepts (other than the first) follows a line break, non-word characters and one of these
-# words (each a prefix of what _LABELLED, _BYLINE or _DATE_OR_TIME needs; case-insensitive,
-# so a superset of _BYLINE's), or it holds one of the _NOTICES. The pattern starts with a
-# literal, which the regex engine skips to directly.
-_LINE_START = re.compile(
-    r"\n\W*(?:source|copyright|reporting|editing|written|posted|published|originally|first"
-    r"|read|photo|image|credit|quelle|fuente|fonte|źródło|bron|foto|by|von|par|por|door|\d"
-    r"|编辑|记者|作者|来源|出处)",
-    re.IGNORECASE,
+# only the lines that can be attributions are tested. A line that is_attribution() accepts
+# (other than the first) starts, after non-word characters, with one of these words (each a
+# prefix of what _LABELLED, _BYLINE or _DATE_OR_TIME needs; the ASCII letters in either case,
+# a superset of _BYLINE's), a digit or a non-ASCII character other than a Han one (such as
+# "ź", or a digit of another script), or it holds one of the _NOTICES.
+_KEYWORDS = tuple(
+    """
+    source copyright reporting editing written posted published originally first read
+    photo image credit quelle fuente fonte bron foto by von par por door
+    编辑 记者 作者 来源 出处
+    """.split()  # noqa: SIM905 (a list literal takes a line per word)
 )
 # What _LABELLED finds anywhere in a line, lower-cased: a plain substring search is many times
-# faster than the pattern. Case-insensitively, the letters of these notices match only their
-# upper- and lower-case forms, except "i" (also "ı", "İ") and "s" (also "ſ"), whose other
-# forms lower-case to something else: a text that holds one is tested line by line.
+# faster than the pattern. Case-insensitively, the letters of these notices and of _KEYWORDS
+# match only their upper- and lower-case forms, except "i" (also "ı", "İ") and "s" (also
+# "ſ"), whose other forms lower-case to something else: a text that holds one is tested
+# line by line.
 _NOTICES = (
     "©",
     "(c)",
@@ -89,23 +107,55 @@ _NOTICES = (
 _OTHER_CASE_FORMS = ("ı", "İ", "ſ")
 
 
+def contains_any_python(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether *text* holds any of *needles* (the compiled form: one pass for all)."""
+    return any(needle in text for needle in needles)
+
+
+def line_starts_python(text: str, keywords: tuple[str, ...]) -> list[int]:
+    """For each line of *text* after a line break, the position of its first character,
+    when its first word character is a non-ASCII one other than a Han one (U+4E00-U+9FD5),
+    an ASCII digit, or the start of one of *keywords* (each starting with a word character;
+    ASCII letters in either case, other characters as they are)."""
+    return [match.start() + 1 for match in _line_start_pattern(keywords).finditer(text)]
+
+
+@functools.lru_cache(maxsize=8)
+def _line_start_pattern(keywords: tuple[str, ...]) -> re.Pattern[str]:
+    if not all(keyword[:1].isalnum() or keyword[:1] == "_" for keyword in keywords):
+        raise ValueError("keywords must start with a word character")
+    either_case = (
+        "".join(
+            f"[{c.lower()}{c.upper()}]" if c.isascii() and c.isalpha() else re.escape(c)
+            for c in keyword
+        )
+        for keyword in keywords
+    )
+    return re.compile(rf"\n[^\w\n]*(?:{'|'.join(either_case)}|[0-9]|[^\W\x00-\x7f\u4e00-\u9fd5])")
+
+
+contains_any: Callable[[str, tuple[str, ...]], bool] = (
+    compiled("contains_any") or contains_any_python
+)
+line_starts: Callable[[str, tuple[str, ...]], list[int]] = (
+    compiled("line_starts") or line_starts_python
+)
+
+
 def has_attribution(text: str, lowered: str | None = None) -> bool:
     """Whether any line of *text* is an attribution line. *lowered* is ``text.lower()``,
     when the caller has it already."""
     if lowered is None:
         lowered = text.lower()
-    if any(form in text for form in _OTHER_CASE_FORMS) or any(
-        notice in lowered for notice in _NOTICES
-    ):
+    if contains_any(text, _OTHER_CASE_FORMS) or contains_any(lowered, _NOTICES):
         # Rare: the notice may be in a long line, which is content; every line is tested.
         return any(map(is_attribution, text.split("\n")))
-    if is_attribution(text.partition("\n")[0]):
+    # No notice in the text: only the patterns at the start of a line can match.
+    if _starts_as_attribution(text.partition("\n")[0]):
         return True
-    for match in _LINE_START.finditer(text):
-        # A match may run on over line breaks (``\W*``) and so hide one that starts on a
-        # later line: every line it touches is tested.
-        end = text.find("\n", match.end())
-        if any(map(is_attribution, text[match.start() + 1 : None if end < 0 else end].split("\n"))):
+    for start in line_starts(text, _KEYWORDS):
+        end = text.find("\n", start)
+        if _starts_as_attribution(text[start : None if end < 0 else end]):
             return True
     return False
 

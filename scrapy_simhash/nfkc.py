@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterable
 
 from .speedups import compiled
 
-#: The compiled search for runs (None: the regular expression below does the same).
+#: The compiled search for runs, and the compiled normalisation of them (None: the
+#: regular expression and the loop below do the same).
 marked_runs = compiled("marked_runs")
+normalize_runs = compiled("normalize_runs")
 
 # No character in these blocks decomposes, combines or is composed with: CJK ideographs,
 # Hangul syllables (composed algorithmically, always normal), surrogates, private use.
@@ -58,29 +60,33 @@ def _not_boundaries() -> frozenset[int]:
     return frozenset(p for p in points if p < 0x10000)
 
 
-def _runs_finder() -> Callable[[str], Iterable[tuple[int, int]]]:
-    """text -> the spans of its runs of characters that are no boundary. Characters beyond
-    the BMP all count as such (rare in text; it keeps the search a lookup per character)."""
-    return regex_runs() if marked_runs is None else table_runs()
-
-
 @functools.cache
-def table_runs() -> Callable[[str], list[tuple[int, int]]]:
-    """:func:`_runs_finder` in C (``scrapy_simhash._speedups``), from a bitmap."""
+def table_runs(points: frozenset[int] | None = None) -> Callable[[str], list[tuple[int, int]]]:
+    """text -> the spans of its runs of characters of *points* (BMP code points; by default
+    those that are no boundary) and of characters beyond the BMP (rare in text; it keeps
+    the search a lookup per character): in C (``scrapy_simhash._speedups``), from a
+    bitmap."""
     if marked_runs is None:
         raise ImportError("scrapy_simhash._speedups is not built")
-    table = bytearray(0x10000 // 8)
-    for p in _not_boundaries():
-        table[p >> 3] |= 1 << (p & 7)
-    bitmap = bytes(table)
+    bitmap = _bitmap(points)
     return lambda text: marked_runs(text, bitmap)  # type: ignore[misc]
 
 
 @functools.cache
-def regex_runs() -> Callable[[str], Iterable[tuple[int, int]]]:
-    """:func:`_runs_finder` with a regular expression (a bitmap in ``re`` for the BMP)."""
+def _bitmap(points: frozenset[int] | None = None) -> bytes:
+    """A bit per BMP code point, least significant first: set for *points* (by default
+    those that are no boundary)."""
+    table = bytearray(0x10000 // 8)
+    for p in _not_boundaries() if points is None else points:
+        table[p >> 3] |= 1 << (p & 7)
+    return bytes(table)
+
+
+@functools.cache
+def regex_runs(points: frozenset[int] | None = None) -> Callable[[str], Iterable[tuple[int, int]]]:
+    """:func:`table_runs` with a regular expression (a bitmap in ``re`` for the BMP)."""
     ranges: list[list[int]] = []
-    for p in sorted(_not_boundaries()):
+    for p in sorted(_not_boundaries() if points is None else points):
         if ranges and ranges[-1][1] == p - 1:
             ranges[-1][1] = p
         else:
@@ -94,16 +100,29 @@ def nfkc(text: str) -> str:
     """``unicodedata.normalize("NFKC", text)``, in a fraction of its time on CJK text."""
     if unicodedata.is_normalized("NFKC", text):
         return text
-    normalize = unicodedata.normalize
+    if normalize_runs is not None:
+        return normalize_runs(text, _bitmap(), unicodedata.normalize, "NFKC")
+    return normalize_runs_python(text, regex_runs(), unicodedata.normalize, "NFKC")
+
+
+def normalize_runs_python(
+    text: str,
+    find_runs: Callable[[str], Iterable[tuple[int, int]]],
+    normalize: Callable[[str, str], str],
+    form: str,
+) -> str:
+    """*text* with each of the runs *find_runs* finds normalised by ``normalize(form,
+    run)``, from the character before it: the pure-Python form of the compiled
+    ``normalize_runs``, which finds the runs with a bitmap."""
     pieces = []
     done = 0
-    for start, end in _runs_finder()(text):
+    for start, end in find_runs(text):
         # From the boundary before the run: the character before it (a starter that
         # what follows may compose with, or combining marks may reorder around).
         if start:  # a run starts at least a character after the one before ended
             start -= 1
         pieces.append(text[done:start])
-        pieces.append(normalize("NFKC", text[start:end]))
+        pieces.append(normalize(form, text[start:end]))
         done = end
     pieces.append(text[done:])
     return "".join(pieces)

@@ -22,17 +22,16 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
-import operator
 import os
 import re
 import statistics
 import tempfile
 import threading
 from collections import Counter
-from itertools import compress, repeat
 from pathlib import Path
 
 from .attribution import strip_attribution
+from .heaviest import capped, heaviest
 from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word
 
 # Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
@@ -126,19 +125,34 @@ _STOP_WORDS_FOR = {
 def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
     """The stop words that apply to a text whose words occur *counts* times: English
     ones, and those of the language whose function words occur most often in it."""
+    return _stop_words_among(counts, counts.keys() & _LANGUAGES_OF.keys())
+
+
+def _stop_words_among(counts: Counter[str] | dict[str, int], common: set[str]) -> frozenset[str]:
+    """:func:`stop_words_for`, given the text's words that are function words of some
+    language, *common* (found by a set intersection in C, not a lookup per word in the
+    large table)."""
+    if not common:
+        return ENGLISH_STOP_WORDS
     hits: dict[str, int] = {}  # not a Counter: its __missing__ is a Python call per miss
-    # The text's function words are found by a set intersection in C (not a lookup per
-    # word in the large table); they are then taken in the text's order, which decides
-    # between languages with as many hits.
-    common = counts.keys() & _LANGUAGES_OF.keys()
-    for word in [word for word in counts if word in common] if common else ():
+    for word in common:
         count = counts[word]
         for language in _LANGUAGES_OF[word]:
             hits[language] = hits.get(language, 0) + count
-    if not hits:
-        return ENGLISH_STOP_WORDS
-    language = max(hits, key=lambda name: (hits[name], name == "english"))
-    if hits[language] < 3:  # too little to tell ("Pro" in a Chinese text is no Spanish)
+    best = max(hits.values())
+    leaders = [name for name, count in hits.items() if count == best]
+    if len(leaders) > 1 and "english" not in leaders:
+        # Languages with as many hits: the one whose function words come first in the text
+        # (and first in _LANGUAGES_OF's order, for one word), as the text's order fills
+        # a dict of hits.
+        hits = {}
+        for word in [word for word in counts if word in common]:
+            for language in _LANGUAGES_OF[word]:
+                hits[language] = 0
+        language = next(name for name in hits if name in leaders)
+    else:
+        language = "english" if "english" in leaders else leaders[0]
+    if best < 3:  # too little to tell ("Pro" in a Chinese text is no Spanish)
         return ENGLISH_STOP_WORDS
     return _STOP_WORDS_FOR[language]
 
@@ -253,7 +267,7 @@ class TermExtractor:
             raise ValueError(f"top_n={top_n} must be at least 1")
         self.top_n = top_n
         self.segmenter = segmenter if isinstance(segmenter, Segmenter) else Segmenter(segmenter)
-        # Term -> IDF, for the terms met so far (see _idf_of).
+        # Term -> IDF, for the terms met so far (see _new_idf).
         self._idf: dict[str, float] = {}
 
     def tokens(self, text: str) -> list[str]:
@@ -283,8 +297,10 @@ class TermExtractor:
         # that never carry content; the stop-word test below runs once per distinct word.
         counts: Counter[str] = Counter()
         han_text = count_words(text, counts)
-        # Stop words are known once the text's language is: by its function words.
-        for word in stop_words_for(counts).intersection(counts):
+        # Stop words are known once the text's language is: by its function words, which
+        # are also the only words that can be stop words.
+        common = counts.keys() & _LANGUAGES_OF.keys()
+        for word in _stop_words_among(counts, common).intersection(common):
             counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
         if han_text:
             # One call for all Han runs: the segmenter treats the line breaks between them
@@ -294,45 +310,22 @@ class TermExtractor:
         return counts
 
     def top_terms(self, counts: Counter[str]) -> list[tuple[str, float]]:
-        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first, each
-        weight capped at ``MAX_TERM_SHARE`` of their total."""
+        """Weight *counts* by TF x IDF; return the ``top_n`` heaviest, heaviest first (ties
+        by the term), each weight capped at ``MAX_TERM_SHARE`` of their total."""
         if not counts:
             return []
-        terms = list(counts)
-        weights = list(map(operator.mul, counts.values(), self._idf_of(terms)))
-        pairs = zip(terms, weights, strict=True)
-        if len(terms) > self.top_n:
-            # Sorting plain floats is cheap; only the terms that can make the cut are
-            # sorted with the tie-break key (selected in C, without a Python loop).
-            cut = sorted(weights)[-self.top_n]
-            weighted = list(compress(pairs, map(operator.ge, weights, repeat(cut))))
-        else:
-            weighted = list(pairs)
-        # Heaviest first, ties broken by the term itself so that the cut at top_n is
-        # deterministic: two stable sorts on C-level keys, faster than one on tuples.
-        weighted.sort(key=operator.itemgetter(0))
-        weighted.sort(key=operator.itemgetter(1), reverse=True)
-        del weighted[self.top_n :]
-        cap = MAX_TERM_SHARE * sum(map(operator.itemgetter(1), weighted))
-        if weighted[0][1] > cap:
-            weighted = [(term, min(weight, cap)) for term, weight in weighted]
-        return weighted
+        return capped(heaviest(counts, self._idf, self._new_idf, self.top_n), MAX_TERM_SHARE)
 
-    def _idf_of(self, terms: list[str]) -> list[float]:
-        """The IDF of each of *terms* (jieba's, or its median), from a dict of the terms
-        seen before: a page's terms mostly recur on other pages, and a small dict is read
-        from the processor's cache where jieba's 270,000 words are read from memory."""
+    def _new_idf(self, term: str) -> float:
+        """The IDF of *term* (jieba's, or its median), kept in a dict of the terms seen
+        before: a page's terms mostly recur on other pages, and a small dict is read from
+        the processor's cache where jieba's 270,000 words are read from memory."""
         idf = self._idf
-        values = list(map(idf.get, terms))  # in C; only new terms take the loop below
-        if None in values:
-            if len(idf) > IDF_CACHE_SIZE:
-                idf.clear()
-            table, median = jieba_idf()
-            for i, value in enumerate(values):
-                if value is None:
-                    term = terms[i]
-                    values[i] = idf[term] = table.get(term, median)
-        return values  # type: ignore[return-value]
+        if len(idf) > IDF_CACHE_SIZE:
+            idf.clear()
+        table, median = jieba_idf()
+        value = idf[term] = table.get(term, median)
+        return value
 
     def terms(self, text: str) -> list[tuple[str, float]]:
         """Return ``(term, weight)`` pairs, heaviest first, at most ``top_n`` of them."""
@@ -344,18 +337,32 @@ def _strip_addresses(text: str) -> str:
 
     Neither can span a line break, so the patterns run only on the lines that hold "://",
     "www." or "@": a pattern tried at every position of a page costs more than all the
-    rest of the tokenising.
+    rest of the tokenising, and so does a test of every line of a page.
     """
-    if "://" not in text and "www." not in text and "@" not in text:
+    starts = set()
+    for marker in ("://", "www.", "@"):
+        at = text.find(marker)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = text.find("\n", at)
+            at = -1 if end < 0 else text.find(marker, end)
+    if not starts:
         return text
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
+    pieces = []
+    done = 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
         if "://" in line or "www." in line:
             line = _URL.sub(" ", line)
         if "@" in line:
             line = _EMAIL.sub(" ", line)
-        lines[i] = line
-    return "\n".join(lines)
+        pieces += (text[done:start], line)
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def _is_content_word(word: str, stop: frozenset[str]) -> bool:

@@ -13,13 +13,14 @@ Two jobs, both free of Scrapy so that scripts and the CLI can call them:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from html import unescape
 
 import lxml.etree
 
-from .nfkc import nfkc
+from .nfkc import marked_runs, nfkc, table_runs
 
 #: Elements whose content a reader never sees as page text.
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "object", "head")
@@ -243,7 +244,18 @@ def normalize_text(text: str) -> str:
 def normalize_characters(text: str) -> str:
     """:func:`normalize_text` without tidying whitespace: the same terms, the same
     fingerprint, a third less time (the term extractor ignores whitespace anyway)."""
-    return _INVISIBLE_CHARS.sub("", nfkc(text))
+    text = nfkc(text)
+    # Most texts hold none: looking for them in C, where the accelerator is built, takes a
+    # tenth of the time of the substitution (a regular expression would take as long).
+    if marked_runs is None or table_runs(_invisible_points())(text):
+        text = _INVISIBLE_CHARS.sub("", text)
+    return text
+
+
+@functools.cache
+def _invisible_points() -> frozenset[int]:
+    """The code points of ``_INVISIBLE_CHARS`` (all in the BMP)."""
+    return frozenset(p for p in range(0x10000) if _INVISIBLE_CHARS.match(chr(p)))
 
 
 def exact_form(text: str) -> str:

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from scrapy_simhash import fingerprint, hamming_distance
 from scrapy_simhash.attribution import (
+    _BYLINE,
+    _KEYWORDS,
     _NOTICES,
     _OTHER_CASE_FORMS,
     has_attribution,
@@ -146,6 +148,28 @@ def test_candidate_search_strips_what_every_line_test_strips(lines):
 def test_candidate_search_on_each_line_in_any_position(line):
     for text in (line, f"content\n{line}", f"{line}\ncontent", f"a\n\n--\n{line}\nb"):
         assert strip_attribution(text) == _line_by_line(text)
+
+
+def test_keyword_letters_have_no_other_case_forms_than_those_listed():
+    # line_starts() matches the keywords' ASCII letters in either case only: right while
+    # every other character matching one of them case-insensitively, as the patterns do, is
+    # one of _OTHER_CASE_FORMS (a text holding one is tested line by line). A keyword's
+    # non-ASCII first character ("ź") needs nothing: every such line is a candidate.
+    everything = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    for letter in sorted({c for keyword in _KEYWORDS for c in keyword if c.isascii()}):
+        for match in re.findall(re.escape(letter), everything, re.IGNORECASE):
+            assert match in (letter.lower(), letter.upper()) or match in _OTHER_CASE_FORMS
+
+
+def test_keywords_are_the_starts_the_patterns_need():
+    # Every way _LABELLED and _BYLINE can start is a keyword (or a non-ASCII letter).
+    starts = "|".join(_KEYWORDS)
+    for line in ("Sources: x", "Written by: x", "Images: x", "Credit: x", "Bron: x", "编辑：x"):
+        assert re.match(rf"\W*(?:{starts})", line, re.IGNORECASE) and is_attribution(line)
+    bylines = re.search(r"\(\?:([^)]*)\)", _BYLINE.pattern).group(1).split("|")
+    assert "Door" in bylines
+    for name in bylines:
+        assert name.lower() in _KEYWORDS
 
 
 def test_notice_letters_have_no_other_case_forms_than_those_listed():

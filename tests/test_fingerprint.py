@@ -4,6 +4,8 @@ a bump of TERMS_VERSION (stored in every index), never an accident."""
 from __future__ import annotations
 
 import base64
+import json
+import os
 import re
 import subprocess
 import sys
@@ -87,6 +89,30 @@ def test_same_in_a_fresh_process():
         [sys.executable, "-c", code], input=MIXED, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == PINNED[MIXED]
+
+
+def test_pinned_values_without_the_accelerator():
+    # SCRAPY_SIMHASH_PURE_PYTHON=1: every step in Python, the same fingerprints.
+    code = (
+        "import json, sys\n"
+        "from scrapy_simhash import attribution, fingerprint, heaviest, nfkc, words\n"
+        "assert None is heaviest.heaviest_compiled is words.count_words_compiled\n"
+        "assert None is nfkc.normalize_runs is nfkc.marked_runs\n"
+        "assert attribution.line_starts is attribution.line_starts_python\n"
+        "texts = json.load(sys.stdin)\n"
+        "print(json.dumps(['%016x' % fingerprint(t) for t in texts]))"
+    )
+    env = {**os.environ, "SCRAPY_SIMHASH_PURE_PYTHON": "1"}
+    texts = [*PINNED, REPOST]
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [*PINNED.values(), PINNED[ENGLISH]]
 
 
 def test_hash_term_is_murmur3_x64_128_low_half():

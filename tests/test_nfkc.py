@@ -51,3 +51,42 @@ def test_full_width_and_composed_forms_fold():
 @given(st.text(alphabet=st.sampled_from(_NEIGHBOURS) | st.characters(), max_size=40))
 def test_same_as_unicodedata(text):
     assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+@pytest.mark.skipif(module.marked_runs is None, reason="the C accelerator is not built")
+def test_compiled_search_of_other_points_finds_what_the_regex_finds():
+    points = frozenset([0xAD, *range(0x200B, 0x2010), 0xFEFF, 0x41])
+    chars = list(_ALL[:0x10000] + "\u200b\u200c\u00adA\U0001f600" * 3000)
+    random.Random(5).shuffle(chars)
+    for text in ("".join(chars), "", "plain", "\u200b", "a\ufeff", "\U0001f600"):
+        assert module.table_runs(points)(text) == module.regex_runs(points)(text)
+    assert module.table_runs(frozenset())("a\U0001f600b") == [(1, 2)]
+
+
+def _tagged(form: str, run: str) -> str:
+    """A normalisation that shows what it was given and where (and changes the length)."""
+    return f"<{form}:{run}>"
+
+
+@pytest.mark.skipif(module.normalize_runs is None, reason="the C accelerator is not built")
+@given(
+    st.text(alphabet=st.sampled_from(_NEIGHBOURS + "abc中\u200b") | st.characters(), max_size=60)
+)
+def test_compiled_normalize_runs_same_as_python(text):
+    for normalize, form in ((unicodedata.normalize, "NFKC"), (_tagged, "x")):
+        expected = module.normalize_runs_python(text, module.regex_runs(), normalize, form)
+        assert module.normalize_runs(text, module._bitmap(), normalize, form) == expected
+
+
+@pytest.mark.skipif(module.normalize_runs is None, reason="the C accelerator is not built")
+def test_compiled_normalize_runs_at_the_edges():
+    bitmap = module._bitmap()
+    for text in ("", "\u0301", "a\u0301", "\u0301a", "ｶ", "aｶ", "ｶﾞ", "\U0001f600", "abc"):
+        assert module.normalize_runs(text, bitmap, _tagged, "f") == (
+            module.normalize_runs_python(text, module.regex_runs(), _tagged, "f")
+        )
+    assert module.normalize_runs("aｶb", bitmap, _tagged, "f") == "<f:aｶ>b"
+    with pytest.raises(TypeError):
+        module.normalize_runs("aｶb", bitmap, lambda form, run: 1, "f")
+    with pytest.raises(ValueError):
+        module.normalize_runs("aｶb", b"short", _tagged, "f")

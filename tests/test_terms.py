@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -10,11 +11,15 @@ from hypothesis import strategies as st
 
 from scrapy_simhash.terms import (
     _EMAIL,
+    _LANGUAGES_OF,
+    _STOP_WORDS_FOR,
     _URL,
+    ENGLISH_STOP_WORDS,
     MAX_TERM_SHARE,
     TermExtractor,
     _strip_addresses,
     jieba_idf,
+    stop_words_for,
 )
 from scrapy_simhash.text import normalize_text, visible_text
 
@@ -150,3 +155,42 @@ def test_addresses_are_stripped_as_by_the_patterns_on_the_whole_text(pieces):
     text = "".join(pieces)
     expected = _EMAIL.sub(" ", _URL.sub(" ", text))
     assert _strip_addresses(text) == expected
+
+
+def _stop_words_in_text_order(counts):
+    """stop_words_for as it was first written: the hits counted in the text's order, the
+    first language of the most hits winning a tie (English before any other)."""
+    hits: dict[str, int] = {}
+    for word in counts:
+        for language in _LANGUAGES_OF.get(word, ()):
+            hits[language] = hits.get(language, 0) + counts[word]
+    if not hits:
+        return ENGLISH_STOP_WORDS
+    language = max(hits, key=lambda name: (hits[name], name == "english"))
+    return ENGLISH_STOP_WORDS if hits[language] < 3 else _STOP_WORDS_FOR[language]
+
+
+# Function words of one language, of several (ties between languages), and of none.
+_FUNCTION_WORDS = ["de", "la", "que", "el", "und", "het", "och", "der", "the", "and", "og", "en"]
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from([*_FUNCTION_WORDS, "pro", "tram", "mayor", "e", "a", "na", "se"]),
+        st.integers(1, 5),
+        max_size=12,
+    )
+)
+def test_language_of_a_text_as_in_text_order(counts):
+    # The hits are now counted in any order, and the text's order decides ties only.
+    assert stop_words_for(Counter(counts)) == _stop_words_in_text_order(counts)
+
+
+def test_language_ties_are_decided_by_the_text_order():
+    for counts in ({"de": 3}, {"que": 2, "de": 1}, {"que": 3, "und": 1, "het": 2}):
+        assert stop_words_for(counts) == _stop_words_in_text_order(counts)
+    # Words of one language each: whichever comes first in the text decides.
+    words = ["und", "het", "och", "jest", "hogy", "che", "sunt"]
+    for first, second in itertools.permutations(words, 2):
+        counts = {"padding": 1, first: 3, "filler": 2, second: 3}
+        assert stop_words_for(counts) == _STOP_WORDS_FOR[_LANGUAGES_OF[first][0]]

@@ -1,18 +1,23 @@
 from __future__ import annotations
 
 import html
+import unicodedata
 
 import lxml.etree
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scrapy_simhash.main_text import main_text
 from scrapy_simhash.text import (
+    _INVISIBLE_CHARS,
     _LIBXML2_MAX_DEPTH,
     _PARSER,
     _too_deep,
     exact_form,
     field_text,
     looks_like_html,
+    normalize_characters,
     normalize_text,
     parse_html,
     visible_text,
@@ -119,3 +124,18 @@ def test_a_noscript_that_swallowed_the_page_is_the_page():
     # A small <noscript> is what it says: text for readers without scripts.
     html = f"<html><body><noscript>Please enable JavaScript.</noscript><p>{story}</p></body></html>"
     assert visible_text(html, remove_boilerplate=False) == story
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            "a中\u00ad\u034f\u180e\u200b\u200f\u202a\u2060\u206f\ufeffｶﾞ\U0001f600"
+        )
+        | st.characters(),
+        max_size=30,
+    )
+)
+def test_normalize_characters_drops_the_invisible_characters(text):
+    # Searched for before the substitution (in C where built): the same as substituting.
+    expected = _INVISIBLE_CHARS.sub("", unicodedata.normalize("NFKC", text))
+    assert normalize_characters(text) == expected

@@ -93,3 +93,59 @@ def test_long_words_counted_as_in_python(words):
     words_module.count_long_words_compiled(words, fast)
     assert list(slow.items()) == list(fast.items())
     assert all(len(word) != 1 for word in fast)
+
+
+@needs_compiled
+@given(
+    st.lists(
+        st.sampled_from(["foo", "bar", "x1", "été", "中文", "ab\ud800", "\U0001f600z", "7", "42"])
+        | st.text(alphabet="abcé1_\ud800\U0001d400", min_size=1, max_size=3),
+        max_size=400,
+    ),
+    st.sampled_from([" ", "\n", "中", "\U0001f600", "-"]),
+)
+def test_repeated_words_of_every_string_kind(words, glue):
+    # Latin-1, UCS-2 and UCS-4 texts; words repeated, and more distinct ones than the
+    # compiled form's first table holds.
+    slow, fast = both(glue.join(words))
+    assert slow == fast
+
+
+@needs_compiled
+def test_many_distinct_words():
+    text = " ".join(f"w{i} x{i % 7} é{i}" for i in range(5000))
+    slow, fast = both(text)
+    assert slow == fast
+    assert len(fast[0]) == 10_000 + 7
+
+
+@needs_compiled
+def test_counts_already_there_are_added_to():
+    # As Counter.update adds: an int by the number of occurrences, a float one at a time
+    # (1e16 + 1 rounds back to 1e16, so two additions of 1 differ from one of 2).
+    text = "big big small small small new"
+    slow = Counter({"big": 1e16, "small": 2, "other": 5})
+    fast = Counter(slow)
+    count_words_python(text, slow)
+    compiled(text, fast)
+    assert list(slow.items()) == list(fast.items())
+    assert fast["big"] == 1e16 and fast["small"] == 5 and fast["new"] == 1
+
+
+@needs_compiled
+def test_counts_whose_addition_changes_the_dict():
+    # A count's __add__ is Python code: it may remove the entry being added to (the
+    # compiled form holds the count while it adds, and does not crash).
+    def meddling_counts() -> Counter[str]:
+        class Meddling(int):
+            def __add__(self, other):
+                counts.clear()
+                return int(self) + other
+
+        counts: Counter[str] = Counter({"word": Meddling(1)})
+        return counts
+
+    slow, fast = meddling_counts(), meddling_counts()
+    count_words_python("word word other", slow)
+    compiled("word word other", fast)
+    assert list(slow.items()) == list(fast.items()) == [("word", 3), ("other", 1)]

@@ -1,0 +1,44 @@
+/* What the files of the C accelerator, scrapy_simhash._speedups, share: the character
+ * classes of Python's `re` that its searches reproduce, two helpers, and the functions
+ * each file gives the module (see _speedups.c for the module and its method table). */
+#ifndef SCRAPY_SIMHASH_SPEEDUPS_H
+#define SCRAPY_SIMHASH_SPEEDUPS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+static inline int
+is_han(Py_UCS4 ch)
+{
+    return ch >= 0x4E00 && ch <= 0x9FD5;
+}
+
+static inline int
+is_word(Py_UCS4 ch)
+{
+    if (ch < 128) {
+        return Py_ISALNUM(ch) || ch == '_';
+    }
+    return Py_UNICODE_ISALNUM(ch) || ch == '_';
+}
+
+/* Appends *item* (a new reference, or NULL after an error) to *list*, and lets go of it. */
+int speedups_append_new(PyObject *list, PyObject *item);
+/* counts[word] += 1, for a dict (or Counter) of ints. */
+int speedups_add_one(PyObject *counts, PyObject *word, PyObject *one);
+
+/* _speedups_words.c */
+PyObject *speedups_count_words(PyObject *module, PyObject *args);
+PyObject *speedups_count_long_words(PyObject *module, PyObject *args);
+/* _speedups_runs.c */
+PyObject *speedups_marked_runs(PyObject *module, PyObject *args);
+PyObject *speedups_normalize_runs(PyObject *module, PyObject *args);
+/* _speedups_weights.c */
+PyObject *speedups_heaviest(PyObject *module, PyObject *args);
+PyObject *speedups_combine(PyObject *module, PyObject *args);
+/* _speedups_attribution.c */
+PyObject *speedups_contains_any(PyObject *module, PyObject *args);
+PyObject *speedups_line_starts(PyObject *module, PyObject *args);
+
+#endif

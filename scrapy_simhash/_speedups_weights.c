@@ -1,0 +1,268 @@
+/* Weighted terms (scrapy_simhash.heaviest, scrapy_simhash.fingerprint): heaviest, the
+ * TF-IDF top N, and combine, the SimHash of weighted term hashes. */
+#include "_speedups.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The heaviest terms: what scrapy_simhash.heaviest.heaviest_python computes. *counts* maps
+ * terms (str) to counts (int or float); *idf* maps terms to their IDF (float), and
+ * new_idf(term) gives (and keeps) the IDF of a term missing from it. The weight of a term
+ * is count * IDF as Python multiplies them (the int converted to double, as float.__mul__
+ * does; an int too large raises OverflowError, as there); the result is the *top_n*
+ * heaviest (term, weight) pairs, heaviest first, ties in weight by term in code point
+ * order, as Python's sorts order them. None where Python's order is not a plain order of
+ * doubles or Python's rules may differ: a NaN weight, a key that is not exactly a str, a
+ * count or IDF of another type. */
+typedef struct {
+    double weight;
+    /* The term's first three code points, each plus one (0: none), 21 bits each: the
+     * order of these keys is the order of the terms, but where they are equal. */
+    uint64_t prefix;
+    PyObject *term;
+} weighted_term;
+
+static uint64_t
+prefix_key(PyObject *term)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(term);
+    int kind = PyUnicode_KIND(term);
+    const void *data = PyUnicode_DATA(term);
+    uint64_t key = 0;
+    for (Py_ssize_t i = 0; i < 3; i++) {
+        key = key << 21 | (i < length ? (uint64_t)PyUnicode_READ(kind, data, i) + 1 : 0);
+    }
+    return key;
+}
+
+/* Whether x comes before y: heavier, or as heavy and before it in code point order. */
+static inline int
+before(const weighted_term *x, const weighted_term *y)
+{
+    if (x->weight != y->weight) {
+        return x->weight > y->weight;
+    }
+    if (x->prefix != y->prefix) {
+        return x->prefix < y->prefix;
+    }
+    /* Distinct dict keys are never equal strings; an error cannot occur for str. */
+    return PyUnicode_Compare(x->term, y->term) < 0;
+}
+
+/* Sorts items[0..n) by before(), with scratch space for n items: a merge sort, whose time
+ * no order of the input can make quadratic (a page chooses the order of its terms). */
+static void
+sort_terms(weighted_term *items, weighted_term *scratch, Py_ssize_t n)
+{
+    const Py_ssize_t run = 16;
+    for (Py_ssize_t start = 0; start < n; start += run) {
+        Py_ssize_t end = start + run < n ? start + run : n;
+        for (Py_ssize_t i = start + 1; i < end; i++) {
+            weighted_term item = items[i];
+            Py_ssize_t j = i;
+            while (j > start && before(&item, &items[j - 1])) {
+                items[j] = items[j - 1];
+                j--;
+            }
+            items[j] = item;
+        }
+    }
+    weighted_term *from = items, *to = scratch;
+    for (Py_ssize_t width = run; width < n; width *= 2) {
+        for (Py_ssize_t left = 0; left < n; left += 2 * width) {
+            Py_ssize_t middle = left + width < n ? left + width : n;
+            Py_ssize_t end = left + 2 * width < n ? left + 2 * width : n;
+            Py_ssize_t i = left, j = middle, k = left;
+            while (i < middle && j < end) {
+                /* Stable: from the right half only when strictly before. */
+                to[k++] = before(&from[j], &from[i]) ? from[j++] : from[i++];
+            }
+            while (i < middle) {
+                to[k++] = from[i++];
+            }
+            while (j < end) {
+                to[k++] = from[j++];
+            }
+        }
+        weighted_term *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != items) {
+        memcpy(items, from, sizeof(weighted_term) * n);
+    }
+}
+
+static double
+number_as_double(PyObject *number, int *usable)
+{
+    if (PyFloat_CheckExact(number)) {
+        return PyFloat_AS_DOUBLE(number);
+    }
+    if (PyLong_CheckExact(number) || PyBool_Check(number)) {
+        return PyLong_AsDouble(number); /* -1.0 and an error when too large */
+    }
+    *usable = 0;
+    return 0.0;
+}
+
+PyObject *
+speedups_heaviest(PyObject *module, PyObject *args)
+{
+    PyObject *counts, *idf, *new_idf;
+    Py_ssize_t top_n;
+    if (!PyArg_ParseTuple(args, "O!O!On:heaviest", &PyDict_Type, &counts, &PyDict_Type, &idf,
+                          &new_idf, &top_n)) {
+        return NULL;
+    }
+    if (top_n < 1) {
+        PyErr_SetString(PyExc_ValueError, "top_n must be at least 1");
+        return NULL;
+    }
+    Py_ssize_t n = PyDict_GET_SIZE(counts);
+    weighted_term *terms = PyMem_Malloc(sizeof(weighted_term) * (n ? n : 1));
+    weighted_term *scratch = PyMem_Malloc(sizeof(weighted_term) * (n ? n : 1));
+    PyObject *result = NULL;
+    Py_ssize_t held = 0; /* terms whose reference the array holds */
+    if (terms == NULL || scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t position = 0;
+    PyObject *term, *count;
+    int usable = 1;
+    while (PyDict_Next(counts, &position, &term, &count)) {
+        if (held == n) { /* the dict grew while new_idf ran */
+            usable = 0;
+            break;
+        }
+        if (!PyUnicode_CheckExact(term)) {
+            usable = 0;
+            break;
+        }
+        Py_INCREF(term);
+        terms[held++].term = term;
+        Py_INCREF(count);
+        double c = number_as_double(count, &usable);
+        Py_DECREF(count);
+        if (!usable) {
+            break;
+        }
+        if (c == -1.0 && PyErr_Occurred()) {
+            goto done;
+        }
+        PyObject *value = PyDict_GetItemWithError(idf, term);
+        double d;
+        if (value != NULL) {
+            Py_INCREF(value);
+        }
+        else if (PyErr_Occurred() || (value = PyObject_CallOneArg(new_idf, term)) == NULL) {
+            goto done;
+        }
+        d = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : NAN;
+        Py_DECREF(value);
+        double weight = c * d;
+        if (isnan(weight)) {
+            usable = 0;
+            break;
+        }
+        terms[held - 1].weight = weight;
+    }
+    if (!usable || held != PyDict_GET_SIZE(counts)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    /* Python sorts only the terms that can make the cut; all of them sorted here give the
+     * same first top_n, as the order is total (terms are distinct). */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        terms[i].prefix = prefix_key(terms[i].term);
+    }
+    sort_terms(terms, scratch, n);
+    Py_ssize_t kept = n;
+    if (kept > top_n) {
+        kept = top_n;
+    }
+    result = PyList_New(kept);
+    if (result == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        PyObject *weight = PyFloat_FromDouble(terms[i].weight);
+        PyObject *pair = weight == NULL ? NULL : PyTuple_Pack(2, terms[i].term, weight);
+        Py_XDECREF(weight);
+        if (pair == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, pair);
+    }
+done:
+    if (terms != NULL) {
+        for (Py_ssize_t i = 0; i < held; i++) {
+            Py_DECREF(terms[i].term);
+        }
+    }
+    PyMem_Free(terms);
+    PyMem_Free(scratch);
+    return result;
+}
+
+/* The SimHash of terms whose 64-bit hashes are *rows* (8 bytes each, little-endian) and
+ * whose weights are *weights*: what scrapy_simhash.fingerprint computes with numpy, with
+ * the same arithmetic: each weight times 1000 in double precision, rounded half to even,
+ * as int64; sums in int64 (wrapping as numpy's do, here by unsigned arithmetic).
+ * None when a scaled weight is not finite or not below 2**63 in magnitude. */
+PyObject *
+speedups_combine(PyObject *module, PyObject *args)
+{
+    Py_buffer rows;
+    PyObject *weights;
+    if (!PyArg_ParseTuple(args, "y*O:combine", &rows, &weights)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    PyObject *seq = PySequence_Fast(weights, "weights must be a sequence");
+    if (seq == NULL) {
+        goto done;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (rows.len != n * 8) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold 8 bytes per weight");
+        goto done;
+    }
+    const unsigned char *bytes = rows.buf;
+    uint64_t set_weight[64] = {0};
+    uint64_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double weight = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (weight == -1.0 && PyErr_Occurred()) {
+            goto done;
+        }
+        double scaled = nearbyint(weight * 1000.0);
+        if (!(fabs(scaled) < 9223372036854775808.0)) { /* also for NaN */
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        uint64_t w = (uint64_t)(int64_t)scaled;
+        total += w;
+        uint64_t hash = 0;
+        for (int b = 7; b >= 0; b--) {
+            hash = hash << 8 | bytes[i * 8 + b];
+        }
+        for (int bit = 0; bit < 64; bit++) {
+            /* w where the bit is set, 0 where not: a mask, no branch. */
+            set_weight[bit] += w & (0 - (hash >> bit & 1));
+        }
+    }
+    uint64_t fingerprint = 0;
+    for (int bit = 0; bit < 64; bit++) {
+        if ((int64_t)(set_weight[bit] * 2) > (int64_t)total) {
+            fingerprint |= (uint64_t)1 << bit;
+        }
+    }
+    result = PyLong_FromUnsignedLongLong(fingerprint);
+done:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&rows);
+    return result;
+}
