@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from scrapy.crawler import Crawler
@@ -21,6 +24,22 @@ def subprocess_env(**extra: str) -> dict[str, str]:
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
     )
     return variables
+
+
+def run_pure_python(code: str, data: object) -> object:
+    """Run *code* in a new interpreter without the C accelerator
+    (``SCRAPY_SIMHASH_PURE_PYTHON=1``), from the project's root, with *data* as JSON on
+    its stdin; return the JSON it prints."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        env=subprocess_env(SCRAPY_SIMHASH_PURE_PYTHON="1"),
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
 
 
 ARTICLE = (

@@ -4,8 +4,6 @@ a bump of TERMS_VERSION (stored in every index), never an accident."""
 from __future__ import annotations
 
 import base64
-import json
-import os
 import re
 import subprocess
 import sys
@@ -13,6 +11,7 @@ import sys
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pipelines import run_pure_python
 
 from scrapy_simhash import Fingerprinter, fingerprint, hamming_distance
 from scrapy_simhash.fingerprint import (
@@ -102,17 +101,8 @@ def test_pinned_values_without_the_accelerator():
         "texts = json.load(sys.stdin)\n"
         "print(json.dumps(['%016x' % fingerprint(t) for t in texts]))"
     )
-    env = {**os.environ, "SCRAPY_SIMHASH_PURE_PYTHON": "1"}
     texts = [*PINNED, REPOST]
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == [*PINNED.values(), PINNED[ENGLISH]]
+    assert run_pure_python(code, texts) == [*PINNED.values(), PINNED[ENGLISH]]
 
 
 def test_hash_term_is_murmur3_x64_128_low_half():

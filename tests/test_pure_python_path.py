@@ -4,13 +4,10 @@ that exercise every compiled step at once."""
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
-import sys
 
 import pytest
+from pipelines import run_pure_python
 
 from scrapy_simhash.dedup import Analyser
 from scrapy_simhash.fingerprint import Fingerprinter, format_fingerprint
@@ -71,23 +68,13 @@ def test_same_analysis_with_and_without_the_accelerator():
     items = texts()
     code = (
         "import json, sys\n"
-        "from tests.test_pure_python_path import analyse_all\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from test_pure_python_path import analyse_all\n"
         "from scrapy_simhash import heaviest\n"
         "assert heaviest.heaviest_compiled is None\n"
         "print(json.dumps(analyse_all(json.load(sys.stdin))))"
     )
-    env = {**os.environ, "SCRAPY_SIMHASH_PURE_PYTHON": "1"}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        input=json.dumps(items),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root,
-    )
-    assert out.returncode == 0, out.stderr
-    pure = json.loads(out.stdout)
+    pure = run_pure_python(code, items)
     compiled = analyse_all(items)
     assert len(pure) == len(compiled) == len(items)
     for text, slow, fast in zip(items, pure, compiled, strict=True):
