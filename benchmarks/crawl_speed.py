@@ -39,6 +39,14 @@ from pathlib import Path
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 
 
+def mirror(html: str, copy: int) -> str:
+    """Copy number *copy* of a page: the original (0), or with a "mirror" line and a date."""
+    if not copy:
+        return html
+    mark = f"<p>Mirror {copy}: retrieved 2024-0{copy % 9 + 1}-1{copy % 9}.</p>"
+    return html.replace("<body>", "<body>" + mark, 1)
+
+
 def build_site(source: Path | None, copies: int, root: Path) -> int:
     if source is None:
         pages = sorted((CORPORA / "debian-handbook").glob("*/*.html"))
@@ -51,10 +59,7 @@ def build_site(source: Path | None, copies: int, root: Path) -> int:
     count = 0
     for copy in range(copies):
         for page in pages:
-            html = page.read_text(encoding="utf-8", errors="replace")
-            if copy:
-                mark = f"<p>Mirror {copy}: retrieved 2024-0{copy % 9 + 1}-1{copy % 9}.</p>"
-                html = html.replace("<body>", "<body>" + mark, 1)
+            html = mirror(page.read_text(encoding="utf-8", errors="replace"), copy)
             target = root / f"copy{copy}" / page.relative_to(base)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(html, encoding="utf-8")
