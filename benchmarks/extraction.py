@@ -3,6 +3,7 @@
     python benchmarks/extraction.py                    # every extractor installed
     python benchmarks/extraction.py builtin trafilatura
     python benchmarks/extraction.py --limit 200        # the first 200 pages only
+    python benchmarks/extraction.py --lost             # and the pages each one lost
 
 Data: ``../shared/corpora/web-extraction`` (923 real pages of many sites; 884 have
 labels). Each page has snippets of its main text (``with``) and of its boilerplate
@@ -113,7 +114,8 @@ def peers() -> dict[str, Callable[[], Callable[[str], str]]]:
 
 
 def evaluate(extract: Callable[[str], str], pages: list[tuple[str, dict]]) -> dict:
-    hits = misses = false_positives = lost = 0
+    hits = misses = false_positives = 0
+    lost: list[str] = []
     seconds = 0.0
     for html, labels in pages:
         start = time.process_time()
@@ -124,14 +126,16 @@ def evaluate(extract: Callable[[str], str], pages: list[tuple[str, dict]]) -> di
         hits += sum(kept)
         misses += len(kept) - sum(kept)
         false_positives += sum(_squash(s) in text for s in labels.get("without", []))
-        lost += bool(kept) and not any(kept)
+        if kept and not any(kept):
+            lost.append(labels["file"])
     precision = hits / max(1, hits + false_positives)
     recall = hits / max(1, hits + misses)
     return {
         "precision": precision,
         "recall": recall,
         "f1": 2 * precision * recall / max(1e-9, precision + recall),
-        "lost": lost,
+        "lost": len(lost),
+        "lost pages": lost,
         "ms": 1000 * seconds / max(1, len(pages)),
     }
 
@@ -141,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("extractors", nargs="*", help=f"of {', '.join(known)} (default: all)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N pages")
+    parser.add_argument(
+        "--lost", action="store_true", help="then list the pages each extractor lost"
+    )
     args = parser.parse_args(argv)
     if not (CORPUS / "expected.json").exists():
         print(f"{CORPUS} is missing: this benchmark needs shared/corpora/web-extraction")
@@ -151,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pages)} labelled pages of {CORPUS}\n")
     print("| extractor | precision | recall | F1 | pages lost | ms/page |")
     print("|---|---:|---:|---:|---:|---:|")
+    lost: dict[str, list[str]] = {}
     for name in args.extractors or known:
         try:
             extract = known[name]()
@@ -163,6 +171,12 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['lost']} | {r['ms']:.1f} |",
             flush=True,
         )
+        lost[name] = r["lost pages"]
+    if args.lost and lost:
+        every = set.intersection(*map(set, lost.values()))
+        print("\nPages lost (* by every extractor above):")
+        for name, files in lost.items():
+            print(f"- {name}: " + ", ".join(f + " *" * (f in every) for f in files))
     return 0
 
 
