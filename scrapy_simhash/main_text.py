@@ -50,8 +50,9 @@ from .text import (
     INLINE_TAGS,
     block_text,
     drop_tree,
+    normalized_length,
     strip_tags,
-    text_length,
+    text_of,
     visible_text,
     visible_tree,
 )
@@ -89,8 +90,12 @@ _ITEM = "\ue004"  # a list item or table cell: structured content (specification
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
-# "/descendant::" is "//" (the whole document) without its extra step over every node.
-_LONG_TEXTS = lxml.etree.XPath("/descendant::text()[string-length(normalize-space(.)) > 20]")
+# "/descendant::" is "//" (the whole document) without its extra step over every node. Most
+# text nodes are short (the spaces between tags): their length rules them out before a
+# normalised copy of them is made.
+_LONG_TEXTS = lxml.etree.XPath(
+    "/descendant::text()[string-length() > 20][string-length(normalize-space()) > 20]"
+)
 
 
 class MainText(str):
@@ -121,9 +126,12 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
     root = visible_tree(html)
     if root is None:
         return MainText.of(strip_tags(html) if html and html.strip() else "")
-    visible = text_length(root)
-    if not visible:
+    # The page's text is read once, and its length with spaces normalised only measured
+    # when the main text looks short (a tenth of the pages).
+    page_text = text_of(root)
+    if not page_text.strip(" \t\n\r"):  # nothing that normalize-space() keeps
         return MainText.of("")
+    visible = functools.cache(lambda: normalized_length(page_text))
     # Teasers first: their leads would otherwise count as the page's paragraph text, and
     # the region would grow to hold them.
     drop_teasers(root)
@@ -169,7 +177,7 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
     everything = functools.cache(lambda: visible_text(html, remove_boilerplate=False))
 
     def complete(text: str) -> bool:
-        if len(text) < FALLBACK_SHARE * visible and len(text) < FALLBACK_CHARS:
+        if len(text) < FALLBACK_CHARS and len(text) < FALLBACK_SHARE * visible():
             return False
         return _has_words(text, min_words) or not _has_words(everything(), 2 * min_words)
 
