@@ -50,9 +50,8 @@ from .text import (
     INLINE_TAGS,
     block_text,
     drop_tree,
-    normalized_length,
     strip_tags,
-    text_of,
+    text_length,
     visible_text,
     visible_tree,
 )
@@ -126,12 +125,9 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
     root = visible_tree(html)
     if root is None:
         return MainText.of(strip_tags(html) if html and html.strip() else "")
-    # The page's text is read once, and its length with spaces normalised only measured
-    # when the main text looks short (a tenth of the pages).
-    page_text = text_of(root)
-    if not page_text.strip(" \t\n\r"):  # nothing that normalize-space() keeps
+    visible = text_length(root)
+    if not visible:
         return MainText.of("")
-    visible = functools.cache(lambda: normalized_length(page_text))
     # Teasers first: their leads would otherwise count as the page's paragraph text, and
     # the region would grow to hold them.
     drop_teasers(root)
@@ -177,7 +173,7 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
     everything = functools.cache(lambda: visible_text(html, remove_boilerplate=False))
 
     def complete(text: str) -> bool:
-        if len(text) < FALLBACK_CHARS and len(text) < FALLBACK_SHARE * visible():
+        if len(text) < FALLBACK_SHARE * visible and len(text) < FALLBACK_CHARS:
             return False
         return _has_words(text, min_words) or not _has_words(everything(), 2 * min_words)
 

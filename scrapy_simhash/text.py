@@ -72,16 +72,6 @@ def raw_length(element: lxml.etree._Element) -> int:
     return len(text_of(element))
 
 
-# What XPath's normalize-space() counts as space: not the no-break space, not U+0085.
-_XML_SPACES = re.compile("[ \t\n\r]+")
-
-
-def normalized_length(text: str) -> int:
-    """The length of *text* with XPath's ``normalize-space()`` applied: :data:`text_length`
-    of a text already at hand."""
-    return len(_XML_SPACES.sub(" ", text).strip(" "))
-
-
 #: The length of an element's text, runs of spaces counted as one.
 text_length = lxml.etree.XPath("string-length(normalize-space())")
 #: Elements that flow inside a line of text rather than make a block of their own.
