@@ -51,7 +51,7 @@ def _timed(function, label: str, spent: dict, within: list):
             within.pop()
             spent[label] = spent.get(label, 0.0) + seconds
             if within:
-                spent[within[-1]] -= seconds
+                spent[within[-1]] = spent.get(within[-1], 0.0) - seconds
 
     return timed
 
