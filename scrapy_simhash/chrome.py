@@ -119,7 +119,7 @@ WEAK_MAX_CHARS = 200
 
 # Every role, class and id value of the document, in document order, each a "smart" string
 # that knows its attribute's name and element: one XPath in C, and no Python call per
-# element to read three attributes, which took as long as the search. "/descendant::*" is
+# element to read three attributes, which took nearly as long as the search. "/descendant::*" is
 # the "//*" of the whole document (a page can have a second top-level <html> beside the
 # root) without the extra step over every node that "//" takes first.
 _NAMES = lxml.etree.XPath("/descendant::*/@role | /descendant::*/@class | /descendant::*/@id")
@@ -156,8 +156,8 @@ def chrome_elements(
         sectioned.update(dict.fromkeys(path, inside))
         if not inside:
             declared.append(element)
-    # ... what its class or id names may be a wrapper of the whole page. An element's
-    # values come one after another; most mark nothing and need no element at all.
+    # ... what its class or id names may be a wrapper of the whole page. Most values mark
+    # nothing, and their elements are never asked for.
     verdicts: dict = {}  # element -> its strongest verdict, or None for a chrome role
     for value in _NAMES(root):
         if value.attrname == "role":
