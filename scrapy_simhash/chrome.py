@@ -15,7 +15,6 @@ No Scrapy import.
 
 from __future__ import annotations
 
-import functools
 import re
 
 import lxml.etree
@@ -118,9 +117,17 @@ WRAPPER_SHARE = 0.5
 #: Weakly marked elements with more text than this (and few links) are kept.
 WEAK_MAX_CHARS = 200
 
-# "/descendant::*" is the "//*" of the whole document (a page can have a second top-level
-# <html> beside the root), in a third less time: "//" is a step over every node first.
-_WITH_NAMES = lxml.etree.XPath("/descendant::*[@role or @class or @id]")
+# Every role, class and id value of the document, in document order, each a "smart" string
+# that knows its attribute's name and element: one XPath in C, and no Python call per
+# element to read three attributes, which took nearly as long as the search. "/descendant::*" is
+# the "//*" of the whole document (a page can have a second top-level <html> beside the
+# root) without the extra step over every node that "//" takes first.
+_NAMES = lxml.etree.XPath("/descendant::*/@role | /descendant::*/@class | /descendant::*/@id")
+#: Class and id values judged at most before the judgements are forgotten (a crawl of one
+#: site sees a few hundred; a set of many sites' pages, ~150 new ones per page).
+VERDICTS_KEPT = 32768
+_STRONG, _WEAK = 2, 1
+_VERDICTS: dict[str, int] = {}
 
 
 def chrome_elements(
@@ -149,21 +156,29 @@ def chrome_elements(
         sectioned.update(dict.fromkeys(path, inside))
         if not inside:
             declared.append(element)
-    named = []  # ... what its class or id names may be a wrapper of the whole page
-    for element in _WITH_NAMES(root):
-        get = element.get
-        role = get("role")
-        if role and role.strip().lower() in CHROME_ROLES:
-            declared.append(element)
+    # ... what its class or id names may be a wrapper of the whole page. Most values mark
+    # nothing, and their elements are never asked for.
+    verdicts: dict = {}  # element -> its strongest verdict, or None for a chrome role
+    for value in _NAMES(root):
+        if value.attrname == "role":
+            if value.strip().lower() in CHROME_ROLES:
+                verdicts[value.getparent()] = None
             continue
-        # Most elements have a class or an id, not both: no call for the missing one.
-        names = get("class")
-        verdict = _words_verdict(names) if names else None
-        if verdict != "strong" and (names := get("id")):
-            verdict = _words_verdict(names) or verdict
+        verdict = _VERDICTS.get(value)
+        if verdict is None:
+            verdict = _judge(str(value))  # a plain str: the smart one holds its tree
+        if verdict:
+            element = value.getparent()
+            known = verdicts.get(element, 0)
+            if known is not None and known < verdict:
+                verdicts[element] = verdict
+    named = []
+    for element, verdict in verdicts.items():
+        if verdict is None:
+            declared.append(element)
         # The tag only for the few elements with a verdict: reading it makes a string.
-        if verdict and element.tag not in _NEVER_CHROME:
-            (named if verdict == "strong" else weak).append(element)
+        elif element.tag not in _NEVER_CHROME:
+            (named if verdict == _STRONG else weak).append(element)
     chrome = [e for e in named if raw_length(e) <= WRAPPER_SHARE * visible]
     for element in weak:
         length = raw_length(element)
@@ -175,9 +190,17 @@ def chrome_elements(
     return declared, chrome
 
 
-@functools.lru_cache(maxsize=8192)
+def _judge(names: str) -> int:
+    """The verdict on the class or id value *names* (``_STRONG``, ``_WEAK`` or 0),
+    remembered: a site repeats its values on every page."""
+    if len(_VERDICTS) >= VERDICTS_KEPT:
+        _VERDICTS.clear()
+    verdict = _words_verdict(names)
+    _VERDICTS[names] = result = _STRONG if verdict == "strong" else _WEAK if verdict else 0
+    return result
+
+
 def _words_verdict(names: str | None) -> str | None:
-    # Each class or id value is judged once per process: a site repeats them on every page.
     # Most values hold no chrome word even as a part: one search in C rules them out.
     if not names:
         return None

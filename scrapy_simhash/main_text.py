@@ -89,8 +89,12 @@ _ITEM = "\ue004"  # a list item or table cell: structured content (specification
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
-# "/descendant::" is "//" (the whole document) without its extra step over every node.
-_LONG_TEXTS = lxml.etree.XPath("/descendant::text()[string-length(normalize-space(.)) > 20]")
+# "/descendant::" is "//" (the whole document) without its extra step over every node. Most
+# text nodes are short (the spaces between tags): their length rules them out before a
+# normalised copy of them is made.
+_LONG_TEXTS = lxml.etree.XPath(
+    "/descendant::text()[string-length() > 20][string-length(normalize-space()) > 20]"
+)
 
 
 class MainText(str):

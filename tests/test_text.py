@@ -20,6 +20,8 @@ from scrapy_simhash.text import (
     normalize_characters,
     normalize_text,
     parse_html,
+    raw_length,
+    text_of,
     visible_text,
 )
 
@@ -139,3 +141,22 @@ def test_normalize_characters_drops_the_invisible_characters(text):
     # Searched for before the substitution (in C where built): the same as substituting.
     expected = _INVISIBLE_CHARS.sub("", unicodedata.normalize("NFKC", text))
     assert normalize_characters(text) == expected
+
+
+# Spaces of several kinds and characters of several widths, around markup whose text
+# libxml2 joins.
+_SPACES_PAGE = st.lists(
+    st.sampled_from(
+        [" ", "\t", "\n", "\r\n", "\xa0", "\x85", "\u3000", "a", "中", "<b>", "</b>", "<p>"]
+    )
+)
+
+
+@given(_SPACES_PAGE)
+def test_text_of_and_raw_length_are_those_of_xpath(pieces):
+    # raw_length (tostring) stands in for XPath's string-length(): the extracted text
+    # depends on it.
+    root = parse_html("<div>x" + "".join(pieces) + "y</div>")
+    for element in root.iter():
+        assert raw_length(element) == lxml.etree.XPath("string-length()")(element)
+        assert text_of(element) == lxml.etree.XPath("string()")(element)

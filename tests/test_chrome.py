@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from scrapy_simhash.chrome import chrome_elements
+from scrapy_simhash.text import parse_html
+
+FILLER = "<p>" + "Words of the article that make the page long enough. " * 20 + "</p>"
+
+
+def _marked(html: str) -> tuple[set[str], set[str]]:
+    """The ids of the elements chrome_elements finds declared and only named."""
+    declared, named = chrome_elements(parse_html(html))
+    return {e.get("data-x") for e in declared}, {e.get("data-x") for e in named}
+
+
+def test_class_id_and_role_of_one_element_are_judged_together():
+    declared, named = _marked(
+        "<html><body>"
+        # A strong id beside a weak class: strong, so chrome however long its text (below
+        # half of the page's).
+        '<div data-x="strong-id" class="sidebar" id="share">' + FILLER + "</div>"
+        # A chrome role wins over the class: declared, not named.
+        '<div data-x="role" role=" Navigation " class="share">x</div>'
+        # A content word in the class does not undo a strong id.
+        '<div data-x="content-class" class="entry-content" id="comments">y</div>'
+        # Weak by class, few characters: chrome.
+        '<div data-x="weak" class="header">z</div>'
+        # Nothing in either.
+        '<div data-x="plain" class="entry" id="top">w</div>'
+        # A role that is not chrome leaves the names to judge.
+        '<div data-x="main-role" role="main" class="cookie-banner">v</div>'
+        + FILLER * 3
+        + "</body></html>"
+    )
+    assert declared == {"role"}
+    assert named == {"strong-id", "content-class", "weak", "main-role"}
+
+
+def test_verdicts_are_the_same_when_remembered():
+    html = '<html><body><div data-x="a" class="Share-Bar">x</div>' + FILLER + "</body></html>"
+    assert _marked(html) == _marked(html) == (set(), {"a"})
