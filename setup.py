@@ -12,7 +12,7 @@ setup(
             "scrapy_simhash._speedups",
             [
                 f"scrapy_simhash/_speedups{part}.c"
-                for part in ("", "_words", "_runs", "_weights", "_attribution")
+                for part in ("", "_words", "_runs", "_weights", "_attribution", "_stop_words")
             ],
             depends=["scrapy_simhash/_speedups.h"],
             optional=True,
