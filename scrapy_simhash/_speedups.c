@@ -6,7 +6,8 @@
  * scrapy_simhash.nfkc, heaviest and combine (_speedups_weights.c) with
  * scrapy_simhash.heaviest and scrapy_simhash.fingerprint, contains_any and line_starts
  * (_speedups_attribution.c) with scrapy_simhash.attribution, remove_stop_words
- * (_speedups_stop_words.c) with scrapy_simhash.function_words.
+ * (_speedups_stop_words.c) with scrapy_simhash.function_words, lower (_speedups_case.c)
+ * with str.lower (scrapy_simhash.words).
  *
  * The regular expressions and Python loops they replace cost more than segmenting the
  * text: the engine's overhead per match and per position, and the interpreter's per
@@ -73,6 +74,7 @@ static PyMethodDef methods[] = {
     {"marked_runs", speedups_marked_runs, METH_VARARGS,
      "marked_runs(text, table) -> [(start, end), ...] of the runs of characters marked "
      "in table (8192 bytes, a bit per BMP code point) or beyond the BMP."},
+    {"lower", speedups_lower, METH_O, "lower(text) -> text.lower()"},
     {"remove_stop_words", speedups_remove_stop_words, METH_VARARGS,
      "remove_stop_words(counts, masks, min_hits) -> True once the stop words of the text's "
      "language are removed from counts; False, counts untouched, where Python is to decide."},

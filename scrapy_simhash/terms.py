@@ -40,7 +40,7 @@ from .function_words import (  # noqa: F401 (the stop words' names, as before)
     stop_words_for,
 )
 from .heaviest import capped, heaviest
-from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word
+from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word, lower
 
 # Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
 _HAN_OR_WORD = re.compile(f"({HAN_RUN.pattern})|{WORD.pattern}")
@@ -179,10 +179,10 @@ class TermExtractor:
 
     def term_counts(self, text: str) -> Counter[str]:
         """Return how often each content-bearing token occurs in *text*."""
-        lowered = text.lower()
+        lowered = lower(text)
         stripped = strip_attribution(text, lowered)
         if stripped is not text:
-            lowered = stripped.lower()
+            lowered = lower(stripped)
         text = _strip_addresses(lowered)
         # Counted in one pass (in C, where the accelerator is built), without the words
         # that never carry content; the stop-word test below runs once per distinct word.
