@@ -55,9 +55,9 @@ speedups_add_one(PyObject *counts, PyObject *word, PyObject *one)
 
 static PyMethodDef methods[] = {
     {"normalize_runs", speedups_normalize_runs, METH_VARARGS,
-     "normalize_runs(text, table, normalize, form) -> text with each run of characters marked "
-     "in table (or beyond the BMP) replaced by normalize(form, run), from the character "
-     "before it."},
+     "normalize_runs(text, table, normalize, form, cache=None) -> text with each run of "
+     "characters marked in table (or beyond the BMP) replaced by normalize(form, run), from "
+     "the character before it; short runs' results kept in the dict cache."},
     {"contains_any", speedups_contains_any, METH_VARARGS,
      "contains_any(text, needles) -> whether text holds any of the tuple of str needles."},
     {"line_starts", speedups_line_starts, METH_VARARGS,
