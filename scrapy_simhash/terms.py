@@ -222,31 +222,38 @@ class TermExtractor:
 def _strip_addresses(text: str) -> str:
     """Blank out URLs and e-mail addresses.
 
-    Neither can span a line break, so the patterns run only on the lines that hold "://",
-    "www." or "@": a pattern tried at every position of a page costs more than all the
-    rest of the tokenising, and so does a test of every line of a page.
+    Neither can span a line break or a space, so the patterns run only on the lines that
+    hold "://", "www." or "@", and on each only from the space before the first to the
+    space after the last: a pattern tried at every position of a page costs more than all
+    the rest of the tokenising, and so does one tried at every position of a paragraph
+    that holds an address.
     """
-    starts = set()
+    spans: dict[int, tuple[int, int]] = {}  # line start -> the part of it to search
     for marker in ("://", "www.", "@"):
         at = text.find(marker)
         while at >= 0:
-            start = text.rfind("\n", 0, at) + 1
-            starts.add(start)
-            end = text.find("\n", at)
-            at = -1 if end < 0 else text.find(marker, end)
-    if not starts:
+            line_start = text.rfind("\n", 0, at) + 1
+            line_end = text.find("\n", at)
+            line_end = len(text) if line_end < 0 else line_end
+            last = text.rfind(marker, at, line_end)
+            start = text.rfind(" ", line_start, at) + 1 or line_start
+            end = text.find(" ", last + len(marker), line_end)
+            end = line_end if end < 0 else end
+            if line_start in spans:
+                start, end = min(start, spans[line_start][0]), max(end, spans[line_start][1])
+            spans[line_start] = (start, end)
+            at = text.find(marker, line_end)
+    if not spans:
         return text
     pieces = []
     done = 0
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        line = text[start:end]
-        if "://" in line or "www." in line:
-            line = _URL.sub(" ", line)
-        if "@" in line:
-            line = _EMAIL.sub(" ", line)
-        pieces += (text[done:start], line)
+    for start, end in sorted(spans.values()):
+        stretch = text[start:end]
+        if "://" in stretch or "www." in stretch:
+            stretch = _URL.sub(" ", stretch)
+        if "@" in stretch:
+            stretch = _EMAIL.sub(" ", stretch)
+        pieces += (text[done:start], stretch)
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
