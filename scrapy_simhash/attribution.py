@@ -171,8 +171,8 @@ def _attribution_starts(text: str, lowered: str | None) -> Iterator[int]:
     """The position of the first character of each attribution line of *text* (some more
     than once), testing only the lines that can be one (see _KEYWORDS)."""
     if contains_any(text, _OTHER_CASE_FORMS):
-        # Rare: letters that the keywords' and notices' match case-insensitively: every
-        # line is tested.
+        # Rare: letters that match the keywords' and the notices' letters case-insensitively
+        # (and "İ" lower-cases to two characters): every line is tested.
         at = 0
         for line in text.split("\n"):
             if is_attribution(line):
