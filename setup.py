@@ -12,7 +12,15 @@ setup(
             "scrapy_simhash._speedups",
             [
                 f"scrapy_simhash/_speedups{part}.c"
-                for part in ("", "_words", "_runs", "_weights", "_attribution")
+                for part in (
+                    "",
+                    "_words",
+                    "_runs",
+                    "_weights",
+                    "_attribution",
+                    "_stop_words",
+                    "_case",
+                )
             ],
             depends=["scrapy_simhash/_speedups.h"],
             optional=True,

@@ -23,9 +23,10 @@ import rjieba
 from scrapy_simhash.attribution import strip_attribution
 from scrapy_simhash.dedup import Analyser
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.terms import _strip_addresses, stop_words_for
+from scrapy_simhash.function_words import remove_stop_words
+from scrapy_simhash.terms import _strip_addresses
 from scrapy_simhash.text import normalize_characters
-from scrapy_simhash.words import count_long_words, count_words
+from scrapy_simhash.words import count_long_words, count_words, lower
 
 sys.path.insert(0, str(Path(__file__).parent))
 from speed import load_texts
@@ -75,20 +76,18 @@ def main(argv: list[str] | None = None) -> None:
         count_long_words(pair[0], Counter(pair[1]))
 
     def stop_words(counts: Counter[str]) -> None:
-        counts = Counter(counts)
-        for word in stop_words_for(counts).intersection(counts):
-            counts.pop(word)
+        remove_stop_words(Counter(counts))
 
     steps: dict[str, tuple[Callable, list]] = {
         "normalize_characters (NFKC, invisible characters)": (normalize_characters, texts),
-        "str.lower": (str.lower, normal),
+        "lower (str.lower; compiled where built)": (lower, normal),
         "strip_attribution": (
             lambda pair: strip_attribution(*pair),
             list(zip(normal, lowered, strict=True)),
         ),
         "_strip_addresses (URLs, e-mail)": (_strip_addresses, stripped_lower),
         "count_words (words, Han runs)": (lambda t: count_words(t, Counter()), addressless),
-        "stop_words_for and their removal (with a copy)": (stop_words, word_counts),
+        "remove_stop_words (with a copy of the counts)": (stop_words, word_counts),
         "rjieba.cut of the Han runs": (lambda h: rjieba.cut(h, hmm=False), han_texts),
         "count_long_words (with a copy of the counts)": (
             counted,

@@ -5,7 +5,9 @@
  * scrapy_simhash.words, marked_runs and normalize_runs (_speedups_runs.c) with
  * scrapy_simhash.nfkc, heaviest and combine (_speedups_weights.c) with
  * scrapy_simhash.heaviest and scrapy_simhash.fingerprint, contains_any and line_starts
- * (_speedups_attribution.c) with scrapy_simhash.attribution.
+ * (_speedups_attribution.c) with scrapy_simhash.attribution, remove_stop_words
+ * (_speedups_stop_words.c) with scrapy_simhash.function_words, lower (_speedups_case.c)
+ * with str.lower (scrapy_simhash.words).
  *
  * The regular expressions and Python loops they replace cost more than segmenting the
  * text: the engine's overhead per match and per position, and the interpreter's per
@@ -53,9 +55,9 @@ speedups_add_one(PyObject *counts, PyObject *word, PyObject *one)
 
 static PyMethodDef methods[] = {
     {"normalize_runs", speedups_normalize_runs, METH_VARARGS,
-     "normalize_runs(text, table, normalize, form) -> text with each run of characters marked "
-     "in table (or beyond the BMP) replaced by normalize(form, run), from the character "
-     "before it."},
+     "normalize_runs(text, table, normalize, form, cache=None) -> text with each run of "
+     "characters marked in table (or beyond the BMP) replaced by normalize(form, run), from "
+     "the character before it; short runs' results kept in the dict cache."},
     {"contains_any", speedups_contains_any, METH_VARARGS,
      "contains_any(text, needles) -> whether text holds any of the tuple of str needles."},
     {"line_starts", speedups_line_starts, METH_VARARGS,
@@ -72,6 +74,10 @@ static PyMethodDef methods[] = {
     {"marked_runs", speedups_marked_runs, METH_VARARGS,
      "marked_runs(text, table) -> [(start, end), ...] of the runs of characters marked "
      "in table (8192 bytes, a bit per BMP code point) or beyond the BMP."},
+    {"lower", speedups_lower, METH_O, "lower(text) -> text.lower()"},
+    {"remove_stop_words", speedups_remove_stop_words, METH_VARARGS,
+     "remove_stop_words(counts, masks, min_hits) -> True once the stop words of the text's "
+     "language are removed from counts; False, counts untouched, where Python is to decide."},
     {"count_words", speedups_count_words, METH_VARARGS,
      "count_words(text, counts) -> Han runs of text joined by line breaks; the other "
      "words of text that can carry content counted into the dict counts."},

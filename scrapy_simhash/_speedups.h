@@ -37,6 +37,10 @@ PyObject *speedups_normalize_runs(PyObject *module, PyObject *args);
 /* _speedups_weights.c */
 PyObject *speedups_heaviest(PyObject *module, PyObject *args);
 PyObject *speedups_combine(PyObject *module, PyObject *args);
+/* _speedups_case.c */
+PyObject *speedups_lower(PyObject *module, PyObject *text);
+/* _speedups_stop_words.c */
+PyObject *speedups_remove_stop_words(PyObject *module, PyObject *args);
 /* _speedups_attribution.c */
 PyObject *speedups_contains_any(PyObject *module, PyObject *args);
 PyObject *speedups_line_starts(PyObject *module, PyObject *args);

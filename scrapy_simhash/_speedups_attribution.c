@@ -100,9 +100,10 @@ speedups_contains_any(PyObject *module, PyObject *args)
 /* The lines of *text* that can start an attribution: what
  * scrapy_simhash.attribution.line_starts_python finds with a regular expression. For each
  * line after a line break, the position of its first character, when its first word
- * character (before the line's end) is a non-ASCII one outside U+4E00..U+9FD5, an ASCII
- * digit, or the start of one of *keywords* (ASCII letters in either case, other characters
- * as they are; each keyword starts with a word character, or ValueError). */
+ * character (before the line's end) is a non-ASCII one outside U+4E00..U+9FD5, the start
+ * of one of *keywords* (ASCII letters in either case, other characters as they are; each
+ * keyword starts with a word character, or ValueError), or an ASCII digit followed by no
+ * word character to the line's end but decimal digits and 年, 月, 日. */
 PyObject *
 speedups_line_starts(PyObject *module, PyObject *args)
 {
@@ -144,7 +145,22 @@ speedups_line_starts(PyObject *module, PyObject *args)
             i = j - 1; /* the next line break, if any, is looked at next */
             continue;
         }
-        int found = (ch >= 128 && !is_han(ch)) || (ch >= '0' && ch <= '9');
+        int found = ch >= 128 && !is_han(ch);
+        if (ch >= '0' && ch <= '9') {
+            /* A date or a time only: no word character but decimal digits and 年, 月, 日
+             * to the end of the line (headings "12.1.1. RAID" and figures are content). */
+            Py_ssize_t m = j + 1;
+            Py_UCS4 next;
+            found = 1;
+            while (m < length && (next = PyUnicode_READ(kind, data, m)) != '\n') {
+                if (is_word(next) && !Py_UNICODE_ISDECIMAL(next) && next != 0x5E74 &&
+                    next != 0x6708 && next != 0x65E5) {
+                    found = 0;
+                    break;
+                }
+                m++;
+            }
+        }
         for (Py_ssize_t k = 0; k < count && !found; k++) {
             PyObject *keyword = PyTuple_GET_ITEM(keywords, k);
             Py_ssize_t size = PyUnicode_GET_LENGTH(keyword);

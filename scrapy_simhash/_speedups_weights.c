@@ -93,6 +93,44 @@ sort_terms(weighted_term *items, weighted_term *scratch, Py_ssize_t n)
     }
 }
 
+/* The top_n-th heaviest of the n weights of *terms* (n > top_n), with a min-heap of the
+ * top_n heaviest so far in *heap* (room for top_n doubles): O(n log top_n) for any order
+ * of the input, where a selection by partitioning can be made quadratic. */
+static double
+nth_heaviest(const weighted_term *terms, Py_ssize_t n, Py_ssize_t top_n, double *heap)
+{
+#define AT(k) heap[k]
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double weight = terms[i].weight;
+        Py_ssize_t k;
+        if (i < top_n) { /* sift up */
+            for (k = i; k > 0 && AT((k - 1) / 2) > weight; k = (k - 1) / 2) {
+                AT(k) = AT((k - 1) / 2);
+            }
+            AT(k) = weight;
+        }
+        else if (weight > AT(0)) { /* replaces the lightest; sift down */
+            for (k = 0;;) {
+                Py_ssize_t child = 2 * k + 1;
+                if (child >= top_n) {
+                    break;
+                }
+                if (child + 1 < top_n && AT(child + 1) < AT(child)) {
+                    child++;
+                }
+                if (AT(child) >= weight) {
+                    break;
+                }
+                AT(k) = AT(child);
+                k = child;
+            }
+            AT(k) = weight;
+        }
+    }
+    return AT(0);
+#undef AT
+}
+
 static double
 number_as_double(PyObject *number, int *usable)
 {
@@ -172,16 +210,27 @@ speedups_heaviest(PyObject *module, PyObject *args)
         result = Py_NewRef(Py_None);
         goto done;
     }
-    /* Python sorts only the terms that can make the cut; all of them sorted here give the
-     * same first top_n, as the order is total (terms are distinct). */
-    for (Py_ssize_t i = 0; i < n; i++) {
+    /* Only the terms that can make the cut are sorted, as in Python: those at least as
+     * heavy as the top_n-th heaviest weight (ties at the cut included). The order is total
+     * (terms are distinct), so the first top_n of them are the first top_n of all. */
+    Py_ssize_t candidates = n;
+    if (n > top_n) {
+        /* The scratch space (n terms) holds the heap (top_n doubles) until the sort. */
+        double cut = nth_heaviest(terms, n, top_n, (double *)scratch);
+        candidates = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (terms[i].weight >= cut) { /* swapped: the array holds every reference */
+                weighted_term swap = terms[candidates];
+                terms[candidates++] = terms[i];
+                terms[i] = swap;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < candidates; i++) {
         terms[i].prefix = prefix_key(terms[i].term);
     }
-    sort_terms(terms, scratch, n);
-    Py_ssize_t kept = n;
-    if (kept > top_n) {
-        kept = top_n;
-    }
+    sort_terms(terms, scratch, candidates);
+    Py_ssize_t kept = candidates < top_n ? candidates : top_n;
     result = PyList_New(kept);
     if (result == NULL) {
         goto done;

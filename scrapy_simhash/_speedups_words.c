@@ -99,10 +99,12 @@ table_add(word_table *table, Py_ssize_t start, Py_ssize_t length, uint64_t hash)
 }
 
 /* counts[word] += n for each word of the table, in its order: n at once to an int, else
- * one by one (a float may round each addition). */
+ * one by one (a float may round each addition). Into empty counts (as the term extractor
+ * passes), each word is new: set without a lookup first. */
 static int
 add_counted(PyObject *text, word_table *table, PyObject *counts)
 {
+    int fresh = PyDict_GET_SIZE(counts) == 0;
     PyObject *one = PyLong_FromLong(1);
     if (one == NULL) {
         return -1;
@@ -115,7 +117,7 @@ add_counted(PyObject *text, word_table *table, PyObject *counts)
             status = -1;
             break;
         }
-        PyObject *old = Py_XNewRef(PyDict_GetItemWithError(counts, word));
+        PyObject *old = fresh ? NULL : Py_XNewRef(PyDict_GetItemWithError(counts, word));
         if (old == NULL && PyErr_Occurred()) {
             status = -1;
         }

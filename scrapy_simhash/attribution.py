@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .speedups import compiled
 
@@ -77,8 +77,10 @@ def _starts_as_one(line: str) -> bool:
 # only the lines that can be attributions are tested. A line that is_attribution() accepts
 # (other than the first) starts, after non-word characters, with one of these words (each a
 # prefix of what _LABELLED, _BYLINE or _DATE_OR_TIME needs; the ASCII letters in either case,
-# a superset of _BYLINE's), a digit or a non-ASCII character other than a Han one (such as
-# "ź", or a digit of another script), or it holds one of the _NOTICES.
+# a superset of _BYLINE's), with a non-ASCII character other than a Han one (such as "ź", or
+# a digit of another script), or with an ASCII digit in a line whose word characters are all
+# digits or 年, 月, 日 (a date or a time: _DATE_OR_TIME matches the whole line); or it
+# holds one of the _NOTICES.
 _KEYWORDS = tuple(
     """
     source copyright reporting editing written posted published originally first read
@@ -115,8 +117,9 @@ def contains_any_python(text: str, needles: tuple[str, ...]) -> bool:
 def line_starts_python(text: str, keywords: tuple[str, ...]) -> list[int]:
     """For each line of *text* after a line break, the position of its first character,
     when its first word character is a non-ASCII one other than a Han one (U+4E00-U+9FD5),
-    an ASCII digit, or the start of one of *keywords* (each starting with a word character;
-    ASCII letters in either case, other characters as they are)."""
+    the start of one of *keywords* (each starting with a word character; ASCII letters in
+    either case, other characters as they are), or an ASCII digit followed by no word
+    character to the end of the line but decimal digits and 年, 月, 日."""
     return [match.start() + 1 for match in _line_start_pattern(keywords).finditer(text)]
 
 
@@ -131,7 +134,8 @@ def _line_start_pattern(keywords: tuple[str, ...]) -> re.Pattern[str]:
         )
         for keyword in keywords
     )
-    return re.compile(rf"\n[^\w\n]*(?:{'|'.join(either_case)}|[0-9]|[^\W\x00-\x7f\u4e00-\u9fd5])")
+    date = r"[0-9](?:\d|[年月日]|[^\w\n])*(?=\n|\Z)"
+    return re.compile(rf"\n[^\w\n]*(?:{'|'.join(either_case)}|{date}|[^\W\x00-\x7f\u4e00-\u9fd5])")
 
 
 contains_any: Callable[[str, tuple[str, ...]], bool] = (
@@ -145,26 +149,65 @@ line_starts: Callable[[str, tuple[str, ...]], list[int]] = (
 def has_attribution(text: str, lowered: str | None = None) -> bool:
     """Whether any line of *text* is an attribution line. *lowered* is ``text.lower()``,
     when the caller has it already."""
-    if lowered is None:
-        lowered = text.lower()
-    if contains_any(text, _OTHER_CASE_FORMS) or contains_any(lowered, _NOTICES):
-        # Rare: the notice may be in a long line, which is content; every line is tested.
-        return any(map(is_attribution, text.split("\n")))
-    # No notice in the text: only the patterns at the start of a line can match.
-    if _starts_as_attribution(text.partition("\n")[0]):
-        return True
-    for start in line_starts(text, _KEYWORDS):
-        end = text.find("\n", start)
-        if _starts_as_attribution(text[start : None if end < 0 else end]):
-            return True
-    return False
+    return next(_attribution_starts(text, lowered), None) is not None
 
 
 def strip_attribution(text: str, lowered: str | None = None) -> str:
     """*text* without its attribution lines (*text* itself when it has none). *lowered*
     is ``text.lower()``, when the caller has it already."""
-    if not has_attribution(text, lowered):
+    starts = set(_attribution_starts(text, lowered))
+    if not starts:
         return text
-    lines = text.split("\n")
-    kept = [line for line in lines if not is_attribution(line)]
-    return text if len(kept) == len(lines) else "\n".join(kept)
+    kept = []
+    at = 0
+    for line in text.split("\n"):
+        if at not in starts:
+            kept.append(line)
+        at += len(line) + 1
+    return "\n".join(kept)
+
+
+def _attribution_starts(text: str, lowered: str | None) -> Iterator[int]:
+    """The position of the first character of each attribution line of *text* (some more
+    than once), testing only the lines that can be one (see _KEYWORDS)."""
+    if contains_any(text, _OTHER_CASE_FORMS):
+        # Rare: letters that match the keywords' and the notices' letters case-insensitively
+        # (and "İ" lower-cases to two characters): every line is tested.
+        at = 0
+        for line in text.split("\n"):
+            if is_attribution(line):
+                yield at
+            at += len(line) + 1
+        return
+    # The patterns at the start of a line: on the first line and the candidates.
+    end = text.find("\n")
+    if _starts_as_attribution(text[: None if end < 0 else end]):
+        yield 0
+    for start in line_starts(text, _KEYWORDS):
+        end = text.find("\n", start)
+        if _starts_as_attribution(text[start : None if end < 0 else end]):
+            yield start
+    # A notice makes a short line an attribution wherever it is in it: the lines that hold
+    # one (a page's "© 2024" footer), not every line of the text.
+    if lowered is None:
+        lowered = text.lower()
+    if contains_any(lowered, _NOTICES):
+        for start, line in _lines_holding(text, lowered, _NOTICES):
+            if is_attribution(line):
+                yield start
+
+
+def _lines_holding(text: str, lowered: str, needles: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(start, line) for the lines of *text* whose lower-cased form holds one of *needles*.
+    *lowered* is ``text.lower()``, of the same length: without "İ" (which lower() makes two
+    characters, and a text holding it is tested line by line), every character lower-cases
+    to one."""
+    lines = []
+    for needle in needles:
+        at = lowered.find(needle)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            lines.append((start, text[start : None if end < 0 else end]))
+            at = -1 if end < 0 else lowered.find(needle, end)
+    return lines

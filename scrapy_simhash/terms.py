@@ -31,131 +31,22 @@ from collections import Counter
 from pathlib import Path
 
 from .attribution import strip_attribution
+from .function_words import (  # noqa: F401 (the stop words' names, as before)
+    _LANGUAGES_OF,
+    _STOP_WORDS_FOR,
+    ENGLISH_STOP_WORDS,
+    STOP_WORD_LANGUAGES,
+    remove_stop_words,
+    stop_words_for,
+)
 from .heaviest import capped, heaviest
-from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word
+from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word, lower
 
 # Han run or word, in order (for TermExtractor.tokens), as scrapy_simhash.words splits.
 _HAN_OR_WORD = re.compile(f"({HAN_RUN.pattern})|{WORD.pattern}")
 # Applied to lower-cased text only (a case-insensitive pattern is twice as slow).
 _URL = re.compile(r"(?:https?|ftp)://\S+|www\.[^\s/]+\S*")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-
-#: English function words, as common in every English page as "the" (jieba's own list
-#: holds 31 of them; these are the words of highest frequency in general English text).
-ENGLISH_STOP_WORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because
-    been before being below between both but by can could did do does doing down
-    during each few for from further had has have having he her here hers herself
-    him himself his how i if in into is it its itself just let me more most my
-    myself no nor not now of off on once one only or other our ours ourselves out
-    over own same she should so some such than that the their theirs them themselves
-    then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves s t d ll m re ve
-    """.split()  # noqa: SIM905 (a list literal takes a line per word)
-)
-
-
-#: Languages whose function words are not features either, in a text written in them.
-#: Words unknown to jieba's IDF dictionary all get its median IDF, so without these lists
-#: "de", "que", "und", "der" would be among the heaviest terms of every Spanish or German
-#: page, and distinct pages of one language would share most of their fingerprint
-#: (measured: 4 false drops among 884 real pages of many sites; 1 with the lists, and that
-#: one a real copy). Only the list of the text's own language applies: "mayor" is a
-#: Spanish function word and an English noun.
-STOP_WORD_LANGUAGES = (
-    "bulgarian",
-    "catalan",
-    "czech",
-    "danish",
-    "dutch",
-    "finnish",
-    "french",
-    "german",
-    "greek",
-    "hungarian",
-    "indonesian",
-    "italian",
-    "malaysian",
-    "norwegian",
-    "polish",
-    "portuguese",
-    "romanian",
-    "russian",
-    "slovak",
-    "spanish",
-    "swedish",
-    "turkish",
-    "ukrainian",
-)
-
-
-def _stop_word_lists() -> dict[str, frozenset[str]]:
-    """Language -> its stop words, as the ``stop-words`` package lists them (words of
-    letters only, lower-cased); English is ours."""
-    import stop_words
-
-    letters_only = re.compile(r"^[^\W\d_]+$")
-    lists = {"english": ENGLISH_STOP_WORDS}
-    for language in STOP_WORD_LANGUAGES:
-        lists[language] = frozenset(
-            w.lower() for w in stop_words.get_stop_words(language) if letters_only.match(w)
-        )
-    return lists
-
-
-def _languages_of(lists: dict[str, frozenset[str]]) -> dict[str, list[str]]:
-    """Word -> the languages it is a function word of, to tell a text's language by them."""
-    languages: dict[str, list[str]] = {}
-    for language, words in lists.items():
-        for word in words:
-            languages.setdefault(word, []).append(language)
-    return languages
-
-
-_STOP_WORD_LISTS = _stop_word_lists()
-_LANGUAGES_OF = _languages_of(_STOP_WORD_LISTS)
-# What applies to a text of each language, built once rather than for every text.
-_STOP_WORDS_FOR = {
-    language: words | ENGLISH_STOP_WORDS for language, words in _STOP_WORD_LISTS.items()
-}
-
-
-def stop_words_for(counts: Counter[str] | dict[str, int]) -> frozenset[str]:
-    """The stop words that apply to a text whose words occur *counts* times: English
-    ones, and those of the language whose function words occur most often in it."""
-    return _stop_words_among(counts, counts.keys() & _LANGUAGES_OF.keys())
-
-
-def _stop_words_among(counts: Counter[str] | dict[str, int], common: set[str]) -> frozenset[str]:
-    """:func:`stop_words_for`, given the text's words that are function words of some
-    language, *common* (found by a set intersection in C, not a lookup per word in the
-    large table)."""
-    if not common:
-        return ENGLISH_STOP_WORDS
-    hits: dict[str, int] = {}  # not a Counter: its __missing__ is a Python call per miss
-    for word in common:
-        count = counts[word]
-        for language in _LANGUAGES_OF[word]:
-            hits[language] = hits.get(language, 0) + count
-    best = max(hits.values())
-    leaders = [name for name, count in hits.items() if count == best]
-    if len(leaders) > 1 and "english" not in leaders:
-        # Languages with as many hits: the one whose function words come first in the text
-        # (and first in _LANGUAGES_OF's order, for one word), as the text's order fills
-        # a dict of hits.
-        hits = {}
-        for word in [word for word in counts if word in common]:
-            for language in _LANGUAGES_OF[word]:
-                hits[language] = 0
-        language = next(name for name in hits if name in leaders)
-    else:
-        language = "english" if "english" in leaders else leaders[0]
-    if best < 3:  # too little to tell ("Pro" in a Chinese text is no Spanish)
-        return ENGLISH_STOP_WORDS
-    return _STOP_WORDS_FOR[language]
-
 
 #: Bumped whenever a change changes which terms or weights a page produces (here, or in the
 #: text the built-in extractor gives an HTML field); it is part of the feature signature
@@ -288,20 +179,16 @@ class TermExtractor:
 
     def term_counts(self, text: str) -> Counter[str]:
         """Return how often each content-bearing token occurs in *text*."""
-        lowered = text.lower()
+        lowered = lower(text)
         stripped = strip_attribution(text, lowered)
         if stripped is not text:
-            lowered = stripped.lower()
+            lowered = lower(stripped)
         text = _strip_addresses(lowered)
         # Counted in one pass (in C, where the accelerator is built), without the words
         # that never carry content; the stop-word test below runs once per distinct word.
         counts: Counter[str] = Counter()
         han_text = count_words(text, counts)
-        # Stop words are known once the text's language is: by its function words, which
-        # are also the only words that can be stop words.
-        common = counts.keys() & _LANGUAGES_OF.keys()
-        for word in _stop_words_among(counts, common).intersection(common):
-            counts.pop(word)  # dict.pop, in C (Counter.__delitem__ is Python)
+        remove_stop_words(counts)
         if han_text:
             # One call for all Han runs: the segmenter treats the line breaks between them
             # as boundaries, exactly as if each run were cut on its own, at a fraction of
@@ -335,31 +222,38 @@ class TermExtractor:
 def _strip_addresses(text: str) -> str:
     """Blank out URLs and e-mail addresses.
 
-    Neither can span a line break, so the patterns run only on the lines that hold "://",
-    "www." or "@": a pattern tried at every position of a page costs more than all the
-    rest of the tokenising, and so does a test of every line of a page.
+    Neither can span a line break or a space, so the patterns run only on the lines that
+    hold "://", "www." or "@", and on each only from the space before the first to the
+    space after the last: a pattern tried at every position of a page costs more than all
+    the rest of the tokenising, and so does one tried at every position of a paragraph
+    that holds an address.
     """
-    starts = set()
+    spans: dict[int, tuple[int, int]] = {}  # line start -> the part of it to search
     for marker in ("://", "www.", "@"):
         at = text.find(marker)
         while at >= 0:
-            start = text.rfind("\n", 0, at) + 1
-            starts.add(start)
-            end = text.find("\n", at)
-            at = -1 if end < 0 else text.find(marker, end)
-    if not starts:
+            line_start = text.rfind("\n", 0, at) + 1
+            line_end = text.find("\n", at)
+            line_end = len(text) if line_end < 0 else line_end
+            last = text.rfind(marker, at, line_end)
+            start = text.rfind(" ", line_start, at) + 1 or line_start
+            end = text.find(" ", last + len(marker), line_end)
+            end = line_end if end < 0 else end
+            if line_start in spans:
+                start, end = min(start, spans[line_start][0]), max(end, spans[line_start][1])
+            spans[line_start] = (start, end)
+            at = text.find(marker, line_end)
+    if not spans:
         return text
     pieces = []
     done = 0
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        line = text[start:end]
-        if "://" in line or "www." in line:
-            line = _URL.sub(" ", line)
-        if "@" in line:
-            line = _EMAIL.sub(" ", line)
-        pieces += (text[done:start], line)
+    for start, end in sorted(spans.values()):
+        stretch = text[start:end]
+        if "://" in stretch or "www." in stretch:
+            stretch = _URL.sub(" ", stretch)
+        if "@" in stretch:
+            stretch = _EMAIL.sub(" ", stretch)
+        pieces += (text[done:start], stretch)
         done = end
     pieces.append(text[done:])
     return "".join(pieces)

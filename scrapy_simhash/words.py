@@ -52,6 +52,11 @@ def count_long_words_python(words: list[str], counts: Counter[str]) -> None:
     dict.update(counts, found)
 
 
+#: ``str.lower``, compiled: on text of mixed scripts (a Chinese page with English words)
+#: ``str.lower`` looks up the full case mapping of every character; the compiled form skips
+#: ASCII and Han characters, and leaves texts holding "İ" or "Σ" (whose lower case is not
+#: their simple mapping) to ``str.lower``. A third of its time on the handbook's pages.
+lower: Callable[[str], str] = compiled("lower") or str.lower
 count_words_compiled = compiled("count_words")
 count_long_words_compiled = compiled("count_long_words")
 count_words: Callable[[str, Counter[str]], str] = count_words_compiled or count_words_python

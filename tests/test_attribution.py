@@ -133,6 +133,13 @@ _LINES = [
     "Ordinary content line about trams and harbours.",
     "Photo: Jane Doe",
     "\u00a0Read more: https://example.com",
+    "2024年3月15日",
+    " 10:23 Uhr",
+    "12.1.1. RAID",
+    "3 - 4 ٣",
+    "12:30 __",
+    "© 2024 Example",
+    "x\nMore content, then (c) 2024 Example Media",
 ]
 
 

@@ -46,6 +46,9 @@ _PIECES = st.sampled_from(
         "记者",
         "中文",
         "7",
+        "12:30",
+        "2024-03-15",
+        "年",
         "٣",
         "_",
         "ſource",
@@ -94,9 +97,23 @@ def test_line_starts_with_any_keywords(text, keywords):
 
 @needs_compiled
 def test_line_starts_examples():
-    text = "Source: x\n  Source: y\n\n-- \n7 May\nsources\n_by\n编辑：王\n中文\nérable\nby"
+    text = (
+        "Source: x\n  Source: y\n\n-- \n7 May\n15.03.2024\n12.1. RAID\n- 3年4月\n"
+        "sources\n_by\n编辑：王\n中文\nérable\nby"
+    )
     starts = line_starts(text, _KEYWORDS)
-    assert [text[s : s + 4] for s in starts] == ["  So", "7 Ma", "sour", "编辑：王", "érab", "by"]
+    assert [text[s : s + 4] for s in starts] == [
+        *("  So", "15.0", "- 3年", "sour", "编辑：王", "érab", "by"),
+    ]
+
+
+@needs_compiled
+def test_line_starts_of_every_character_after_a_digit():
+    # A line led by a digit is a candidate while its word characters are digits (of any
+    # script, as the pattern's \d) or 年, 月, 日.
+    for prefix in ("1", " 12:3", "2024-"):
+        text = "".join(f"\n{prefix}{c}0" for c in _ALL)
+        assert line_starts(text, _KEYWORDS) == line_starts_python(text, _KEYWORDS)
 
 
 @needs_compiled

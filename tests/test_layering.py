@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_simhash"
-CORE = ["text.py", "terms.py", "features.py", "fingerprint.py", "blocks.py", "index"]
+CORE = [
+    "text.py",
+    "terms.py",
+    "function_words.py",
+    "features.py",
+    "fingerprint.py",
+    "blocks.py",
+    "index",
+]
 #: Modules that know nothing of how a fingerprint is computed.
 BELOW_FINGERPRINT = ["features.py", "blocks.py", "index"]
 

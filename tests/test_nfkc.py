@@ -76,6 +76,34 @@ def test_compiled_normalize_runs_same_as_python(text):
     for normalize, form in ((unicodedata.normalize, "NFKC"), (_tagged, "x")):
         expected = module.normalize_runs_python(text, module.regex_runs(), normalize, form)
         assert module.normalize_runs(text, module._bitmap(), normalize, form) == expected
+        # With a cache of the short pieces, kept from one text to the next.
+        cache = _CACHES.setdefault(form, {})
+        assert module.normalize_runs(text, module._bitmap(), normalize, form, cache) == expected
+        assert all(value == normalize(form, piece) for piece, value in cache.items())
+        assert all(len(piece) <= 4 for piece in cache)
+
+
+_CACHES: dict[str, dict[str, str]] = {}
+
+
+@pytest.mark.skipif(module.normalize_runs is None, reason="the C accelerator is not built")
+def test_compiled_normalize_runs_keeps_short_pieces():
+    calls = []
+
+    def counted(form: str, run: str) -> str:
+        calls.append(run)
+        return _tagged(form, run)
+
+    cache: dict[str, str] = {}
+    text = "的ｶ的ｶ的ｶ 12345ｶｶｶｶ 12345ｶｶｶｶ"
+    normalized = module.normalize_runs(text, module._bitmap(), counted, "f", cache)
+    assert normalized == module.normalize_runs_python(text, module.regex_runs(), _tagged, "f")
+    # "的ｶ" once; the piece of five characters each time.
+    assert calls == ["的ｶ", "5ｶｶｶｶ", "5ｶｶｶｶ"]
+    assert cache == {"的ｶ": "<f:的ｶ>"}
+    with pytest.raises(TypeError):
+        module.normalize_runs(text, module._bitmap(), counted, "f", [])
+    assert module.nfkc("的，" * 3 + "ﾊﾟ") == unicodedata.normalize("NFKC", "的，" * 3 + "ﾊﾟ")
 
 
 @pytest.mark.skipif(module.normalize_runs is None, reason="the C accelerator is not built")
