@@ -134,8 +134,7 @@ def evaluate(extract: Callable[[str], str], pages: list[tuple[str, dict]]) -> di
         "precision": precision,
         "recall": recall,
         "f1": 2 * precision * recall / max(1e-9, precision + recall),
-        "lost": len(lost),
-        "lost pages": lost,
+        "lost": lost,
         "ms": 1000 * seconds / max(1, len(pages)),
     }
 
@@ -168,10 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         r = evaluate(extract, pages)
         print(
             f"| {name} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} "
-            f"| {r['lost']} | {r['ms']:.1f} |",
+            f"| {len(r['lost'])} | {r['ms']:.1f} |",
             flush=True,
         )
-        lost[name] = r["lost pages"]
+        lost[name] = r["lost"]
     if args.lost and lost:
         every = set.intersection(*map(set, lost.values()))
         print("\nPages lost (* by every extractor above):")

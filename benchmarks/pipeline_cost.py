@@ -101,12 +101,13 @@ async def measure(items: list[dict], workers: int, rounds: int, folder: Path) ->
     async def nothing(item: dict) -> dict:
         return item
 
+    async def warm_up(checker: SimhashDedupPipeline) -> None:
+        # The workers start and load their tables; the index is not touched.
+        await feed(lambda item: checker.runner.analyse([item["content"]], "warm-up"), items[:50])
+
     async def parts(checker: SimhashDedupPipeline) -> dict[str, tuple[float, float]]:
         runner = checker.runner
         analyses: dict[str, object] = {}
-
-        async def warm_up(item: dict) -> None:  # the index is not touched
-            await runner.analyse([item["content"]], "warm-up")
 
         async def round_trip(item: dict) -> None:
             values = [item["title"], item["content"]]
@@ -115,14 +116,14 @@ async def measure(items: list[dict], workers: int, rounds: int, folder: Path) ->
         async def check(item: dict) -> None:
             await runner.decide(analyses[item["url"]], item["url"])
 
-        await feed(warm_up, items[:50])  # the workers start and load their tables
+        await warm_up(checker)
         return {
             "worker round trip": await feed(round_trip, items),
             "check-and-insert": await feed(check, items),
         }
 
     async def whole(checker: SimhashDedupPipeline) -> dict[str, tuple[float, float]]:
-        await feed(lambda item: checker.runner.analyse([item["content"]], "warm-up"), items[:50])
+        await warm_up(checker)
         return {"`process_item`": await feed(checker.process_item, items)}
 
     best: dict[str, tuple[float, float]] = {}

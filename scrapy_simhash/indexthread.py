@@ -44,8 +44,8 @@ class IndexThread:
         )
         self._wake = threading.Condition(threading.Lock())
         self._closing = False
-        #: Answers given and not yet handed to their waiters, and whether the reactor was
-        #: asked to hand them over (then the next answers join them).
+        #: Answers given and not yet handed to their waiters. The first one asks the
+        #: reactor to hand them over; the next ones join it until the reactor does.
         self._answers: list[tuple[_Waiter, bool, Any]] = []
         self._answers_lock = threading.Lock()
         self._post: Callable[[Callable[[], None]], object] | None = None

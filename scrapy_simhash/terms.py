@@ -31,9 +31,7 @@ from collections import Counter
 from pathlib import Path
 
 from .attribution import strip_attribution
-from .function_words import (  # noqa: F401 (the stop words' names, as before)
-    _LANGUAGES_OF,
-    _STOP_WORDS_FOR,
+from .function_words import (  # noqa: F401 (the public stop-word names, as before)
     ENGLISH_STOP_WORDS,
     STOP_WORD_LANGUAGES,
     remove_stop_words,

@@ -9,17 +9,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scrapy_simhash.terms import (
-    _EMAIL,
+from scrapy_simhash.function_words import (
     _LANGUAGES_OF,
     _STOP_WORDS_FOR,
-    _URL,
     ENGLISH_STOP_WORDS,
+    stop_words_for,
+)
+from scrapy_simhash.terms import (
+    _EMAIL,
+    _URL,
     MAX_TERM_SHARE,
     TermExtractor,
     _strip_addresses,
     jieba_idf,
-    stop_words_for,
 )
 from scrapy_simhash.text import normalize_text, visible_text
 
