@@ -63,14 +63,20 @@ static PyMethodDef methods[] = {
     {"line_starts", speedups_line_starts, METH_VARARGS,
      "line_starts(text, keywords) -> the starts of the lines that can begin an attribution."},
     {"heaviest", speedups_heaviest, METH_VARARGS,
-     "heaviest(counts, idf, new_idf, top_n) -> the top_n heaviest (term, count * IDF) pairs, "
-     "heaviest first, ties by term; None where the pure-Python form is to decide."},
+     "heaviest(counts, idf, new_idf, top_n, bound=nan) -> the top_n heaviest (term, count * "
+     "IDF) pairs, heaviest first, ties by term; None where the pure-Python form is to decide. "
+     "With a bound no less than any IDF, terms counted at most once that cannot make the cut "
+     "are not looked up."},
     {"count_long_words", speedups_count_long_words, METH_VARARGS,
      "count_long_words(words, counts): counts[word] += 1 for each word of the list words "
      "other than single characters."},
     {"combine", speedups_combine, METH_VARARGS,
      "combine(rows, weights) -> the SimHash of 8-byte little-endian hashes and their "
      "weights, or None for a weight out of range."},
+    {"combine_cached", speedups_combine_cached, METH_VARARGS,
+     "combine_cached(pairs, cache) -> the SimHash of a list of (term, weight) pairs, each "
+     "term's 8-byte hash read from the dict cache; None where the caller is to compute it "
+     "(a term not in the cache, a pair of other types, a weight out of range, no pairs)."},
     {"marked_runs", speedups_marked_runs, METH_VARARGS,
      "marked_runs(text, table) -> [(start, end), ...] of the runs of characters marked "
      "in table (8192 bytes, a bit per BMP code point) or beyond the BMP."},

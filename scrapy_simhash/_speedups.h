@@ -37,6 +37,7 @@ PyObject *speedups_normalize_runs(PyObject *module, PyObject *args);
 /* _speedups_weights.c */
 PyObject *speedups_heaviest(PyObject *module, PyObject *args);
 PyObject *speedups_combine(PyObject *module, PyObject *args);
+PyObject *speedups_combine_cached(PyObject *module, PyObject *args);
 /* _speedups_case.c */
 PyObject *speedups_lower(PyObject *module, PyObject *text);
 /* _speedups_stop_words.c */

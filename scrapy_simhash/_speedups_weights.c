@@ -144,13 +144,32 @@ number_as_double(PyObject *number, int *usable)
     return 0.0;
 }
 
+/* The weight of terms[i] (whose count it holds) from its IDF: idf[term], or new_idf(term).
+ * 1 when done, 0 when Python is to decide (a NaN weight), -1 on error. */
+static int
+weigh(weighted_term *item, PyObject *idf, PyObject *new_idf)
+{
+    PyObject *value = PyDict_GetItemWithError(idf, item->term);
+    if (value != NULL) {
+        Py_INCREF(value);
+    }
+    else if (PyErr_Occurred() || (value = PyObject_CallOneArg(new_idf, item->term)) == NULL) {
+        return -1;
+    }
+    double d = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : NAN;
+    Py_DECREF(value);
+    item->weight *= d;
+    return isnan(item->weight) ? 0 : 1;
+}
+
 PyObject *
 speedups_heaviest(PyObject *module, PyObject *args)
 {
     PyObject *counts, *idf, *new_idf;
     Py_ssize_t top_n;
-    if (!PyArg_ParseTuple(args, "O!O!On:heaviest", &PyDict_Type, &counts, &PyDict_Type, &idf,
-                          &new_idf, &top_n)) {
+    double bound = NAN;
+    if (!PyArg_ParseTuple(args, "O!O!On|d:heaviest", &PyDict_Type, &counts, &PyDict_Type, &idf,
+                          &new_idf, &top_n, &bound)) {
         return NULL;
     }
     if (top_n < 1) {
@@ -161,7 +180,10 @@ speedups_heaviest(PyObject *module, PyObject *args)
     weighted_term *terms = PyMem_Malloc(sizeof(weighted_term) * (n ? n : 1));
     weighted_term *scratch = PyMem_Malloc(sizeof(weighted_term) * (n ? n : 1));
     PyObject *result = NULL;
-    Py_ssize_t held = 0; /* terms whose reference the array holds */
+    /* The array holds the references of terms[0, weighed) and of terms[deferred, n): the
+     * terms weighed, and those counted at most once, whose IDF is looked up only if they
+     * can make the cut (most of a page's distinct terms occur once). */
+    Py_ssize_t size = n, weighed = 0, deferred = n;
     if (terms == NULL || scratch == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -170,7 +192,7 @@ speedups_heaviest(PyObject *module, PyObject *args)
     PyObject *term, *count;
     int usable = 1;
     while (PyDict_Next(counts, &position, &term, &count)) {
-        if (held == n) { /* the dict grew while new_idf ran */
+        if (weighed == deferred) { /* the dict grew while new_idf ran */
             usable = 0;
             break;
         }
@@ -178,8 +200,6 @@ speedups_heaviest(PyObject *module, PyObject *args)
             usable = 0;
             break;
         }
-        Py_INCREF(term);
-        terms[held++].term = term;
         Py_INCREF(count);
         double c = number_as_double(count, &usable);
         Py_DECREF(count);
@@ -189,27 +209,51 @@ speedups_heaviest(PyObject *module, PyObject *args)
         if (c == -1.0 && PyErr_Occurred()) {
             goto done;
         }
-        PyObject *value = PyDict_GetItemWithError(idf, term);
-        double d;
-        if (value != NULL) {
-            Py_INCREF(value);
+        /* Deferred only with a bound, and for a count in [0, 1], where c * IDF <= c * bound
+         * holds for every IDF up to the bound (a negative count would turn it around). */
+        int defer = !isnan(bound) && c >= 0.0 && c <= 1.0;
+        weighted_term *item = defer ? &terms[--deferred] : &terms[weighed++];
+        item->term = Py_NewRef(term);
+        item->weight = c;
+        if (defer) {
+            continue;
         }
-        else if (PyErr_Occurred() || (value = PyObject_CallOneArg(new_idf, term)) == NULL) {
-            goto done;
-        }
-        d = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : NAN;
-        Py_DECREF(value);
-        double weight = c * d;
-        if (isnan(weight)) {
-            usable = 0;
+        int weighted = weigh(item, idf, new_idf);
+        if (weighted <= 0) {
+            usable = weighted;
+            if (weighted < 0) {
+                goto done;
+            }
             break;
         }
-        terms[held - 1].weight = weight;
     }
-    if (!usable || held != PyDict_GET_SIZE(counts)) {
+    if (!usable || weighed + (n - deferred) != PyDict_GET_SIZE(counts)) {
         result = Py_NewRef(Py_None);
         goto done;
     }
+    /* A deferred term weighs at most its count times the bound: below the top_n-th heaviest
+     * weight of the terms weighed so far, it is below the final cut, which only rises as
+     * terms are added, and cannot make it. The others are weighed. */
+    double lightest_kept = -INFINITY;
+    if (deferred < n && weighed >= top_n) {
+        lightest_kept = nth_heaviest(terms, weighed, top_n, (double *)scratch);
+    }
+    while (deferred < n) {
+        weighted_term item = terms[deferred++];
+        if (item.weight * bound < lightest_kept) {
+            Py_DECREF(item.term);
+            continue;
+        }
+        terms[weighed++] = item; /* weighed < deferred: no live entry is overwritten */
+        int weighted = weigh(&terms[weighed - 1], idf, new_idf);
+        if (weighted <= 0) {
+            if (weighted == 0) {
+                result = Py_NewRef(Py_None);
+            }
+            goto done;
+        }
+    }
+    n = weighed;
     /* Only the terms that can make the cut are sorted, as in Python: those at least as
      * heavy as the top_n-th heaviest weight (ties at the cut included). The order is total
      * (terms are distinct), so the first top_n of them are the first top_n of all. */
@@ -247,13 +291,59 @@ speedups_heaviest(PyObject *module, PyObject *args)
     }
 done:
     if (terms != NULL) {
-        for (Py_ssize_t i = 0; i < held; i++) {
+        for (Py_ssize_t i = 0; i < weighed; i++) {
+            Py_DECREF(terms[i].term);
+        }
+        for (Py_ssize_t i = deferred; i < size; i++) {
             Py_DECREF(terms[i].term);
         }
     }
     PyMem_Free(terms);
     PyMem_Free(scratch);
     return result;
+}
+
+/* Adds a term of 64-bit hash *hash* and weight *weight* to the sums of a SimHash: the
+ * weight times 1000 in double precision, rounded half to even, as int64; sums in int64
+ * (wrapping as numpy's do, here by unsigned arithmetic). 0, or -1 when the scaled weight
+ * is not finite or not below 2**63 in magnitude. */
+static inline int
+add_term(uint64_t *set_weight, uint64_t *total, uint64_t hash, double weight)
+{
+    double scaled = nearbyint(weight * 1000.0);
+    if (!(fabs(scaled) < 9223372036854775808.0)) { /* also for NaN */
+        return -1;
+    }
+    uint64_t w = (uint64_t)(int64_t)scaled;
+    *total += w;
+    for (int bit = 0; bit < 64; bit++) {
+        /* w where the bit is set, 0 where not: a mask, no branch. */
+        set_weight[bit] += w & (0 - (hash >> bit & 1));
+    }
+    return 0;
+}
+
+/* The fingerprint of the sums: a 1 where the bit's terms weigh more than half the total. */
+static PyObject *
+fingerprint_of(const uint64_t *set_weight, uint64_t total)
+{
+    uint64_t fingerprint = 0;
+    for (int bit = 0; bit < 64; bit++) {
+        if ((int64_t)(set_weight[bit] * 2) > (int64_t)total) {
+            fingerprint |= (uint64_t)1 << bit;
+        }
+    }
+    return PyLong_FromUnsignedLongLong(fingerprint);
+}
+
+static uint64_t
+little_endian(const unsigned char *bytes)
+{
+    uint64_t hash = 0;
+    for (int b = 7; b >= 0; b--) {
+        hash = hash << 8 | bytes[b];
+    }
+    return hash;
 }
 
 /* The SimHash of terms whose 64-bit hashes are *rows* (8 bytes each, little-endian) and
@@ -287,31 +377,60 @@ speedups_combine(PyObject *module, PyObject *args)
         if (weight == -1.0 && PyErr_Occurred()) {
             goto done;
         }
-        double scaled = nearbyint(weight * 1000.0);
-        if (!(fabs(scaled) < 9223372036854775808.0)) { /* also for NaN */
+        if (add_term(set_weight, &total, little_endian(bytes + i * 8), weight) < 0) {
             result = Py_NewRef(Py_None);
             goto done;
         }
-        uint64_t w = (uint64_t)(int64_t)scaled;
-        total += w;
-        uint64_t hash = 0;
-        for (int b = 7; b >= 0; b--) {
-            hash = hash << 8 | bytes[i * 8 + b];
-        }
-        for (int bit = 0; bit < 64; bit++) {
-            /* w where the bit is set, 0 where not: a mask, no branch. */
-            set_weight[bit] += w & (0 - (hash >> bit & 1));
-        }
     }
-    uint64_t fingerprint = 0;
-    for (int bit = 0; bit < 64; bit++) {
-        if ((int64_t)(set_weight[bit] * 2) > (int64_t)total) {
-            fingerprint |= (uint64_t)1 << bit;
-        }
-    }
-    result = PyLong_FromUnsignedLongLong(fingerprint);
+    result = fingerprint_of(set_weight, total);
 done:
     Py_XDECREF(seq);
     PyBuffer_Release(&rows);
     return result;
+}
+
+/* The SimHash of the (term, weight) pairs of the list *pairs*, each term's hash read from
+ * the dict *cache* (8 bytes, little-endian): what combine gives for the terms' hashes and
+ * weights, without building either sequence. None where the caller is to compute it: a
+ * term missing from the cache, a pair that is not a (str, float) tuple, a hash that is not
+ * 8 bytes, a weight out of range, no pairs. */
+PyObject *
+speedups_combine_cached(PyObject *module, PyObject *args)
+{
+    PyObject *pairs, *cache;
+    if (!PyArg_ParseTuple(args, "O!O!:combine_cached", &PyList_Type, &pairs, &PyDict_Type,
+                          &cache)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(pairs);
+    uint64_t set_weight[64] = {0};
+    uint64_t total = 0;
+    if (n == 0) {
+        Py_RETURN_NONE;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyList_GET_ITEM(pairs, i);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)) ||
+            !PyFloat_CheckExact(PyTuple_GET_ITEM(pair, 1))) {
+            Py_RETURN_NONE;
+        }
+        /* Borrowed: no Python code runs between the look-up and the read of the row. */
+        PyObject *row = PyDict_GetItemWithError(cache, PyTuple_GET_ITEM(pair, 0));
+        if (row == NULL) {
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        if (!PyBytes_CheckExact(row) || PyBytes_GET_SIZE(row) != 8) {
+            Py_RETURN_NONE;
+        }
+        double weight = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(pair, 1));
+        if (add_term(set_weight, &total, little_endian((const unsigned char *)PyBytes_AS_STRING(row)),
+                     weight) < 0) {
+            Py_RETURN_NONE;
+        }
+    }
+    return fingerprint_of(set_weight, total);
 }

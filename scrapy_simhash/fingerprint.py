@@ -36,6 +36,9 @@ _WEIGHT_RANGE = f"term weights must be finite and below {_MAX_SCALED / _WEIGHT_S
 _HASH_CACHE_SIZE = 500_000
 #: The compiled combine (None: :func:`combine_numpy`, which gives the same).
 combine_compiled = compiled("combine")
+#: The compiled combine of (term, weight) pairs whose hashes are all cached (None where
+#: it is not built): :func:`simhash` with a cache, without its lists and joins.
+combine_cached = compiled("combine_cached")
 
 
 #: Bytes of a secret seed: 128 bits, a key space no one can search.
@@ -228,6 +231,12 @@ class Fingerprinter:
         """:func:`simhash` with this fingerprinter's seed and its cache of term hashes."""
         if len(self._hashes) > _HASH_CACHE_SIZE:
             self._hashes = {}
+        if combine_cached is not None and type(weighted_terms) is list:
+            # Where every term's hash is cached (the common case: a page's heavy terms
+            # recur), one call; else (None) simhash() hashes the new terms.
+            fingerprint = combine_cached(weighted_terms, self._hashes)
+            if fingerprint is not None:
+                return fingerprint
         return simhash(weighted_terms, self.seed, cache=self._hashes)
 
     def fingerprint(self, text: str) -> int:

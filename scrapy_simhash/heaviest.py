@@ -59,10 +59,20 @@ def heaviest(
     idf: dict[str, float],
     new_idf: Callable[[str], float],
     top_n: int,
+    bound: float | None = None,
 ) -> list[tuple[str, float]]:
-    """:func:`heaviest_python`, compiled where the accelerator is built."""
+    """:func:`heaviest_python`, compiled where the accelerator is built.
+
+    *bound*, if given, is no less than any IDF that *idf* or *new_idf* can give. The
+    compiled form then looks up a term counted once only if it can make the cut: on a page,
+    most distinct terms occur once, and their weight is at most the bound. The pairs are
+    the same with or without it.
+    """
     if heaviest_compiled is not None and type(counts) in _PLAIN:
-        found = heaviest_compiled(counts, idf, new_idf, top_n)
+        if bound is None:
+            found = heaviest_compiled(counts, idf, new_idf, top_n)
+        else:
+            found = heaviest_compiled(counts, idf, new_idf, top_n, bound)
         if found is not None:
             return found
     return heaviest_python(counts, idf, new_idf, top_n)

@@ -82,6 +82,13 @@ def jieba_idf() -> tuple[dict[str, float], float]:
     return idf, statistics.median(idf.values())
 
 
+@functools.cache
+def largest_idf() -> float:
+    """The largest IDF a term can have: jieba's largest, or the median given to the rest."""
+    table, median = jieba_idf()
+    return max(max(table.values(), default=median), median)
+
+
 def private_cache_dir() -> str:
     """A directory only this user can write, for jieba's dictionary cache.
 
@@ -199,7 +206,10 @@ class TermExtractor:
         by the term), each weight capped at ``MAX_TERM_SHARE`` of their total."""
         if not counts:
             return []
-        return capped(heaviest(counts, self._idf, self._new_idf, self.top_n), MAX_TERM_SHARE)
+        return capped(
+            heaviest(counts, self._idf, self._new_idf, self.top_n, largest_idf()),
+            MAX_TERM_SHARE,
+        )
 
     def _new_idf(self, term: str) -> float:
         """The IDF of *term* (jieba's, or its median), kept in a dict of the terms seen

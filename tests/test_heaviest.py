@@ -18,6 +18,8 @@ needs_compiled = pytest.mark.skipif(compiled is None, reason="the C accelerator 
 # Few IDF values, so that weights tie; the last is the "median" for unknown terms.
 _TABLE = {"debian": 7.5, "中文": 9.25, "a": 2.5, "b": 2.5, "\U0001f600x": 13.0}
 _MEDIAN = 9.25
+#: No IDF of _TABLE (or the median) is above it.
+_BOUND = 13.0
 
 
 def new_idf_into(idf: dict[str, float], calls: list[str]):
@@ -34,16 +36,22 @@ def exact(pairs: list[tuple[str, float]] | None) -> list[tuple[str, str]] | None
     return None if pairs is None else [(term, weight.hex()) for term, weight in pairs]
 
 
-def both(counts, top_n: int, cached: dict[str, float] | None = None):
-    """(Python's pairs, the compiled pairs), each from its own copy of the IDF cache."""
+def both(counts, top_n: int, cached: dict[str, float] | None = None, bound: float | None = None):
+    """(Python's pairs, the compiled pairs), each from its own copy of the IDF cache; the
+    compiled form given *bound*, if any."""
     slow_idf, fast_idf = dict(cached or {}), dict(cached or {})
     slow_calls: list[str] = []
     fast_calls: list[str] = []
     slow = heaviest_python(counts, slow_idf, new_idf_into(slow_idf, slow_calls), top_n)
-    fast = compiled(counts, fast_idf, new_idf_into(fast_idf, fast_calls), top_n)
-    if fast is not None:  # the cache kept the same values, new terms looked up once
+    extra = () if bound is None else (bound,)
+    fast = compiled(counts, fast_idf, new_idf_into(fast_idf, fast_calls), top_n, *extra)
+    if fast is not None and bound is None:  # the same values cached, new terms looked up once
         assert fast_idf == slow_idf
         assert sorted(fast_calls) == sorted(slow_calls) == sorted(set(slow_calls))
+    elif fast is not None:  # some terms counted once need no look-up
+        assert fast_idf.items() <= slow_idf.items()
+        assert set(fast_calls) <= set(slow_calls)
+        assert len(fast_calls) == len(set(fast_calls))
     return exact(slow), exact(fast)
 
 
@@ -71,6 +79,51 @@ def test_ties_across_the_cut(counts, top_n):
     # Weights of three values only: the top_n cut falls inside a tie nearly always.
     slow, fast = both(Counter(counts), top_n)
     assert fast == slow
+
+
+@needs_compiled
+@given(st.dictionaries(_TERMS, _COUNTS, max_size=60), st.integers(1, 12))
+def test_same_with_a_bound(counts, top_n):
+    slow, fast = both(counts, top_n, bound=_BOUND)
+    assert fast == slow
+
+
+@needs_compiled
+@given(
+    st.dictionaries(_TERMS, st.integers(1, 3) | st.sampled_from([0.5, 1.0, 0, -0.0]), max_size=300),
+    st.integers(1, 200),
+    st.sampled_from([_BOUND, 100.0, math.inf]),
+)
+def test_same_with_a_bound_across_the_cut(counts, top_n, bound):
+    slow, fast = both(Counter(counts), top_n, bound=bound)
+    assert fast == slow
+
+
+@needs_compiled
+def test_a_bound_spares_the_look_ups_of_terms_that_cannot_make_the_cut():
+    # 5 terms counted twice (weight 2 x 9.25 = 18.5 > 13.0, the bound), 100 counted once.
+    counts = {f"twice{i}": 2 for i in range(5)} | {f"once{i}": 1 for i in range(100)}
+    calls: list[str] = []
+    pairs = compiled(counts, {}, new_idf_into({}, calls), 5, _BOUND)
+    assert [term for term, _ in pairs] == sorted(f"twice{i}" for i in range(5))
+    assert sorted(calls) == sorted(f"twice{i}" for i in range(5))
+    # Where the cut falls among terms counted once, they are all looked up.
+    calls.clear()
+    assert both(counts, 6, bound=_BOUND)[0] == exact(
+        compiled(counts, {}, new_idf_into({}, calls), 6, _BOUND)
+    )
+    assert len(calls) == 105
+
+
+@needs_compiled
+def test_a_term_counted_once_tied_at_the_cut_is_weighed():
+    # "a" (once, IDF at the bound) weighs 13.0, as much as each term counted twice: the tie
+    # at the cut is broken by the term, and "a" comes first.
+    cached = {"a": 13.0} | {term: 6.5 for term in "bcdef"}
+    counts = {"a": 1} | dict.fromkeys("bcdef", 2)
+    slow, fast = both(counts, 5, cached=cached, bound=13.0)
+    assert fast == slow
+    assert [term for term, _ in fast] == list("abcde")
 
 
 @needs_compiled
@@ -156,5 +209,6 @@ def test_a_large_text_in_any_order():
     rng = random.Random(7)
     counts = {f"w{i}": rng.choice([1, 1, 1, 2, 3, 40]) for i in range(20_000)}
     for order in (sorted(counts), sorted(counts, reverse=True), list(counts)):
-        slow, fast = both({term: counts[term] for term in order}, 128)
-        assert fast == slow
+        for bound in (None, _BOUND):
+            slow, fast = both({term: counts[term] for term in order}, 128, bound=bound)
+            assert fast == slow
