@@ -17,7 +17,6 @@ from .index import Match, NearDuplicateIndex, open_index
 from .index.base import DropRecord, IndexParameters, StoredPage
 from .index.memory import MemoryIndex
 from .index.sqlite import SqliteIndex
-from .transfer import export_index, import_index
 
 if TYPE_CHECKING:
     from .addon import Addon
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from .middleware import SimhashDedupMiddleware
     from .near_duplicate import NearDuplicate, Unchanged
     from .pipeline import SimhashDedupPipeline
+    from .transfer import export_index, import_index
 
 __version__ = "0.1.0"
 
@@ -67,10 +67,13 @@ _ADAPTERS = {
 }
 # Needs the optional redis package (pip install 'scrapy-simhash[redis]').
 _OPTIONAL = {"RedisIndex": "index.redis"}
+# Need numpy, which a crawl's process does not: its thousands of module objects would only
+# lengthen every full garbage collection of the crawl.
+_TOOLS = {"export_index": "transfer", "import_index": "transfer"}
 
 
 def __getattr__(name: str) -> Any:
-    module = _ADAPTERS.get(name) or _OPTIONAL.get(name)
+    module = _ADAPTERS.get(name) or _OPTIONAL.get(name) or _TOOLS.get(name)
     if module is not None:
         import importlib
 

@@ -20,7 +20,6 @@ import warnings
 from collections.abc import Iterable
 
 import mmh3
-import numpy as np
 
 # FINGERPRINT_BITS and TERMS_VERSION live in features and terms; still exported from here.
 from .features import FINGERPRINT_BITS, feature_signature  # noqa: F401
@@ -139,6 +138,10 @@ def simhash(
 def combine_numpy(rows: bytes, weights: Iterable[float]) -> int:
     """The SimHash of the 64-bit term hashes *rows* (8 bytes each, little-endian) with
     their *weights*: the pure-Python form (numpy) of the compiled combine."""
+    # Imported here: where the compiled form runs, a crawl's process never needs numpy, and
+    # its thousands of module objects would only lengthen every full garbage collection.
+    import numpy as np
+
     # np.rint rounds half to even, as round() does, on the same float64 products.
     scaled = np.rint(np.array(weights, dtype=np.float64) * _WEIGHT_SCALE)
     if not np.all(np.abs(scaled) < _MAX_SCALED):  # also False for NaN

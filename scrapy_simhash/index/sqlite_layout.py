@@ -33,8 +33,6 @@ import sqlite3
 import time
 from pathlib import Path
 
-import sqlite_utils
-
 from ..blocks import BlockPlan
 from .base import IndexParameters
 from .sqlite_tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
@@ -92,6 +90,10 @@ def sqlite_file_uri(path: str | os.PathLike[str], mode: str, immutable: bool = F
 
 def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None:
     """Create the tables of an empty database and mark it as ours."""
+    # Imported here, once per new index: a crawl that opens an existing one never needs it
+    # (sqlite-utils brings click and more: objects every full garbage collection walks).
+    import sqlite_utils
+
     db = sqlite_utils.Database(conn)
     db["simhash_meta"].create({"name": str, "value": str}, pk="name")
     db["simhash_meta"].insert_all(
