@@ -15,16 +15,21 @@ menus, sidebars, teasers and footer. Each of ``--donors`` pages (chosen at rando
 Two crawls share one SQLite index, as a site's crawls would:
 
 1. the 884 originals, items ``{"url", "html"}``: any page dropped here is a *false drop*
-   (the set holds no two copies of one page);
+   (the set is meant to hold no two copies of one page; a page dropped here that is a real
+   copy of the one it was dropped against is said so where the figures are reported);
 2. the reposts: a repost dropped as a copy of its own original (or of an earlier repost of
-   the same article) is *found*; one dropped as a copy of another page is a *wrong match*.
+   the same article, or of the original that its own original was dropped against) is
+   *found*; one dropped as a copy of another page is a *wrong match*.
 
 The labels of many pages mark only the first paragraphs: the element that holds them is then
 a part of the article, and a repost built from it moves a part into a page that keeps the
 rest of its own article. The article of a page is *whole* when its element holds at least
-half of the page's paragraph text (text nodes of 150 characters or more, outside links);
-recall is given over all reposts and over those between two whole articles, where it
-measures the extractor rather than the labels.
+half of the page's paragraph text (text nodes of 150 characters or more, outside links),
+and *all of it* when it holds 90% or more: a repost between two such pages is what a real
+repost is, the donor's article in the host's template, with none of the host's own
+article left around it. Recall is given over all reposts, over those between two whole
+articles and over those between two articles taken all, where it measures the extractor
+rather than the labels.
 
 Each crawl runs ``scrapy runspider`` on ``file://`` pages in a child process, with
 ``SIMHASH_EXTRACTOR`` set to the extractor measured and every other setting at its default.
@@ -62,6 +67,9 @@ from scrapy_simhash.index import open_index
 ROOT = Path(__file__).resolve().parents[1]
 #: An article is whole when its element holds this share of the page's paragraph text.
 WHOLE_SHARE = 0.5
+#: An article is taken all when its element holds this share: a repost between two such
+#: pages leaves none of the host's own article around the donor's.
+ALL_SHARE = 0.9
 _PARSER = lxml.html.HTMLParser(encoding="utf-8")
 SPIDER = """
 import json, os
@@ -115,19 +123,22 @@ def _paragraph_chars(element) -> int:
 
 
 def build(pages, donors: int, hosts: int, seed: int, folder: Path):
-    """Write the originals and the reposts to *folder*; return (originals, reposts, whole)
-    where reposts maps a repost's path to its original's path, and *whole* holds the
-    reposts whose two articles are whole (see :data:`WHOLE_SHARE`)."""
+    """Write the originals and the reposts to *folder*; return (originals, reposts, shares)
+    where reposts maps a repost's path to its original's path, and *shares* maps it to the
+    smaller of its two pages' article shares (the article element's share of the page's
+    paragraph text; see :data:`WHOLE_SHARE`)."""
     parsed = []
-    whole_pages = set()
+    share = {}
     for number, (html, labels) in enumerate(pages):
         root = lxml.html.document_fromstring(html.encode("utf-8"), parser=_PARSER)
         article = article_element(root, labels.get("with", []))
         parsed.append((number, root, article))
-        if article is not None and _paragraph_chars(article) >= WHOLE_SHARE * _paragraph_chars(
-            root
-        ):
-            whole_pages.add(number)
+        total = _paragraph_chars(root)
+        # A page without paragraph text has none outside its article either.
+        if article is None:
+            share[number] = 0.0
+        else:
+            share[number] = _paragraph_chars(article) / total if total else 1.0
     originals = []
     for number, root, _ in parsed:
         path = folder / f"original-{number}.html"
@@ -136,7 +147,7 @@ def build(pages, donors: int, hosts: int, seed: int, folder: Path):
     usable = [(n, root, article) for n, root, article in parsed if article is not None]
     rng = random.Random(seed)
     reposts = {}
-    whole = set()
+    shares = {}
     for n, _, article in rng.sample(usable, min(donors, len(usable))):
         for h, host_root, host_article in rng.sample([u for u in usable if u[0] != n], hosts):
             target = host_root.getroottree().getpath(host_article)
@@ -150,9 +161,8 @@ def build(pages, donors: int, hosts: int, seed: int, folder: Path):
             path = folder / f"repost-{n}-on-{h}.html"
             path.write_text(_page(copy_root), encoding="utf-8")
             reposts[str(path)] = str(folder / f"original-{n}.html")
-            if n in whole_pages and h in whole_pages:
-                whole.add(str(path))
-    return originals, reposts, whole
+            shares[str(path)] = min(share[n], share[h])
+    return originals, reposts, shares
 
 
 def _page(root) -> str:
@@ -192,7 +202,11 @@ def measure(extractor: str, originals, reposts, folder: Path) -> dict:
     index = folder / f"{extractor}.db"
     crawl(originals, index, extractor, folder)
     with open_index(f"sqlite:///{index}", create=False) as opened:
-        false_drops = sum(1 for _ in opened.drops())
+        # An original dropped is a copy of the original it was dropped against.
+        copy_of = {
+            drop.key.removeprefix("file://"): drop.kept_key.removeprefix("file://")
+            for drop in opened.drops()
+        }
     crawl(list(reposts), index, extractor, folder)
     found, wrong = set(), 0
     article = {**{o: o for o in originals}, **reposts}  # page -> its article's original
@@ -200,12 +214,14 @@ def measure(extractor: str, originals, reposts, folder: Path) -> dict:
         for drop in opened.drops():
             path = drop.key.removeprefix("file://")
             if path in reposts:
-                # Dropped against its original, or against an earlier repost of it.
-                if article.get(drop.kept_key.removeprefix("file://")) == reposts[path]:
+                # Dropped against its original (or the page it is a copy of), or against
+                # an earlier repost of it.
+                kept = article.get(drop.kept_key.removeprefix("file://"))
+                if kept is not None and kept in (reposts[path], copy_of.get(reposts[path])):
                     found.add(path)
                 else:
                     wrong += 1
-    return {"false_drops": false_drops, "found": found, "wrong": wrong}
+    return {"false_drops": len(copy_of), "found": found, "wrong": wrong}
 
 
 def measure_offline(extractor: str, originals, reposts, max_distance: int = 3) -> dict:
@@ -225,11 +241,12 @@ def measure_offline(extractor: str, originals, reposts, max_distance: int = 3) -
         return a[0] == "short" and a[1] == b[1]
 
     stored: list = []  # (path, value) of the pages kept, as the index holds them
-    false_drops = 0
+    copy_of = {}  # an original dropped -> the original it is a copy of
     for path in originals:
         mine = value(path)
-        if any(near(mine, theirs) for _, theirs in stored):
-            false_drops += 1
+        matches = [other for other, theirs in stored if near(mine, theirs)]
+        if matches:
+            copy_of[path] = matches[0]
         else:
             stored.append((path, mine))
     article = {path: path for path in originals}
@@ -237,14 +254,14 @@ def measure_offline(extractor: str, originals, reposts, max_distance: int = 3) -
     for path, original in reposts.items():
         mine = value(path)
         matches = [article[other] for other, theirs in stored if near(mine, theirs)]
-        if original in matches:
+        if original in matches or copy_of.get(original) in matches:
             found.add(path)
         elif matches:
             wrong += 1
         else:
             stored.append((path, mine))
             article[path] = original
-    return {"false_drops": false_drops, "found": found, "wrong": wrong}
+    return {"false_drops": len(copy_of), "found": found, "wrong": wrong}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,26 +280,32 @@ def main(argv: list[str] | None = None) -> int:
     pages = load_pages()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        originals, reposts, whole = build(pages, args.donors, args.hosts, args.seed, folder)
+        originals, reposts, shares = build(pages, args.donors, args.hosts, args.seed, folder)
+        whole = {path for path, share in shares.items() if share >= WHOLE_SHARE}
+        taken_all = {path for path, share in shares.items() if share >= ALL_SHARE}
         print(
             f"{len(originals)} original pages; {len(reposts)} reposts "
             f"({args.donors} articles x {args.hosts} other sites), {len(whole)} of them "
-            f"between whole articles; distance <= 3\n"
+            f"between whole articles, {len(taken_all)} between articles taken all; "
+            f"distance <= 3\n"
         )
         print(
-            "| extractor | reposts found | of whole articles | wrong matches "
-            "| false drops among originals |"
+            "| extractor | reposts found | of whole articles | of articles taken all "
+            "| wrong matches | false drops among originals |"
         )
-        print("|---|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|")
         for extractor in args.extractors:
             if args.offline:
                 r = measure_offline(extractor, originals, reposts)
             else:
                 r = measure(extractor, originals, reposts, folder)
-            found, of_whole = len(r["found"]), len(r["found"] & whole)
+            cells = [
+                f"{len(r['found'] & part) / max(1, len(part)):.1%} "
+                f"({len(r['found'] & part)}/{len(part)})"
+                for part in (set(reposts), whole, taken_all)
+            ]
             print(
-                f"| {extractor} | {found / len(reposts):.1%} ({found}/{len(reposts)}) "
-                f"| {of_whole / max(1, len(whole)):.1%} ({of_whole}/{len(whole)}) "
+                f"| {extractor} | {' | '.join(cells)} "
                 f"| {r['wrong']} | {r['false_drops']} of {len(originals)} |",
                 flush=True,
             )
