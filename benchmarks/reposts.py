@@ -188,7 +188,7 @@ def crawl(paths: list[str], index: Path, extractor: str, folder: Path) -> None:
         "SIMHASH_TEXT_FIELDS": "html",
         "SIMHASH_EXTRACTOR": extractor,
     }
-    command = [sys.executable, "-m", "scrapy", "runspider", str(spider)]
+    command = [sys.executable, "-m", "scrapy", "runspider", "-L", "WARNING", str(spider)]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     environment = dict(os.environ, REPOST_PAGES=str(listing))
