@@ -3,6 +3,7 @@
     python benchmarks/crawl_speed.py                # Debian Handbook pages, 3 copies each
     python benchmarks/crawl_speed.py --pages DIR    # your own .html files
     python benchmarks/crawl_speed.py --copies 2 --rounds 1
+    python benchmarks/crawl_speed.py --workers 1 --waiting   # and a pipeline that only waits
 
 A site is built in a temporary directory from real pages: every page of the Debian Handbook
 (6 languages, 762 pages) in ``--copies`` copies, each copy with a small edit (a "mirror"
@@ -12,6 +13,10 @@ plain Scrapy spider (32 concurrent requests, every page requested from ``start``
 carry the URL, the title and the whole ``<body>``):
 
 * off: no item pipeline;
+* a pipeline that only waits (``--waiting``): an ``async def process_item`` that awaits one
+  turn of the event loop and drops the copies (as many items as the simhash pipeline
+  drops here, but for the few near-duplicate pages of the handbook): what Scrapy itself
+  spends on a pipeline that waits and drops, the least any such pipeline costs;
 * on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value.
 
 Each crawl runs in its own process; items/s is (scraped + dropped) / (finish - start) from
@@ -45,6 +50,23 @@ def mirror(html: str, copy: int) -> str:
         return html
     mark = f"<p>Mirror {copy}: retrieved 2024-0{copy % 9 + 1}-1{copy % 9}.</p>"
     return html.replace("<body>", "<body>" + mark, 1)
+
+
+class WaitingPipeline:
+    """Awaits one turn of the event loop per item and drops every copy but the first."""
+
+    async def process_item(self, item):
+        import asyncio
+
+        from scrapy.exceptions import DropItem
+
+        loop = asyncio.get_running_loop()
+        turn = loop.create_future()
+        loop.call_soon(turn.set_result, None)
+        await turn
+        if "/copy0/" not in item["url"]:
+            raise DropItem("a copy", log_level="DEBUG")
+        return item
 
 
 def build_site(source: Path | None, copies: int, root: Path) -> int:
@@ -118,7 +140,9 @@ def crawl_main(mode: str, site: Path, port: int, out: Path) -> None:
         "DOWNLOAD_DELAY": 0,
         "SIMHASH_DROP_LOG_LEVEL": "DEBUG",
     }
-    if mode != "off":
+    if mode == "waiting":
+        settings["ITEM_PIPELINES"] = {WaitingPipeline: 300}
+    elif mode != "off":
         settings["ITEM_PIPELINES"] = {"scrapy_simhash.SimhashDedupPipeline": 300}
         settings["SIMHASH_INDEX_URI"] = f"sqlite:///{out.with_suffix('.db')}"
         settings["SIMHASH_WORKERS"] = int(mode.removeprefix("workers="))
@@ -166,6 +190,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--workers", default="0,1,2", help="SIMHASH_WORKERS values to run, comma-separated"
     )
+    parser.add_argument(
+        "--waiting",
+        action="store_true",
+        help="also a pipeline that only awaits one loop turn and drops the copies",
+    )
     args = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="simhash-crawl-"))
@@ -181,7 +210,8 @@ def main(argv: list[str] | None = None) -> None:
         )
         try:
             time.sleep(1.0)
-            modes = ["off"] + [f"workers={w.strip()}" for w in args.workers.split(",")]
+            modes = ["off"] + ["waiting"] * args.waiting
+            modes += [f"workers={w.strip()}" for w in args.workers.split(",")]
             best: dict[str, tuple[dict, float]] = {}
             for _ in range(args.rounds):
                 for mode in modes:
@@ -211,7 +241,9 @@ def main(argv: list[str] | None = None) -> None:
         base = best["off"][1]
         for mode in modes:
             stats, rate = best[mode]
-            name = "pipeline off" if mode == "off" else f"pipeline on, SIMHASH_{mode.upper()}"
+            name = {"off": "pipeline off", "waiting": "a pipeline that only waits"}.get(
+                mode, f"pipeline on, SIMHASH_{mode.upper()}"
+            )
             kept = stats.get("item_scraped_count", 0)
             dropped = stats.get("item_dropped_count", 0)
             own = stats["cpu_crawl_process"] * 1e3 / pages
