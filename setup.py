@@ -17,6 +17,7 @@ setup(
                     "_words",
                     "_runs",
                     "_weights",
+                    "_combine",
                     "_attribution",
                     "_stop_words",
                     "_case",

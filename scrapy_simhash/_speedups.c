@@ -3,8 +3,9 @@
  * twin next to the code that calls it, with the same results for any input (the tests
  * compare the two): count_words and count_long_words (_speedups_words.c) with
  * scrapy_simhash.words, marked_runs and normalize_runs (_speedups_runs.c) with
- * scrapy_simhash.nfkc, heaviest and combine (_speedups_weights.c) with
- * scrapy_simhash.heaviest and scrapy_simhash.fingerprint, contains_any and line_starts
+ * scrapy_simhash.nfkc, heaviest (_speedups_weights.c) with scrapy_simhash.heaviest,
+ * combine and combine_cached (_speedups_combine.c) with scrapy_simhash.fingerprint's
+ * numpy combine and simhash(), contains_any and line_starts
  * (_speedups_attribution.c) with scrapy_simhash.attribution, remove_stop_words
  * (_speedups_stop_words.c) with scrapy_simhash.function_words, lower (_speedups_case.c)
  * with str.lower (scrapy_simhash.words).

@@ -36,6 +36,7 @@ PyObject *speedups_marked_runs(PyObject *module, PyObject *args);
 PyObject *speedups_normalize_runs(PyObject *module, PyObject *args);
 /* _speedups_weights.c */
 PyObject *speedups_heaviest(PyObject *module, PyObject *args);
+/* _speedups_combine.c */
 PyObject *speedups_combine(PyObject *module, PyObject *args);
 PyObject *speedups_combine_cached(PyObject *module, PyObject *args);
 /* _speedups_case.c */
