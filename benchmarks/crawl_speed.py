@@ -14,8 +14,8 @@ carry the URL, the title and the whole ``<body>``):
 
 * off: no item pipeline;
 * a pipeline that only waits (``--waiting``): an ``async def process_item`` that awaits one
-  turn of the event loop and drops the copies (as many items as the simhash pipeline
-  drops here, but for the few near-duplicate pages of the handbook): what Scrapy itself
+  turn of the event loop and drops the copies (the simhash pipeline drops those and
+  about 400 of the handbook's own pages, near-duplicates of others): what Scrapy itself
   spends on a pipeline that waits and drops, the least any such pipeline costs;
 * on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value.
 
