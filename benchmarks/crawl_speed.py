@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         try:
             time.sleep(1.0)
-            modes = ["off"] + ["waiting"] * args.waiting
+            modes = ["off", "waiting"] if args.waiting else ["off"]
             modes += [f"workers={w.strip()}" for w in args.workers.split(",")]
             best: dict[str, tuple[dict, float]] = {}
             for _ in range(args.rounds):

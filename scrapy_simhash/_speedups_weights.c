@@ -144,7 +144,7 @@ number_as_double(PyObject *number, int *usable)
     return 0.0;
 }
 
-/* The weight of terms[i] (whose count it holds) from its IDF: idf[term], or new_idf(term).
+/* *item*'s weight (it holds the term's count) times its IDF: idf[term], or new_idf(term).
  * 1 when done, 0 when Python is to decide (a NaN weight), -1 on error. */
 static int
 weigh(weighted_term *item, PyObject *idf, PyObject *new_idf)

@@ -195,30 +195,29 @@ def _judge(names: str) -> int:
     remembered: a site repeats its values on every page."""
     if len(_VERDICTS) >= VERDICTS_KEPT:
         _VERDICTS.clear()
-    verdict = _words_verdict(names)
-    _VERDICTS[names] = result = _STRONG if verdict == "strong" else _WEAK if verdict else 0
-    return result
+    _VERDICTS[names] = verdict = _words_verdict(names)
+    return verdict
 
 
-def _words_verdict(names: str | None) -> str | None:
+def _words_verdict(names: str) -> int:
     # Most values hold no chrome word even as a part: one search in C rules them out.
     if not names:
-        return None
+        return 0
     names = names.lower()
     if not _ANY_CHROME.search(names):
-        return None
+        return 0
     # Leading or trailing separators give an empty word, which no test below matches.
     words = set(_WORD_SPLIT.split(names))
     if not words.isdisjoint(ALWAYS_CHROME_WORDS):
-        return "strong"
+        return _STRONG
     if not words.isdisjoint(WEAK_CHROME_WORDS):
-        return "weak"
+        return _WEAK
     if not words.isdisjoint(CONTENT_WORDS):
-        return None
+        return 0
     if not words.isdisjoint(CHROME_WORDS) or any(
         w.startswith("nav") or w.endswith("nav") for w in words
     ):
-        return "strong"  # a word starting or ending in "nav" counts too (topnav, navbar)
+        return _STRONG  # a word starting or ending in "nav" counts too (topnav, navbar)
     if not WEAK_CHROME_TOKENS.isdisjoint(names.split()):
-        return "weak"
-    return None
+        return _WEAK
+    return 0

@@ -10,6 +10,7 @@ weight, counts of other types); the Python form decides those.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -69,10 +70,8 @@ def heaviest(
     the same with or without it.
     """
     if heaviest_compiled is not None and type(counts) in _PLAIN:
-        if bound is None:
-            found = heaviest_compiled(counts, idf, new_idf, top_n)
-        else:
-            found = heaviest_compiled(counts, idf, new_idf, top_n, bound)
+        # NaN, the compiled form's default: no bound.
+        found = heaviest_compiled(counts, idf, new_idf, top_n, math.nan if bound is None else bound)
         if found is not None:
             return found
     return heaviest_python(counts, idf, new_idf, top_n)
