@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 from .speedups import compiled
 
@@ -154,10 +155,29 @@ _LANGUAGE_MASKS = {
     for word, languages in _LANGUAGES_OF.items()
 }
 remove_stop_words_compiled = compiled("remove_stop_words")
+#: Bits of the compiled form's filter (a power of two, as in _speedups_stop_words.c).
+_FILTER_BITS = 1 << 16
+
+
+def _filter_of(words: Iterable[str]) -> bytes:
+    """Two bits per word of *words*, from its hash (this process's: str hashes are salted
+    per process), for the compiled form to rule out most words before it looks them up:
+    with the 6,000 function words, about 3% of other words pass."""
+    bits = bytearray(_FILTER_BITS // 8)
+    for word in words:
+        value = hash(word) & 0xFFFF_FFFF_FFFF_FFFF
+        for bit in (value & (_FILTER_BITS - 1), (value >> 16) & (_FILTER_BITS - 1)):
+            bits[bit >> 3] |= 1 << (bit & 7)
+    return bytes(bits)
+
+
+_FUNCTION_WORD_FILTER = _filter_of(_LANGUAGE_MASKS)
 
 
 def remove_stop_words(counts: Counter[str] | dict[str, int]) -> None:
     """:func:`remove_stop_words_python`, compiled where the accelerator is built."""
     compiled_form = remove_stop_words_compiled
-    if compiled_form is None or not compiled_form(counts, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS):
+    if compiled_form is None or not compiled_form(
+        counts, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS, _FUNCTION_WORD_FILTER
+    ):
         remove_stop_words_python(counts)

@@ -7,6 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scrapy_simhash.function_words import (
+    _FILTER_BITS,
+    _FUNCTION_WORD_FILTER,
     _LANGUAGE_MASKS,
     _LANGUAGES_OF,
     MIN_LANGUAGE_HITS,
@@ -25,11 +27,12 @@ _WORDS = [
 ]
 
 
-def both(counts: dict) -> tuple[list, list, object]:
-    """(the Python form's items, the compiled form's items, what the compiled form said)."""
+def both(counts: dict, *filter_: bytes) -> tuple[list, list, object]:
+    """(the Python form's items, the compiled form's items, what the compiled form said),
+    the compiled form given the function words' filter (or *filter_*)."""
     slow, fast = dict(counts), dict(counts)
     remove_stop_words_python(slow)
-    said = compiled(fast, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS)
+    said = compiled(fast, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS, *(filter_ or [_FUNCTION_WORD_FILTER]))
     return list(slow.items()), list(fast.items()), said
 
 
@@ -39,6 +42,46 @@ def test_same_counts_as_python(counts):
     slow, fast, said = both(counts)
     assert said is True
     assert fast == slow
+
+
+@needs_compiled
+@given(
+    st.dictionaries(
+        st.sampled_from(_WORDS) | st.text(min_size=1, max_size=6), st.integers(1, 5), max_size=24
+    )
+)
+def test_same_counts_as_python_with_and_without_the_filter(counts):
+    # Any word: most are ruled out by the filter, a few pass it and are looked up.
+    slow, fast, said = both(counts)
+    assert said is True
+    assert fast == slow
+    assert both(counts, b"\xff" * (_FILTER_BITS // 8))[1] == slow  # every word passes
+    unfiltered = dict(counts)
+    compiled(unfiltered, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS)
+    assert list(unfiltered.items()) == slow
+
+
+@needs_compiled
+def test_the_filter_rules_words_out():
+    counts = {"the": 3, "and": 2, "debian": 1}
+    # An empty filter rules every word out: nothing is looked up, nothing removed.
+    assert compiled(counts, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS, bytes(_FILTER_BITS // 8))
+    assert counts == {"the": 3, "and": 2, "debian": 1}
+    with pytest.raises(ValueError, match="filter must be"):
+        compiled(counts, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS, b"\xff" * 16)
+
+
+def test_the_filter_passes_every_function_word_and_few_others():
+    passed = [word for word in _LANGUAGE_MASKS if _passes(word)]
+    assert len(passed) == len(_LANGUAGE_MASKS)
+    others = [f"w{n}" for n in range(20_000)]
+    assert sum(map(_passes, others)) < 0.06 * len(others)
+
+
+def _passes(word: str) -> bool:
+    value = hash(word) & 0xFFFF_FFFF_FFFF_FFFF
+    bits = (value & (_FILTER_BITS - 1), (value >> 16) & (_FILTER_BITS - 1))
+    return all(_FUNCTION_WORD_FILTER[bit >> 3] >> (bit & 7) & 1 for bit in bits)
 
 
 @needs_compiled
