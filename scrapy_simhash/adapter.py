@@ -42,7 +42,10 @@ logger = logging.getLogger(__name__)
 FALLBACKS_LOGGED = 5
 FALLBACK_REASONS = {
     "region": "the article's region held too little of the page's text",
-    "page": "the page's text without its chrome was too short",
+    "chrome": "the page's text without its chrome was too short; only the menus, sidebars, "
+    "header and footer it declares were left out",
+    "page": "even the page's text without the menus, sidebars, header and footer it "
+    "declares was too short",
     "trafilatura": "trafilatura found no main text",
 }
 

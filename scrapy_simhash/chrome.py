@@ -8,7 +8,8 @@ wrapper (``<div class="Page-ad-margins">``, an ASP.NET page inside one ``<form>`
 ambiguous words (``sidebar``, and ``header``, ``widget``, ``ad`` as whole class tokens)
 count only on elements with little text or mostly links. :mod:`scrapy_simhash.main_text`
 weighs the text of marked elements down when it looks for the article, and drops them
-unless they hold it.
+unless they hold it. Where it finds no article, :func:`without_declared_chrome` gives the
+next wider text: the page without only what it declares chrome.
 
 No Scrapy import.
 """
@@ -19,8 +20,12 @@ import re
 
 import lxml.etree
 
-from .text import raw_length
+from .text import block_text, drop_tree, raw_length, visible_tree
 
+# Running text under an element: text nodes of some length, outside links.
+_RUNNING_TEXTS = lxml.etree.XPath(
+    "descendant::text()[string-length(normalize-space()) > 20][not(ancestor::a)]"
+)
 #: Elements that hold site chrome rather than the page's own content.
 CHROME_TAGS = ("nav", "aside", "menu", "button", "select", "figcaption")
 #: Chrome only when they belong to the page, not to an article or a section in it.
@@ -221,3 +226,30 @@ def _words_verdict(names: str) -> int:
     if not WEAK_CHROME_TOKENS.isdisjoint(names.split()):
         return _WEAK
     return 0
+
+
+def without_declared_chrome(html: str) -> str:
+    """The visible text of *html* without what the page declares chrome (``nav``,
+    ``aside``, its own ``header`` and ``footer``, ARIA roles): the next wider text where
+    :func:`~scrapy_simhash.main_text.main_text` kept too little. Class and id names are
+    not trusted here (they can name a wrapper of the article), nor teaser grids (they can
+    be a list page's content), and a declared element holding half of the page's running
+    text or more (an article in an ``aside``, a ``header`` around the whole page) is
+    kept."""
+    root = visible_tree(html)
+    if root is None:
+        return ""
+    # Running text, not a menu's link text: a page with a short article and a long menu
+    # has most of its text in the menu.
+    half = 0.5 * _running_text_length(root)
+    declared, _ = chrome_elements(root)
+    for element in declared:
+        if element.getparent() is None:
+            continue  # inside one dropped already
+        if not (half and _running_text_length(element) >= half):
+            drop_tree(element)
+    return block_text(root)
+
+
+def _running_text_length(element: lxml.etree._Element) -> int:
+    return sum(len(text) for text in _RUNNING_TEXTS(element))

@@ -30,8 +30,11 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    differently.
 4. **Never a fragment.** When what is left is a small share of the page's visible text, or
    has fewer distinct words than a fingerprint needs while the page has many, extraction
-   failed: the whole page's filtered text is used, and failing that all visible text.
-   :attr:`MainText.fallback` says so, and the crawl counts it.
+   failed: the whole page's filtered text is used; failing that, the page without only what
+   it declares chrome (its menus, sidebars, header and footer: on every page of the site,
+   they would make the site's short pages near-duplicates); failing that, all visible
+   text. :attr:`MainText.fallback` says so (``region``, ``chrome``, ``page``), and the
+   crawl counts it.
 
 No Scrapy import.
 """
@@ -44,7 +47,7 @@ import re
 import lxml.etree
 
 from .body import Line, body_of
-from .chrome import chrome_elements
+from .chrome import chrome_elements, without_declared_chrome
 from .teasers import drop_teasers
 from .text import (
     INLINE_TAGS,
@@ -185,6 +188,11 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
         text = _text(_good_lines(block_text(root)))
         if complete(text):
             return MainText.of(text, "region")
+    # Wider, but not yet the site's menus and footer: those are on every page of a site
+    # and would make its short pages near-duplicates of each other.
+    text = without_declared_chrome(html)
+    if complete(text):
+        return MainText.of(text, "chrome")
     return MainText.of(everything(), "page")
 
 

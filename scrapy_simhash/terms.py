@@ -55,8 +55,12 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 #: <noscript> that swallowed the page. 6: the built-in extractor weighs text outside what a
 #: page declares its content down, and judges lines broken by <br> as their block. 7: the
 #: built-in extractor gives the body of the main text, its paragraphs, where they are most of
-#: it (headlines, datelines and captions are what copies of one article differ by).
-TERMS_VERSION = 7
+#: it (headlines, datelines and captions are what copies of one article differ by). 8: where
+#: the built-in extractor finds no main text, it leaves out what the page declares chrome
+#: (menus, sidebars, its header and footer) before it falls back to all visible text; HTML
+#: text is read composed (NFC), without ruby readings, and with a <noscript> that holds a
+#: paragraph.
+TERMS_VERSION = 8
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.

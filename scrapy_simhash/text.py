@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable
 from html import unescape
 
@@ -22,8 +23,16 @@ import lxml.etree
 
 from .nfkc import marked_runs, nfkc, table_runs
 
-#: Elements whose content a reader never sees as page text.
-INVISIBLE_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "object", "head")
+#: Elements whose content a reader never sees as page text, and ruby annotations (``rt``,
+#: ``rp``: the readings printed over a word, which one copy of an article carries and
+#: another does not; the word itself is the text).
+INVISIBLE_TAGS = (
+    *("script", "style", "noscript", "template", "svg", "iframe", "object", "head"),
+    *("rt", "rp"),
+)
+#: A ``<noscript>`` holding a run of text this long (a paragraph) holds the page's content
+#: for readers without scripts (a blog platform's post, say), not a notice.
+NOSCRIPT_CONTENT_CHARS = 200
 # Block-level elements end a line, so that words of adjacent blocks are not glued together.
 _BLOCK_TAGS = frozenset(
     [
@@ -84,6 +93,9 @@ _HTML_HINT = re.compile(
 _INVISIBLE_CHARS = re.compile("[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 # Runs of spaces that are not already one plain space (matching single spaces too would
 # make the substitution several times slower on ordinary text).
+_HOLDS_PARAGRAPH = lxml.etree.XPath(
+    f"boolean(descendant::text()[string-length(normalize-space()) >= {NOSCRIPT_CONTENT_CHARS}])"
+)
 _SPACES = re.compile(r"[\t\r\f\v\u00a0][ \t\r\f\v\u00a0]*| [ \t\r\f\v\u00a0]+")
 
 # libxml2 stops at 256 levels of nesting unless asked for "huge" trees, and then silently
@@ -150,12 +162,17 @@ def visible_tree(html: str) -> lxml.etree._Element | None:
     if root is not None:
         # A <noscript> is parsed as HTML: an unclosed tag in it (<noscript><div></noscript>)
         # makes it swallow the rest of the page. One that holds most of the page's text is
-        # such an artefact, and its content is the page.
+        # such an artefact, and its content is the page. One that holds a paragraph is the
+        # content a reader without scripts gets, which is what a crawl reads.
         invisible = list(root.iter(*INVISIBLE_TAGS))  # one walk for both loops
         noscripts = [element for element in invisible if element.tag == "noscript"]
         if noscripts:
             half = 0.5 * raw_length(root)
-            page = {element for element in noscripts if raw_length(element) > half}
+            page = {
+                element
+                for element in noscripts
+                if raw_length(element) > half or _HOLDS_PARAGRAPH(element)
+            }
             for element in page:
                 element.tag = "div"
             invisible = [element for element in invisible if element not in page]
@@ -213,9 +230,12 @@ def block_text(root: lxml.etree._Element) -> str:
         tail = element.tail
         element.tail = "\n" + tail if tail else "\n"
     # method="text" gives the text of itertext() without a Python string per piece.
-    return tidy_whitespace(
+    text = tidy_whitespace(
         lxml.etree.tostring(root, method="text", encoding="unicode", with_tail=False)
     )
+    # Composed, as a reader sees it: a page may write a letter as a base and a combining
+    # mark that its copy writes as one code point (the fingerprint folds both anyway).
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def _too_deep(root: lxml.etree._Element) -> bool:

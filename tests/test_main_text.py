@@ -11,6 +11,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import Deduplicator, Fingerprinter, open_index
 from scrapy_simhash.extract import get_extractor
+from scrapy_simhash.fingerprint import fingerprint, format_fingerprint
 from scrapy_simhash.main_text import MainText, main_text
 from scrapy_simhash.text import visible_text
 
@@ -185,15 +186,73 @@ def test_list_pages_of_one_template_are_distinct():
         assert dedup.check_text(ex(science), "science").match is None
 
 
-def test_a_page_without_a_main_text_falls_back_to_all_its_text():
+def test_a_page_without_a_main_text_falls_back_to_its_text_without_declared_chrome():
     # Only links: there is no paragraph to find, and what the rules keep is a fragment.
     links = "".join(
         f"<li><a href='/d/{i}'>Download dataset number {i} (CSV)</a></li>" for i in range(40)
     )
     text = main_text(page(f"<h1>Open data</h1><ul>{links}</ul>"))
     assert isinstance(text, MainText)
-    assert text.fallback == "page"
+    assert text.fallback == "chrome"
     assert "Download dataset number 39 (CSV)" in text and "Open data" in text
+    assert "Sport" not in text  # the <nav>
+    assert "We use cookies" in text  # only named chrome: a name is not trusted here
+
+
+def test_a_page_that_is_mostly_declared_chrome_falls_back_to_all_its_text():
+    def links(name: str) -> str:
+        return "".join(f"<li><a href='/{name}/{i}'>{name} section {i}</a></li>" for i in range(25))
+
+    html = page(
+        f"<nav><ul>{links('menu')}</ul></nav><h1>Open data</h1><footer>{links('map')}</footer>"
+    )
+    text = main_text(html)
+    assert text.fallback == "page"
+    assert "menu section 24" in text and "map section 24" in text and "Open data" in text
+
+
+def _photo_page(caption: str, details: list[str]) -> str:
+    """A page of a photo site: a caption and a few short lines of details, in a template
+    of many more words (a menu and a footer on every page of the site)."""
+    menu = "".join(f"<li><a href='/album/{i}'>Album of the month {i}</a></li>" for i in range(80))
+    footer = "".join(
+        f"<li><a href='/page/{i}'>About the site, page {i}</a></li>" for i in range(20)
+    )
+    lines = "".join(f"<li>{line}</li>" for line in details)
+    return page(
+        f"<nav><ul>{menu}</ul></nav><main><h1>Photo of the day</h1><p>{caption}</p>"
+        f"<ul class='exif'>{lines}</ul></main>"
+        f"<footer><ul>{footer}</ul><p>Copyright 2024 The Photo Site. All rights reserved.</p>"
+        "</footer>"
+    )
+
+
+def test_short_pages_of_one_site_are_not_fingerprinted_by_its_menus_and_footer():
+    # The rules keep only the caption, too small a share of the page to trust; the text
+    # fingerprinted instead leaves out the menu and footer the page declares, which every
+    # page of the site shares: two photos are two pages, not near-duplicates.
+    aurora = _photo_page(
+        "Northern lights over the fjord near Tromso, seen from the old harbour on a cold "
+        "night in January, with the lights of the fishing boats below.",
+        ["Camera: Nikon D850", "Exposure: 30 seconds", "Place: Tromso harbour", "By Ingrid"],
+    )
+    fox = _photo_page(
+        "A red fox crossing the frozen river at dawn, photographed by a reader from the "
+        "stone bridge in the town centre before the first bus came.",
+        ["Camera: Canon R6", "Exposure: 1/500 second", "Place: Kastelbrug", "By Piet"],
+    )
+    ex = get_extractor("builtin")
+    texts = [ex(aurora), ex(fox)]
+    assert [t.fallback for t in texts] == ["chrome", "chrome"]
+    assert "Album of the month" not in texts[0] and "About the site" not in texts[0]
+    assert "Exposure: 30 seconds" in texts[0]
+    # What a fallback keeps is fingerprinted: a change of it is deliberate (TERMS_VERSION).
+    assert format_fingerprint(fingerprint(texts[0])) == "9f9dde3fc285f19e"
+    with open_index("memory:") as index:
+        dedup = Deduplicator(index, Fingerprinter())
+        assert dedup.check_text(texts[0], "aurora").match is None
+        assert dedup.check_text(texts[1], "fox").match is None
+        assert dedup.check_text(ex(aurora), "aurora again").match is not None
 
 
 def test_a_short_page_is_not_a_failure():

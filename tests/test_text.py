@@ -128,6 +128,49 @@ def test_a_noscript_that_swallowed_the_page_is_the_page():
     assert visible_text(html, remove_boilerplate=False) == story
 
 
+ABOUT = (
+    "This blog is written by the people who keep the browser safe: engineers, researchers "
+    "and the team that answers the reports of the security community."
+)
+
+
+def test_a_noscript_holding_a_paragraph_is_the_content_for_readers_without_scripts():
+    # A blog platform renders the post with scripts and gives readers without them (and a
+    # crawl) the post in <noscript>; a notice there is not content.
+    post = (
+        "We have seen threats on the web become more sophisticated every year, and so the "
+        "protections in the browser have to learn faster: this post explains how the new "
+        "checks work and what they never send to our servers."
+    )
+    html = (
+        "<html><body><nav><a href='/'>Blog</a></nav><div class='post-body'><script>render()"
+        f"</script><noscript><p>{post}</p></noscript></div>"
+        "<noscript>Please enable JavaScript to see the comments.</noscript>"
+        f"<aside><p>{ABOUT}</p><p>{ABOUT}</p></aside></body></html>"
+    )
+    assert main_text(html) == post
+    assert visible_text(html, remove_boilerplate=False) == f"Blog\n{post}\n{ABOUT}\n{ABOUT}"
+
+
+def test_ruby_readings_are_not_text():
+    # Readings printed over words (furigana): a copy without them reads the same words.
+    html = (
+        "<p>子どもへの<ruby>虐待<rp>(</rp><rt>ぎゃくたい</rt><rp>)</rp></ruby>をなくす"
+        "<ruby>法<rt>ほう</rt>律<rt>りつ</rt></ruby>ができました。</p>"
+    )
+    assert (
+        visible_text(html, remove_boilerplate=False) == "子どもへの虐待をなくす法律ができました。"
+    )
+
+
+def test_text_is_composed_as_a_reader_sees_it():
+    # "ü" as u and a combining diaeresis, "ক্ষ" the same either way: one text.
+    decomposed = "Die Bu\u0308cher von Mu\u0308nchen und \u0995\u09cd\u09b7 sind hier."
+    text = visible_text(f"<p>{decomposed}</p>", remove_boilerplate=False)
+    assert text == unicodedata.normalize("NFC", decomposed)
+    assert "Bücher" in text and "München" in text
+
+
 @given(
     st.text(
         alphabet=st.sampled_from(
