@@ -4,6 +4,9 @@
     python benchmarks/extraction_steps.py --body     # main_text(html, body=True), as a crawl
     PYTHONPATH=../other-checkout python benchmarks/extraction_steps.py   # another version
 
+(``PYTHONPATH`` chooses the version only where scrapy-simhash is not installed in editable
+mode, ``pip install -e``: an editable install's import hook comes first.)
+
 Data: ``../shared/corpora/web-extraction`` (see benchmarks/extraction.py). Each step is a
 function :func:`scrapy_simhash.main_text.main_text` calls, timed by a wrapper (CPU time of
 the process, one core); "rest" is what the steps leave of the total: removing chrome,
