@@ -20,11 +20,12 @@ import re
 
 import lxml.etree
 
-from .text import block_text, drop_tree, raw_length, visible_tree
+from .text import block_text, drop_tree, raw_length, visible_tree, within
 
-# Running text under an element: text nodes of some length, outside links.
-_RUNNING_TEXTS = lxml.etree.XPath(
-    "descendant::text()[string-length(normalize-space()) > 20][not(ancestor::a)]"
+# Paragraph text under an element: its text nodes of paragraph length (a menu's link texts
+# are shorter). Plain strings: a "smart" one per node cost more than the search.
+_PARAGRAPH_TEXTS = lxml.etree.XPath(
+    "descendant::text()[string-length(normalize-space()) > 80]", smart_strings=False
 )
 #: Elements that hold site chrome rather than the page's own content.
 CHROME_TAGS = ("nav", "aside", "menu", "button", "select", "figcaption")
@@ -233,23 +234,27 @@ def without_declared_chrome(html: str) -> str:
     ``aside``, its own ``header`` and ``footer``, ARIA roles): the next wider text where
     :func:`~scrapy_simhash.main_text.main_text` kept too little. Class and id names are
     not trusted here (they can name a wrapper of the article), nor teaser grids (they can
-    be a list page's content), and a declared element holding half of the page's running
-    text or more (an article in an ``aside``, a ``header`` around the whole page) is
-    kept."""
+    be a list page's content), and a declared element holding half of the page's
+    paragraph text or more (an article in an ``aside``, a ``header`` around the whole
+    page) is kept."""
     root = visible_tree(html)
     if root is None:
         return ""
-    # Running text, not a menu's link text: a page with a short article and a long menu
+    # Paragraph text, not a menu's link text: a page with a short article and a long menu
     # has most of its text in the menu.
-    half = 0.5 * _running_text_length(root)
+    half = 0.5 * _paragraph_text_length(root)
     declared, _ = chrome_elements(root)
+    dropped: set = set()
     for element in declared:
-        if element.getparent() is None:
-            continue  # inside one dropped already
-        if not (half and _running_text_length(element) >= half):
+        # One inside an element dropped already went with it: not measured again (nested
+        # chrome would make that quadratic).
+        if element.getparent() is None or within(element, dropped):
+            continue
+        if not (half and _paragraph_text_length(element) >= half):
             drop_tree(element)
+            dropped.add(element)
     return block_text(root)
 
 
-def _running_text_length(element: lxml.etree._Element) -> int:
-    return sum(len(text) for text in _RUNNING_TEXTS(element))
+def _paragraph_text_length(element: lxml.etree._Element) -> int:
+    return sum(map(len, _PARAGRAPH_TEXTS(element)))

@@ -57,6 +57,7 @@ from .text import (
     text_length,
     visible_text,
     visible_tree,
+    within,
 )
 
 #: A text block this long (in characters of its own text) is a paragraph of content.
@@ -138,9 +139,15 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
     region, article = _region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
     keep.add(region)
+    # Not again inside one dropped already: dropping copies the subtree, and nested chrome
+    # would make that quadratic.
+    dropped: set = set()
     for element in declared:
         if element not in keep and element.getparent() is not None:
+            if within(element, dropped):
+                continue
             drop_tree(element)
+            dropped.add(element)
     # An element only named like chrome that holds most of the region's paragraphs is the
     # article under a misleading name (``<div class="entry share">``): its name is
     # evidence, its content the verdict. (What the page declares, a ``nav``, stays chrome.)
@@ -149,9 +156,11 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
         if (
             element not in keep
             and element.getparent() is not None
+            and not within(element, dropped)
             and not (most and article.get(element, 0) >= most)
         ):
             drop_tree(element)
+            dropped.add(element)
     for link in root.iter("a"):
         link.text = _LINK_START + (link.text or "")
         link.tail = _LINK_END + (link.tail or "")

@@ -219,6 +219,12 @@ def drop_tree(element: lxml.etree._Element) -> None:
     parent.remove(element)
 
 
+def within(element: lxml.etree._Element, dropped: set) -> bool:
+    """Whether *element* is inside one of *dropped*: removed from the tree with it (a walk
+    up its ancestors, where dropping it again would copy its subtree for nothing)."""
+    return not dropped.isdisjoint(element.iterancestors())
+
+
 def block_text(root: lxml.etree._Element) -> str:
     """The text under *root*, each block on its own lines. Writes line breaks into the
     tree around every block element, then lxml joins the text in C (several times faster

@@ -307,6 +307,30 @@ def test_deeply_nested_pages_cost_a_few_times_reading_them(body):
     assert extracting < 8 * reading + 0.5, f"{extracting:.2f} s against {reading:.2f} s"
 
 
+def test_nested_declared_chrome_costs_a_few_times_reading_the_page():
+    # A page without a main text, its menu inside 240 nested <aside>s: the fallback that
+    # leaves out declared chrome measured each of them, and dropped those already dropped
+    # with the one around them (15 s on a page like this one, twice as large).
+    links = "".join(
+        f"<li><a href='/{i}'>link number {i} of the menu</a></li>" for i in range(10_000)
+    )
+    page = (
+        "<html><body>"
+        + "<aside>" * 240
+        + f"<ul>{links}</ul>"
+        + "</aside>" * 240
+        + f"<p>{BUDGET[:60]}</p></body></html>"
+    )
+    started = time.process_time()
+    everything = visible_text(page, remove_boilerplate=False)
+    reading = time.process_time() - started
+    started = time.process_time()
+    text = main_text(page)
+    extracting = time.process_time() - started
+    assert text.fallback == "page" and text == everything
+    assert extracting < 8 * reading + 0.5, f"{extracting:.2f} s against {reading:.2f} s"
+
+
 BIO = (
     "Anna Weber has covered local politics for this paper since 2009, after ten years as a "
     "radio reporter in the valley; she lives in the old town with two cats and a piano."
