@@ -22,11 +22,8 @@ import lxml.etree
 
 from .text import block_text, drop_tree, raw_length, visible_tree, within
 
-# Paragraph text under an element: its text nodes of paragraph length (a menu's link texts
-# are shorter). Plain strings: a "smart" one per node cost more than the search.
-_PARAGRAPH_TEXTS = lxml.etree.XPath(
-    "descendant::text()[string-length(normalize-space()) > 80]", smart_strings=False
-)
+# Paragraph text: text nodes of paragraph length (a menu's link texts are shorter).
+_PARAGRAPH_TEXTS = lxml.etree.XPath("/descendant::text()[string-length(normalize-space()) > 80]")
 #: Elements that hold site chrome rather than the page's own content.
 CHROME_TAGS = ("nav", "aside", "menu", "button", "select", "figcaption")
 #: Chrome only when they belong to the page, not to an article or a section in it.
@@ -242,19 +239,35 @@ def without_declared_chrome(html: str) -> str:
         return ""
     # Paragraph text, not a menu's link text: a page with a short article and a long menu
     # has most of its text in the menu.
-    half = 0.5 * _paragraph_text_length(root)
+    held = _paragraph_text_held(root)
+    half = 0.5 * held.get(root, 0)
     declared, _ = chrome_elements(root)
     dropped: set = set()
     for element in declared:
-        # One inside an element dropped already went with it: not measured again (nested
-        # chrome would make that quadratic).
+        # One inside an element dropped already went with it.
         if element.getparent() is None or within(element, dropped):
             continue
-        if not (half and _paragraph_text_length(element) >= half):
+        if not (half and held.get(element, 0) >= half):
             drop_tree(element)
             dropped.add(element)
     return block_text(root)
 
 
-def _paragraph_text_length(element: lxml.etree._Element) -> int:
-    return sum(map(len, _PARAGRAPH_TEXTS(element)))
+def _paragraph_text_held(root: lxml.etree._Element) -> dict:
+    """Element -> the characters of paragraph text under it, for every element that holds
+    some: added up from the bottom in one pass (measuring each element's subtree made
+    nested chrome quadratic)."""
+    held: dict = {}
+    for text in _PARAGRAPH_TEXTS(root):
+        element = text.getparent()
+        if text.is_tail:
+            element = element.getparent()
+        if element is not None:
+            held[element] = held.get(element, 0) + len(text)
+    if held:
+        for element in reversed(list(root.iter())):  # descendants before their ancestors
+            length = held.get(element)
+            parent = element.getparent()
+            if length and parent is not None:
+                held[parent] = held.get(parent, 0) + length
+    return held

@@ -52,10 +52,11 @@ from .teasers import drop_teasers
 from .text import (
     INLINE_TAGS,
     block_text,
+    composed,
     drop_tree,
+    page_text,
     strip_tags,
     text_length,
-    visible_text,
     visible_tree,
     within,
 )
@@ -126,6 +127,11 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
     *min_words*: main text with fewer distinct words, on a page with at least twice as
     many, is an extraction failure (the fingerprint would be that of a fragment).
     Malformed HTML never raises."""
+    text = _main_text(html, min_words, body)
+    return MainText.of(composed(text), text.fallback)
+
+
+def _main_text(html: str, min_words: int, body: bool) -> MainText:
     root = visible_tree(html)
     if root is None:
         return MainText.of(strip_tags(html) if html and html.strip() else "")
@@ -182,7 +188,7 @@ def main_text(html: str, *, min_words: int = 20, body: bool = False) -> MainText
             item.text = _ITEM + (item.text or "")
     # Only needed when the main text looks short: parsed again then (the tree has lost
     # its chrome by now).
-    everything = functools.cache(lambda: visible_text(html, remove_boilerplate=False))
+    everything = functools.cache(lambda: page_text(html))
 
     def complete(text: str) -> bool:
         if len(text) < FALLBACK_SHARE * visible and len(text) < FALLBACK_CHARS:

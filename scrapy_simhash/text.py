@@ -30,7 +30,7 @@ INVISIBLE_TAGS = (
     *("script", "style", "noscript", "template", "svg", "iframe", "object", "head"),
     *("rt", "rp"),
 )
-#: A ``<noscript>`` holding a run of text this long (a paragraph) holds the page's content
+#: A ``<noscript>`` holding one text node this long (a paragraph) holds the page's content
 #: for readers without scripts (a blog platform's post, say), not a notice.
 NOSCRIPT_CONTENT_CHARS = 200
 # Block-level elements end a line, so that words of adjacent blocks are not glued together.
@@ -149,6 +149,11 @@ def visible_text(html: str, *, remove_boilerplate: bool = True) -> str:
         from .main_text import main_text  # main_text builds on this module
 
         return str(main_text(html))
+    return composed(page_text(html))
+
+
+def page_text(html: str) -> str:
+    """All the text of *html* a reader sees, one block per line, not yet :func:`composed`."""
     root = visible_tree(html)
     if root is None:
         return strip_tags(html) if html and html.strip() else ""
@@ -236,11 +241,16 @@ def block_text(root: lxml.etree._Element) -> str:
         tail = element.tail
         element.tail = "\n" + tail if tail else "\n"
     # method="text" gives the text of itertext() without a Python string per piece.
-    text = tidy_whitespace(
+    return tidy_whitespace(
         lxml.etree.tostring(root, method="text", encoding="unicode", with_tail=False)
     )
-    # Composed, as a reader sees it: a page may write a letter as a base and a combining
-    # mark that its copy writes as one code point (the fingerprint folds both anyway).
+
+
+def composed(text: str) -> str:
+    """*text* composed (NFC), as a reader sees it: a page may write a letter as a base and
+    a combining mark that its copy writes as one code point (the fingerprint folds both
+    anyway). Done once on an extractor's result: its cost grows with the square of a run
+    of combining marks, which a hostile page can make long."""
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 

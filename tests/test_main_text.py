@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 
 import pytest
 from pipelines import make_pipeline, simhash_stats
@@ -313,22 +314,48 @@ def test_deeply_nested_pages_cost_a_few_times_reading_them(body):
     assert text.count(BUDGET) == 10_000 and len(everything) >= len(text)
 
 
-def test_nested_declared_chrome_costs_a_few_times_reading_the_page():
+_MENU = "".join(f"<li><a href='/{i}'>link number {i} of the menu</a></li>" for i in range(10_000))
+_LONG = "A paragraph of more than eighty characters, which counts as the page's paragraph text."
+
+
+@pytest.mark.parametrize(
+    ("inside", "after", "fallback"),
+    [("", f"<p>{BUDGET[:60]}</p>", "page"), (f"<p>{_LONG}</p>", "", "chrome")],
+    ids=["a short line after them", "a paragraph inside them"],
+)
+def test_nested_declared_chrome_costs_a_few_times_reading_the_page(inside, after, fallback):
     # A page without a main text, its menu inside 240 nested <aside>s: the fallback that
-    # leaves out declared chrome measured each of them, and dropped those already dropped
-    # with the one around them (15 s on a page like this one, twice as large).
-    links = "".join(
-        f"<li><a href='/{i}'>link number {i} of the menu</a></li>" for i in range(10_000)
-    )
+    # leaves out declared chrome measured each of them (15 s on a page like this one,
+    # twice as large), and dropped those inside one dropped already again. Where they
+    # hold the page's paragraph, each is kept, and each was measured.
     page = (
         "<html><body>"
         + "<aside>" * 240
-        + f"<ul>{links}</ul>"
+        + f"<ul>{_MENU}</ul>{inside}"
         + "</aside>" * 240
-        + f"<p>{BUDGET[:60]}</p></body></html>"
+        + f"{after}</body></html>"
     )
     everything, text = _read_and_extract(page)
-    assert text.fallback == "page" and text == everything
+    assert text.fallback == fallback and text == everything
+
+
+def test_the_main_text_is_composed_once(monkeypatch):
+    # Composing a run of combining marks costs the square of its length (a hostile page
+    # can make it long): done once on the result, not on each text the extractor reads
+    # (here the region and, the words being few, all of the page's text).
+    calls = []
+    normalize = unicodedata.normalize
+
+    def counted(form: str, text: str) -> str:
+        calls.append(form)
+        return normalize(form, text)
+
+    monkeypatch.setattr(unicodedata, "normalize", counted)
+    marks = "a" + "\u0301\u0316" * 1000
+    nav = "".join(f"<a href='/{i}'>section {i}</a>" for i in range(30))
+    text = main_text(f"<html><body><nav>{nav}</nav><p>{'word ' * 100}{marks}</p></body></html>")
+    assert text.endswith(normalize("NFC", marks))
+    assert calls == ["NFC"]
 
 
 BIO = (
