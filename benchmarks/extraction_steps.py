@@ -30,7 +30,7 @@ STEPS = (
     "text_length",
     "drop_teasers",
     "chrome_elements",
-    "_region",
+    "find_region",
     "block_text",
     "_good_lines",
     "body_of",

@@ -48,9 +48,9 @@ import lxml.etree
 
 from .body import Line, body_of
 from .chrome import chrome_elements, without_declared_chrome
+from .region import PARAGRAPH_CHARS, find_region
 from .teasers import drop_teasers
 from .text import (
-    INLINE_TAGS,
     block_text,
     composed,
     drop_tree,
@@ -61,18 +61,8 @@ from .text import (
     within,
 )
 
-#: A text block this long (in characters of its own text) is a paragraph of content.
-PARAGRAPH_CHARS = 80
-#: The region grows until it holds this share of the page's paragraph text.
-REGION_SHARE = 0.8
 #: A marked element holding this share of the region's paragraph text is kept.
 ARTICLE_SHARE = 0.5
-#: Paragraphs inside marked chrome score this much of their length.
-CHROME_WEIGHT = 0.3
-#: On a page that declares where its content is (``main``, ``role="main"``,
-#: ``itemprop="articleBody"``, an ``article`` that is not one of a list of articles) and
-#: has paragraphs there, paragraphs outside it score this much.
-OUTSIDE_WEIGHT = 0.2
 #: A line with more than this share of link text is navigation.
 LINK_LINE_SHARE = 0.4
 #: A line shorter than this right above a link list is the list's title.
@@ -94,12 +84,6 @@ _ITEM = "\ue004"  # a list item or table cell: structured content (specification
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
-# "/descendant::" is "//" (the whole document) without its extra step over every node. Most
-# text nodes are short (the spaces between tags): their length rules them out before a
-# normalised copy of them is made.
-_LONG_TEXTS = lxml.etree.XPath(
-    "/descendant::text()[string-length() > 20][string-length(normalize-space()) > 20]"
-)
 
 
 class MainText(str):
@@ -142,7 +126,7 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     # the region would grow to hold them.
     drop_teasers(root)
     declared, named = chrome_elements(root)
-    region, article = _region(root, set(declared) | set(named))
+    region, article = find_region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
     keep.add(region)
     # Not again inside one dropped already: dropping copies the subtree, and nested chrome
@@ -181,8 +165,14 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     for br in region.iter("br"):
         if br.tail and not br.tail.isspace():
             br.tail = _BR + br.tail.lstrip()
-    for paragraph in region.iter("p"):
-        paragraph.text = _PARA + (paragraph.text or "")
+    # The article's lead can sit beside the block of the rest (outside a paywall's
+    # container): the paragraphs right before and after the region belong to it, as
+    # readability adds a candidate's paragraph siblings.
+    before, after = _adjacent_paragraphs(region)
+    parts = [*before, region, *after]
+    for part in parts:
+        for paragraph in part.iter("p"):
+            paragraph.text = _PARA + (paragraph.text or "")
     if body:
         for item in region.iter("li", "td", "th", "dt", "dd"):
             item.text = _ITEM + (item.text or "")
@@ -195,7 +185,7 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
             return False
         return _has_words(text, min_words) or not _has_words(everything(), 2 * min_words)
 
-    lines = _good_lines(block_text(region))
+    lines = _good_lines("\n".join(block_text(part) for part in parts))
     text = _text(lines)
     if complete(text):
         return MainText.of(body_of(lines, text) if body else text)
@@ -211,99 +201,30 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     return MainText.of(everything(), "page")
 
 
-def _region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Element, dict]:
-    """The element that holds the article (the root when no paragraph is found), and
-    for each element that holds paragraphs, the characters of paragraph text it holds."""
-    own: dict = {}  # element -> characters of its own long texts (inline markup included)
-    for text in _LONG_TEXTS(root):
-        element = text.getparent()
-        if text.is_tail:
-            element = element.getparent()
-        while element is not None and element.tag in INLINE_TAGS:
-            if element.tag == "a":
+def _adjacent_paragraphs(
+    region: lxml.etree._Element,
+) -> tuple[list[lxml.etree._Element], list[lxml.etree._Element]]:
+    """The ``p`` elements right before and right after *region*, in document order, up to
+    the first sibling that is not a paragraph of at least ``PARAGRAPH_CHARS`` characters,
+    mostly not link text."""
+
+    def run(siblings) -> list:
+        found = []
+        for sibling in siblings:
+            if not isinstance(sibling.tag, str):
+                continue  # a comment ("<!-- ad slot -->") between paragraphs
+            if sibling.tag != "p":
                 break
-            element = element.getparent()
-        if element is None or element.tag == "a":
-            continue  # link text is not content
-        own[element] = own.get(element, 0) + len(text)
-    paragraphs = {e: length for e, length in own.items() if length >= PARAGRAPH_CHARS}
-    if not paragraphs:
-        return root, {}
-    # The paragraphs' ancestors, each with its depth, found by walking up from each
-    # paragraph only until a known ancestor: linear in the tree, however deeply a
-    # (hostile) page nests thousands of paragraphs.
-    depth: dict = {}
-    parent_of: dict = {}
-    for element in paragraphs:
-        path = []
-        node = element
-        while node is not None and node not in depth:
-            path.append(node)
-            node = node.getparent()
-        base = depth[node] if node is not None else -1
-        for steps, child in enumerate(reversed(path), start=1):
-            depth[child] = base + steps
-            parent_of[child] = node
-            node = child
-    top_down = sorted(depth, key=depth.__getitem__)
-    in_chrome: dict = {}  # element -> whether it or an ancestor is chrome
-    in_main: dict = {}  # element -> whether it is in what the page declares its content
-    for element in top_down:
-        parent = parent_of[element]
-        in_chrome[element] = element in penalised or (parent is not None and in_chrome[parent])
-        in_main[element] = (parent is not None and in_main[parent]) or _declared_main(element)
-    # What the page declares its content is evidence, as chrome markers are: a consent
-    # box's or a slideshow's long texts outside it weigh less than its paragraphs.
-    outside = OUTSIDE_WEIGHT if any(in_main[e] for e in paragraphs) else 1.0
-    held: dict = dict.fromkeys(depth, 0.0)  # element -> paragraph text in its subtree
-    plain: dict = dict.fromkeys(depth, 0)  # the same, chrome text not weighed down
-    scores: dict = {}
-    for element, length in paragraphs.items():
-        weight = CHROME_WEIGHT if in_chrome[element] else 1.0
-        if not in_main[element]:
-            weight *= outside
-        held[element] += length * weight
-        plain[element] += length
-        # As readability does: a paragraph scores for its parent and, halved, for its
-        # grandparent, so the best element is the one that holds the paragraphs.
-        score = (1 + min(length / 100, 3)) * weight
-        parent = parent_of[element]
-        if parent is not None:
-            scores[parent] = scores.get(parent, 0) + score
-            grandparent = parent_of[parent]
-            if grandparent is not None:
-                scores[grandparent] = scores.get(grandparent, 0) + score / 2
-    for element in reversed(top_down):
-        parent = parent_of[element]
-        if parent is not None:
-            held[parent] += held[element]
-            plain[parent] += plain[element]
-    if not scores:
-        return root, plain
-    region = max(scores, key=scores.get)
-    total = held[root]
-    while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
-        region = region.getparent()
-    return region, plain
+            length = len("".join(sibling.itertext()).strip())
+            links = sum(len("".join(link.itertext())) for link in sibling.iter("a"))
+            if length < PARAGRAPH_CHARS or links > LINK_LINE_SHARE * length:
+                break
+            found.append(sibling)
+        return found
 
-
-def _declared_main(element: lxml.etree._Element) -> bool:
-    """Whether the page declares *element* its content: ``main``, ``role="main"``, the
-    schema.org ``articleBody``, or an ``article`` without sibling articles (a run of them
-    is a list: slides, teasers)."""
-    if element.tag == "main" or element.get("role") == "main":
-        return True
-    itemprop = element.get("itemprop")
-    if itemprop and "articleBody" in itemprop.split():
-        return True
-    if element.tag != "article":
-        return False
-    # The nearest sibling article on each side, not a count of them all: every article of
-    # a run asks, and a count would make a run of thousands quadratic.
-    return (
-        next(element.itersiblings("article"), None) is None
-        and next(element.itersiblings("article", preceding=True), None) is None
-    )
+    if region.getparent() is None:
+        return [], []
+    return run(region.itersiblings(preceding=True))[::-1], run(region.itersiblings())
 
 
 def _good_lines(text: str) -> list[Line]:

@@ -59,8 +59,10 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 #: the built-in extractor finds no main text, it leaves out what the page declares chrome
 #: (menus, sidebars, its header and footer) before it falls back to all visible text; HTML
 #: text is read composed (NFC), without ruby readings, and with a <noscript> that holds a
-#: paragraph.
-TERMS_VERSION = 8
+#: paragraph. 9: the paragraphs right beside the article's region are part of it (a lead
+#: outside a paywall's container); the text is composed once, on the extractor's result
+#: (the body is chosen on the text as read); the fallback's guard weighs paragraph text.
+TERMS_VERSION = 9
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.

@@ -358,6 +358,20 @@ def test_the_main_text_is_composed_once(monkeypatch):
     assert calls == ["NFC"]
 
 
+def test_a_lead_beside_the_block_of_the_article_is_kept():
+    # A paywall's container holds most of the article; its lead paragraphs are its
+    # siblings, and so is a line of links, which is not kept.
+    rest = "".join(f"<p>{FROG} Part {n} of the story.</p>" for n in range(6))
+    links = "".join(f"<a href='/{n}'>Another story about frogs, number {n}</a> " for n in range(3))
+    body = (
+        f"<div class='article-area'><p>{links}</p><p>{BUDGET}</p><p>{SECOND}</p>"
+        f"<!-- ad slot --><div class='paywall'>{rest}</div></div>"
+    )
+    lines = main_text(page(body)).splitlines()
+    assert lines[:2] == [BUDGET, SECOND]
+    assert len(lines) == 8 and not any("Another story" in line for line in lines)
+
+
 BIO = (
     "Anna Weber has covered local politics for this paper since 2009, after ten years as a "
     "radio reporter in the valley; she lives in the old town with two cats and a piano."
