@@ -20,7 +20,7 @@ import re
 
 import lxml.etree
 
-from .text import block_text, drop_tree, raw_length, visible_tree, within
+from .text import block_text, drop_trees, raw_length, visible_tree
 
 # Paragraph text: text nodes of paragraph length (a menu's link texts are shorter).
 _PARAGRAPH_TEXTS = lxml.etree.XPath("/descendant::text()[string-length(normalize-space()) > 80]")
@@ -242,14 +242,7 @@ def without_declared_chrome(html: str) -> str:
     held = _paragraph_text_held(root)
     half = 0.5 * held.get(root, 0)
     declared, _ = chrome_elements(root)
-    dropped: set = set()
-    for element in declared:
-        # One inside an element dropped already went with it.
-        if element.getparent() is None or within(element, dropped):
-            continue
-        if not (half and held.get(element, 0) >= half):
-            drop_tree(element)
-            dropped.add(element)
+    drop_trees(element for element in declared if not (half and held.get(element, 0) >= half))
     return block_text(root)
 
 

@@ -53,12 +53,13 @@ from .teasers import drop_teasers
 from .text import (
     block_text,
     composed,
-    drop_tree,
+    drop_trees,
     page_text,
+    raw_length,
     strip_tags,
     text_length,
+    text_of,
     visible_tree,
-    within,
 )
 
 #: A marked element holding this share of the region's paragraph text is kept.
@@ -129,28 +130,19 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     region, article = find_region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
     keep.add(region)
-    # Not again inside one dropped already: dropping copies the subtree, and nested chrome
-    # would make that quadratic.
-    dropped: set = set()
-    for element in declared:
-        if element not in keep and element.getparent() is not None:
-            if within(element, dropped):
-                continue
-            drop_tree(element)
-            dropped.add(element)
+    dropped = drop_trees(element for element in declared if element not in keep)
     # An element only named like chrome that holds most of the region's paragraphs is the
     # article under a misleading name (``<div class="entry share">``): its name is
     # evidence, its content the verdict. (What the page declares, a ``nav``, stays chrome.)
     most = ARTICLE_SHARE * article.get(region, 0)
-    for element in named:
-        if (
-            element not in keep
-            and element.getparent() is not None
-            and not within(element, dropped)
-            and not (most and article.get(element, 0) >= most)
-        ):
-            drop_tree(element)
-            dropped.add(element)
+    drop_trees(
+        (
+            element
+            for element in named
+            if element not in keep and not (most and article.get(element, 0) >= most)
+        ),
+        dropped,
+    )
     for link in root.iter("a"):
         link.text = _LINK_START + (link.text or "")
         link.tail = _LINK_END + (link.tail or "")
@@ -215,8 +207,8 @@ def _adjacent_paragraphs(
                 continue  # a comment ("<!-- ad slot -->") between paragraphs
             if sibling.tag != "p":
                 break
-            length = len("".join(sibling.itertext()).strip())
-            links = sum(len("".join(link.itertext())) for link in sibling.iter("a"))
+            length = len(text_of(sibling).strip())
+            links = sum(raw_length(link) for link in sibling.iter("a"))
             if length < PARAGRAPH_CHARS or links > LINK_LINE_SHARE * length:
                 break
             found.append(sibling)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from html import unescape
 
 import lxml.etree
@@ -224,10 +224,18 @@ def drop_tree(element: lxml.etree._Element) -> None:
     parent.remove(element)
 
 
-def within(element: lxml.etree._Element, dropped: set) -> bool:
-    """Whether *element* is inside one of *dropped*: removed from the tree with it (a walk
-    up its ancestors, where dropping it again would copy its subtree for nothing)."""
-    return not dropped.isdisjoint(element.iterancestors())
+def drop_trees(elements: Iterable[lxml.etree._Element], dropped: set | None = None) -> set:
+    """:func:`drop_tree` each of *elements* that is still in the tree: not one without a
+    parent, nor one inside an element dropped already (by this call, or one of *dropped*),
+    which went with it: dropping it again would copy its subtree for nothing, and nested
+    chrome would make that quadratic. Returns the elements dropped, *dropped* included."""
+    dropped = set() if dropped is None else dropped
+    for element in elements:
+        if element.getparent() is None or not dropped.isdisjoint(element.iterancestors()):
+            continue
+        drop_tree(element)
+        dropped.add(element)
+    return dropped
 
 
 def block_text(root: lxml.etree._Element) -> str:
