@@ -89,7 +89,6 @@ WEAK_CHROME_WORDS = frozenset(["sidebar"])
 #: wrappers of everything (``elementor-widget-container``, ``header-style-2``).
 WEAK_CHROME_TOKENS = frozenset(["header", "widget", "widgets", "ad", "ads", "banner", "promo"])
 _NEVER_CHROME = frozenset(["html", "body", "main", "article"])
-_WORD_SPLIT = re.compile(r"[\s_-]+")
 
 
 def _substring_pattern(words: frozenset[str]) -> str:
@@ -209,16 +208,17 @@ def _words_verdict(names: str) -> int:
     names = names.lower()
     if not _ANY_CHROME.search(names):
         return 0
-    # Leading or trailing separators give an empty word, which no test below matches.
-    words = set(_WORD_SPLIT.split(names))
+    # Words split at spaces, "-" and "_": str.split() splits at the spaces a regex's \s
+    # matches, in a third of the time of one.
+    words = set(names.replace("-", " ").replace("_", " ").split())
     if not words.isdisjoint(ALWAYS_CHROME_WORDS):
         return _STRONG
     if not words.isdisjoint(WEAK_CHROME_WORDS):
         return _WEAK
     if not words.isdisjoint(CONTENT_WORDS):
         return 0
-    if not words.isdisjoint(CHROME_WORDS) or any(
-        w.startswith("nav") or w.endswith("nav") for w in words
+    if not words.isdisjoint(CHROME_WORDS) or (
+        "nav" in names and any(w.startswith("nav") or w.endswith("nav") for w in words)
     ):
         return _STRONG  # a word starting or ending in "nav" counts too (topnav, navbar)
     if not WEAK_CHROME_TOKENS.isdisjoint(names.split()):

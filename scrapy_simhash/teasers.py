@@ -74,7 +74,7 @@ def _is_teaser(element: lxml.etree._Element) -> bool:
     length = text_length(element)
     if not 0 < length <= TEASER_CHARS:
         return False
-    links = sum(len(text.strip()) for text in _LINK_TEXTS(element))
+    links = sum(map(len, map(str.strip, _LINK_TEXTS(element))))  # no Python frame per text
     if not TEASER_LINK_SHARE * length <= links <= length - TEASER_OWN_CHARS:
         return False
     # A card holds a headline and a lead in blocks of their own; a paragraph that cites a

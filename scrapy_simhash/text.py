@@ -114,12 +114,11 @@ _INVISIBLE_BLOCKS = re.compile(
 )
 _TAG = re.compile(r"</?\s*([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
 # Characters XML does not allow: control characters other than tab and line breaks, and
-# the two non-characters U+FFFE and U+FFFF. They are replaced in the UTF-8 bytes, a few
-# times faster than a regex on the text: the control characters are single bytes that
-# UTF-8 uses for nothing else, and U+FFFE and U+FFFF the only characters encoded as
-# EF BF BE and EF BF BF.
+# the two non-characters U+FFFE and U+FFFF. The control characters are replaced in the
+# UTF-8 bytes, a few times faster than a regex on the text: they are single bytes that
+# UTF-8 uses for nothing else.
 _CONTROL_TO_SPACE = bytes.maketrans(bytes(c for c in range(32) if c not in b"\t\n\r"), b" " * 29)
-_NOT_XML_SEQUENCES = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")
+_NOT_XML_CHARACTERS = ("\ufffe", "\uffff")
 # The same characters written as character references (&#1;, &#x1f;, &#65535;), which the
 # parser decodes into the tree. libxml2 reads a reference's digits as far as they go, with
 # or without the closing semicolon ("&#x01b" is U+001B), so the pattern does too.
@@ -190,15 +189,18 @@ def visible_tree(html: str) -> lxml.etree._Element | None:
 def parse_html(html: str) -> lxml.etree._Element | None:
     """The lxml tree of *html*, or ``None`` when there is no element to build it from
     (empty input, only a comment) or lxml cannot parse it. Never raises."""
-    if not html or not html.strip():
+    if not html or html.isspace():
         return None
     # lxml keeps characters XML does not allow (_CONTROL_TO_SPACE) in the tree but refuses
     # them when text is written back (as block_text and drop_tree do): a form feed in a
     # page would fail it. They become spaces.
+    # The non-characters are looked for in the str, not in its UTF-8 bytes: a str whose
+    # characters are all below U+FFFE answers at once, and a search of the bytes for
+    # their three-byte form took a tenth of the parse.
+    for character in _NOT_XML_CHARACTERS:
+        if character in html:
+            html = html.replace(character, " ")
     data = html.encode("utf-8", errors="replace").translate(_CONTROL_TO_SPACE)
-    for sequence in _NOT_XML_SEQUENCES:
-        if sequence in data:
-            data = data.replace(sequence, b" ")
     if b"&#" in data:
         data = _NOT_XML_REFERENCES.sub(b" ", data)
     try:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from scrapy_simhash.chrome import chrome_elements
+import pytest
+
+from scrapy_simhash.chrome import _STRONG, _WEAK, _words_verdict, chrome_elements
 from scrapy_simhash.text import parse_html
 
 FILLER = "<p>" + "Words of the article that make the page long enough. " * 20 + "</p>"
@@ -38,3 +40,26 @@ def test_class_id_and_role_of_one_element_are_judged_together():
 def test_verdicts_are_the_same_when_remembered():
     html = '<html><body><div data-x="a" class="Share-Bar">x</div>' + FILLER + "</body></html>"
     assert _marked(html) == _marked(html) == (set(), {"a"})
+
+
+@pytest.mark.parametrize(
+    ("value", "verdict"),
+    [
+        # Words are split at runs of spaces of any kind, "-" and "_", at either end too.
+        ("post\u00a0share", _STRONG),
+        ("entry\tcontent\nmenu", 0),  # a content word undoes "menu"...
+        ("entry__content--comments", _STRONG),  # ... not "comments"
+        ("--sidebar--", _WEAK),
+        ("_topnav_", _STRONG),  # a word that starts or ends in "nav"
+        ("canvas-navy", _STRONG),
+        ("canvas caravan", 0),  # "nav" inside no word's start or end
+        ("unavailable", 0),
+        ("ad", _WEAK),  # weak tokens are whole tokens between spaces only
+        ("ad-slot", 0),
+        ("x\u2003ad", _WEAK),
+        ("", 0),
+        ("- _ -", 0),
+    ],
+)
+def test_words_of_a_value(value, verdict):
+    assert _words_verdict(value) == verdict

@@ -69,8 +69,9 @@ def test_too_deep_at_the_limit(extra):
 
 
 def test_characters_xml_refuses_become_spaces():
-    # Replaced in the page's UTF-8 bytes: control characters, U+FFFE and U+FFFF, next to
-    # characters of two, three and four bytes that hold the same byte values inside them.
+    # Control characters (replaced in the page's UTF-8 bytes), U+FFFE and U+FFFF (in its
+    # text), next to characters of two, three and four bytes that hold the same byte
+    # values inside them.
     page = "<p>a\x0cb\x01c\ufffed\uffffe \u00ff\uffef\ufeff\U0001f600 tab\tend</p>"
     root = parse_html(page)
     assert lxml.etree.tostring(root, method="text", encoding="unicode") == (
@@ -203,3 +204,9 @@ def test_text_of_and_raw_length_are_those_of_xpath(pieces):
     for element in root.iter():
         assert raw_length(element) == lxml.etree.XPath("string-length()")(element)
         assert text_of(element) == lxml.etree.XPath("string()")(element)
+
+
+@pytest.mark.parametrize("page", ["", " ", "\n\t \u3000\u00a0", "\ufeff x"])
+def test_a_page_of_spaces_has_no_tree(page):
+    # U+FEFF is not a space: that page has text.
+    assert (parse_html(page) is None) == (page.strip() == "")
