@@ -122,13 +122,11 @@ class Segmenter:
     def __init__(self, backend: str = "auto") -> None:
         if backend not in ("auto", "jieba", "rjieba"):
             raise ValueError(f"segmenter backend {backend!r} is not one of auto, jieba, rjieba")
-        if backend == "auto":
-            try:
-                import rjieba  # noqa: F401
-
-                backend = "rjieba"
-            except ImportError:
-                backend = "jieba"
+        # Looked up, not imported: importing rjieba loads its dictionary (0.2 s), which a
+        # crawl's process that hands analysis to workers never needs.
+        self._auto = backend == "auto"
+        if self._auto:
+            backend = "rjieba" if importlib.util.find_spec("rjieba") is not None else "jieba"
         self.backend = backend
         self._cut = None
         self._lock = threading.Lock()
@@ -142,9 +140,19 @@ class Segmenter:
 
     def _load(self):
         if self.backend == "rjieba":
-            import rjieba
-
-            return functools.partial(rjieba.cut, hmm=False)
+            try:
+                import rjieba
+            except ImportError:
+                if not self._auto:
+                    raise
+                # Installed but broken: jieba gives the same words, only slower.
+                logging.getLogger(__name__).warning(
+                    "rjieba is installed but cannot be imported; segmenting with jieba",
+                    exc_info=True,
+                )
+                self.backend = "jieba"
+            else:
+                return functools.partial(rjieba.cut, hmm=False)
         import jieba
 
         # jieba logs "Building prefix dict..." to stderr at DEBUG; keep the crawl log clean.

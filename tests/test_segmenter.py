@@ -4,6 +4,8 @@ changes a fingerprint; pure jieba keeps working without it."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 
 import pytest
 
@@ -82,3 +84,32 @@ def test_rjieba_matches_jieba_on_every_chinese_handbook_page(corpora, fingerprin
         ):
             differing.append(page.name)
     assert differing == []
+
+
+@needs_rjieba
+def test_choosing_rjieba_does_not_load_it():
+    # Importing rjieba loads its dictionary: a crawl's process that leaves analysis to its
+    # workers builds a Fingerprinter and must not pay for that.
+    code = (
+        "import sys; from scrapy_simhash.fingerprint import Fingerprinter; "
+        "f = Fingerprinter(); assert f.term_extractor.segmenter.backend == 'rjieba'; "
+        "print('rjieba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_broken_rjieba_falls_back_to_jieba_words(tmp_path, monkeypatch, caplog):
+    # Found on the path, fails to import: "auto" segments with jieba and says why; asking
+    # for rjieba by name raises.
+    (tmp_path / "rjieba").mkdir()
+    (tmp_path / "rjieba" / "__init__.py").write_text("raise ImportError('broken build')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "rjieba", raising=False)
+    segmenter = Segmenter("auto")
+    assert segmenter.backend == "rjieba"
+    assert segmenter.cut("北京大学的研究人员") == ["北京大学", "的", "研究", "人员"]
+    assert segmenter.backend == "jieba"
+    assert "cannot be imported; segmenting with jieba" in caplog.text
+    with pytest.raises(ImportError, match="broken build"):
+        Segmenter("rjieba").cut("北京")
