@@ -4,6 +4,7 @@
     python benchmarks/crawl_speed.py --pages DIR    # your own .html files
     python benchmarks/crawl_speed.py --copies 2 --rounds 1
     python benchmarks/crawl_speed.py --workers 1 --waiting   # and a pipeline that only waits
+    python benchmarks/crawl_speed.py --workers 1 --analysing # and one that analyses, no index
 
 A site is built in a temporary directory from real pages: every page of the Debian Handbook
 (6 languages, 762 pages) in ``--copies`` copies, each copy with a small edit (a "mirror"
@@ -17,6 +18,10 @@ carry the URL, the title and the whole ``<body>``):
   turn of the event loop and drops the copies (the simhash pipeline drops those and
   about 400 of the handbook's own pages, near-duplicates of others): what Scrapy itself
   spends on a pipeline that waits and drops, the least any such pipeline costs;
+* a pipeline that only analyses (``--analysing``): ``SimhashDedupPipeline`` with one worker
+  process, which hands each item to the worker and awaits its analysis, then drops the
+  copies as the waiting one does, with no index: the share of the pipeline's cost that
+  is the worker round trip, against the index's thread and the drops;
 * on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value.
 
 Each crawl runs in its own process; items/s is (scraped + dropped) / (finish - start) from
@@ -67,6 +72,26 @@ class WaitingPipeline:
         if "/copy0/" not in item["url"]:
             raise DropItem("a copy", log_level="DEBUG")
         return item
+
+
+def analysing_pipeline():
+    """SimhashDedupPipeline that analyses each item in its worker and drops every copy
+    but the first, without checking an index (its internals: a benchmark's tool only)."""
+    from itemadapter import ItemAdapter
+    from scrapy.exceptions import DropItem
+
+    from scrapy_simhash import SimhashDedupPipeline
+
+    class AnalysingPipeline(SimhashDedupPipeline):
+        async def process_item(self, item):
+            adapter = ItemAdapter(item)
+            values = [adapter.get(name) for name in self.config.text_fields]
+            await self.runner.analyse(values, adapter["url"])
+            if "/copy0/" not in adapter["url"]:
+                raise DropItem("a copy", log_level="DEBUG")
+            return item
+
+    return AnalysingPipeline
 
 
 def build_site(source: Path | None, copies: int, root: Path) -> int:
@@ -142,6 +167,10 @@ def crawl_main(mode: str, site: Path, port: int, out: Path) -> None:
     }
     if mode == "waiting":
         settings["ITEM_PIPELINES"] = {WaitingPipeline: 300}
+    elif mode == "analysing":
+        settings["ITEM_PIPELINES"] = {analysing_pipeline(): 300}
+        settings["SIMHASH_INDEX_URI"] = "memory:"  # opened, never asked
+        settings["SIMHASH_WORKERS"] = 1
     elif mode != "off":
         settings["ITEM_PIPELINES"] = {"scrapy_simhash.SimhashDedupPipeline": 300}
         settings["SIMHASH_INDEX_URI"] = f"sqlite:///{out.with_suffix('.db')}"
@@ -191,6 +220,11 @@ def main(argv: list[str] | None = None) -> None:
         "--workers", default="0,1,2", help="SIMHASH_WORKERS values to run, comma-separated"
     )
     parser.add_argument(
+        "--analysing",
+        action="store_true",
+        help="also the pipeline with one worker that analyses each item, with no index",
+    )
+    parser.add_argument(
         "--waiting",
         action="store_true",
         help="also a pipeline that only awaits one loop turn and drops the copies",
@@ -211,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             time.sleep(1.0)
             modes = ["off", "waiting"] if args.waiting else ["off"]
+            modes += ["analysing"] if args.analysing else []
             modes += [f"workers={w.strip()}" for w in args.workers.split(",")]
             best: dict[str, tuple[dict, float]] = {}
             for _ in range(args.rounds):
@@ -241,9 +276,11 @@ def main(argv: list[str] | None = None) -> None:
         base = best["off"][1]
         for mode in modes:
             stats, rate = best[mode]
-            name = {"off": "pipeline off", "waiting": "a pipeline that only waits"}.get(
-                mode, f"pipeline on, SIMHASH_{mode.upper()}"
-            )
+            name = {
+                "off": "pipeline off",
+                "waiting": "a pipeline that only waits",
+                "analysing": "a pipeline that only analyses (one worker, no index)",
+            }.get(mode, f"pipeline on, SIMHASH_{mode.upper()}")
             kept = stats.get("item_scraped_count", 0)
             dropped = stats.get("item_dropped_count", 0)
             own = stats["cpu_crawl_process"] * 1e3 / pages
