@@ -196,7 +196,7 @@ def parse_html(html: str) -> lxml.etree._Element | None:
     # page would fail it. They become spaces.
     # The non-characters are looked for in the str, not in its UTF-8 bytes: a str whose
     # characters are all below U+FFFE answers at once, and a search of the bytes for
-    # their three-byte form took a tenth of the parse.
+    # their three-byte form took nearly a tenth of the parse.
     for character in _NOT_XML_CHARACTERS:
         if character in html:
             html = html.replace(character, " ")
