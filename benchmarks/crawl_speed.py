@@ -57,28 +57,32 @@ def mirror(html: str, copy: int) -> str:
     return html.replace("<body>", "<body>" + mark, 1)
 
 
+def keep_first_copy(item):
+    """*item* if its page is the first copy of the site's page; else it is dropped."""
+    from scrapy.exceptions import DropItem
+
+    if "/copy0/" not in item["url"]:
+        raise DropItem("a copy", log_level="DEBUG")
+    return item
+
+
 class WaitingPipeline:
     """Awaits one turn of the event loop per item and drops every copy but the first."""
 
     async def process_item(self, item):
         import asyncio
 
-        from scrapy.exceptions import DropItem
-
         loop = asyncio.get_running_loop()
         turn = loop.create_future()
         loop.call_soon(turn.set_result, None)
         await turn
-        if "/copy0/" not in item["url"]:
-            raise DropItem("a copy", log_level="DEBUG")
-        return item
+        return keep_first_copy(item)
 
 
 def analysing_pipeline():
     """SimhashDedupPipeline that analyses each item in its worker and drops every copy
     but the first, without checking an index (its internals: a benchmark's tool only)."""
     from itemadapter import ItemAdapter
-    from scrapy.exceptions import DropItem
 
     from scrapy_simhash import SimhashDedupPipeline
 
@@ -87,9 +91,7 @@ def analysing_pipeline():
             adapter = ItemAdapter(item)
             values = [adapter.get(name) for name in self.config.text_fields]
             await self.runner.analyse(values, adapter["url"])
-            if "/copy0/" not in adapter["url"]:
-                raise DropItem("a copy", log_level="DEBUG")
-            return item
+            return keep_first_copy(item)
 
     return AnalysingPipeline
 

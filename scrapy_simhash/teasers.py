@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import lxml.etree
 
-from .text import INLINE_TAGS, drop_tree, text_length
+from .text import INLINE_TAGS, drop_trees, text_length
 
 #: Sibling teasers (linked cards of one kind) come in runs of at least this many...
 TEASER_RUN = 3
@@ -64,9 +64,9 @@ def drop_teasers(root: lxml.etree._Element) -> None:
             else:
                 if len(teasers) >= TEASER_RUN:
                     found += teasers
-    # Removed after the walk: a tree is not changed under its own iterator.
-    for teaser in found:
-        drop_tree(teaser)
+    # Removed after the walk: a tree is not changed under its own iterator. A card inside
+    # a card of an outer grid went with it.
+    drop_trees(found)
 
 
 def _is_teaser(element: lxml.etree._Element) -> bool:
