@@ -20,7 +20,7 @@ import re
 
 import lxml.etree
 
-from .text import block_text, drop_trees, raw_length, visible_tree
+from .text import HEADINGS, block_text, drop_trees, raw_length, text_of, visible_tree
 
 # Paragraph text: text nodes of paragraph length (a menu's link texts are shorter).
 _PARAGRAPH_TEXTS = lxml.etree.XPath("/descendant::text()[string-length(normalize-space()) > 80]")
@@ -118,6 +118,13 @@ _ANY_CHROME = re.compile(
 WRAPPER_SHARE = 0.5
 #: Weakly marked elements with more text than this (and few links) are kept.
 WEAK_MAX_CHARS = 200
+#: The text beside an image, up to this length, is its caption or credit.
+CAPTION_CHARS = 100
+#: Elements searched above an image for its caption.
+CAPTION_LEVELS = 4
+_NOT_CAPTION_BOXES = frozenset(
+    [*HEADINGS, "p", "a", "li", "td", "th", "button", "article", "main", "body", "html"]
+)
 
 # Every role, class and id value of the document, in document order, each a "smart" string
 # that knows its attribute's name and element: one XPath in C, and no Python call per
@@ -129,6 +136,7 @@ _NAMES = lxml.etree.XPath("/descendant::*/@role | /descendant::*/@class | /desce
 #: site sees a few hundred; a set of many sites' pages, ~150 new ones per page).
 VERDICTS_KEPT = 32768
 _STRONG, _WEAK = 2, 1
+_FOR_WRITING = lxml.etree.XPath("boolean(descendant::textarea | descendant::input[@type='email'])")
 _VERDICTS: dict[str, int] = {}
 
 
@@ -142,9 +150,15 @@ def chrome_elements(
     declared: list = []
     page_tags: list = []
     weak: list = []  # forms: chrome, or (ASP.NET) the whole page
+    named: list = []
     for element in root.iter(*CHROME_TAGS, *PAGE_TAGS, "form"):  # one walk, not three
         tag = element.tag
-        (weak if tag == "form" else page_tags if tag in PAGE_TAGS else declared).append(element)
+        if tag == "form":
+            # A form the reader writes in (a comment, a newsletter's address) is named
+            # chrome by what it holds; other forms can wrap a whole page.
+            (named if _FOR_WRITING(element) else weak).append(element)
+        else:
+            (page_tags if tag in PAGE_TAGS else declared).append(element)
     sectioned: dict = {}  # element -> whether it is inside an article, section...
     for element in page_tags:
         # Up to the first ancestor already known: linear in the tree, however deeply a
@@ -174,7 +188,6 @@ def chrome_elements(
             known = verdicts.get(element, 0)
             if known is not None and known < verdict:
                 verdicts[element] = verdict
-    named = []
     for element, verdict in verdicts.items():
         if verdict is None:
             declared.append(element)
@@ -224,6 +237,35 @@ def _words_verdict(names: str) -> int:
     if not WEAK_CHROME_TOKENS.isdisjoint(names.split()):
         return _WEAK
     return 0
+
+
+def captions(root: lxml.etree._Element) -> list[lxml.etree._Element]:
+    """The captions and credits of the images of *root*, with their images: for each
+    ``img``, ``picture`` or ``video``, the nearest element around it that has text, when
+    that text is at most ``CAPTION_CHARS`` long ("Photo: AFP", a figure's legend).
+    Copies of one article caption their images differently, if at all. The search stops
+    at a paragraph, a heading, a link, a list item or a table cell (an image inline in
+    text, a teaser's picture) and after ``CAPTION_LEVELS`` elements."""
+    found = []
+    for image in root.iter("img", "picture", "video"):
+        box = image.getparent()
+        for _ in range(CAPTION_LEVELS):
+            if box is None or box.tag in _NOT_CAPTION_BOXES:
+                box = None
+                break
+            length = len(text_of(box).strip())
+            if length:
+                break
+            box = box.getparent()
+        else:
+            box = None
+        if (
+            box is not None
+            and length <= CAPTION_CHARS
+            and not any(ancestor.tag == "a" for ancestor in box.iterancestors())
+        ):
+            found.append(box)
+    return found
 
 
 def without_declared_chrome(html: str) -> str:

@@ -21,13 +21,16 @@ look different. :func:`main_text` keeps the article, in four steps over one lxml
    best-scoring element grows to its ancestors until it holds 80% of the page's long text
    (so weighed), so an article split into several blocks is kept whole. Nothing that
    contains the region is removed as chrome.
-3. **Lines.** The region's text, one block per line, is judged line by line: a line that is
-   mostly link text is navigation (menus, related links, tag clouds), and a short line
-   right above one is that list's title ("Related articles"); short lines before
-   the first long line and after the last (bylines, share bars, "read more") are dropped,
-   except paragraphs of their own. Lines broken by ``<br>`` are judged as their block.
-   Image captions, bylines and datelines are dropped: copies of one article carry them
-   differently.
+3. **Lines.** The region's text, one block per line (a line break in the page's source is
+   a space, as a browser shows it), is judged line by line: a line that is mostly link
+   text is navigation (menus, related links, tag clouds), and a short line right above
+   one is that list's title ("Related articles"); short lines before the first long line
+   and after the last (bylines, share bars, "read more") are dropped, except a ``p`` of
+   its own, the headline block above the first paragraph, and list items below the last;
+   a heading with nothing under it titled a box that was removed ("Most read") and goes
+   too. Lines broken by ``<br>`` are judged as their block. Image captions (the short
+   text beside an image, :func:`~scrapy_simhash.chrome.captions`), bylines and datelines
+   are dropped: copies of one article carry them differently.
 4. **Never a fragment.** When what is left is a small share of the page's visible text, or
    has fewer distinct words than a fingerprint needs while the page has many, extraction
    failed: the whole page's filtered text is used; failing that, the page without only what
@@ -47,10 +50,11 @@ import re
 import lxml.etree
 
 from .body import Line, body_of
-from .chrome import chrome_elements, without_declared_chrome
+from .chrome import captions, chrome_elements, without_declared_chrome
 from .region import PARAGRAPH_CHARS, find_region
 from .teasers import drop_teasers
 from .text import (
+    HEADINGS,
     block_text,
     composed,
     drop_trees,
@@ -74,16 +78,28 @@ FALLBACK_SHARE = 0.1
 FALLBACK_CHARS = 2000
 
 # Link text is marked with two private-use characters before the text is serialised, so
-# that each line knows how much of it is link text.
+# that each line knows how much of it is link text; more marks say what block a line is.
 _LINK_START, _LINK_END = "\ue000", "\ue001"
 _LINK_TEXT = re.compile("\ue000([^\ue001]*)\ue001?")
-_LINK_MARKS = re.compile("[\ue000-\ue004]")
 _BR = "\ue003"
 _PARA = "\ue002"
 _ITEM = "\ue004"  # a list item or table cell: structured content (specifications, steps)
+# A heading, one mark per rank: U+E005 for h1 to U+E00A for h6.
+_HEADING_MARK = {tag: chr(0xE005 + rank) for rank, tag in enumerate(HEADINGS)}
+_HEADING_RANK = {chr(0xE005 + rank): rank + 1 for rank in range(len(HEADINGS))}
+_HEADING_MARKS = re.compile("[\ue005-\ue00a]")
+_MARKS = re.compile("[\ue000-\ue00a]")
+_MARK_CHARS = "".join(map(chr, range(0xE000, 0xE00B)))
+#: A heading longer than this is not a section's title (a site's headline of a teaser
+#: can be a heading of any length).
+HEADING_CHARS = 200
+#: Lines above the first paragraph searched for the heading the article starts with.
+HEADLINE_LINES = 4
 # CJK characters carry about as much as a short word each; counting them three times
 # makes a Chinese sentence as "long" as its English translation.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Words read one by one before the rest of a text is read at once (see _has_words).
+_WORDS_ONE_BY_ONE = 1000
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
 
 
@@ -126,6 +142,7 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     # Teasers first: their leads would otherwise count as the page's paragraph text, and
     # the region would grow to hold them.
     drop_teasers(root)
+    drop_trees(captions(root))
     declared, named = chrome_elements(root)
     region, article = find_region(root, set(declared) | set(named))
     keep = set(region.iterancestors())
@@ -165,9 +182,10 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     for part in parts:
         for paragraph in part.iter("p"):
             paragraph.text = _PARA + (paragraph.text or "")
-    if body:
-        for item in region.iter("li", "td", "th", "dt", "dd"):
-            item.text = _ITEM + (item.text or "")
+        for heading in part.iter(HEADINGS):
+            heading.text = _HEADING_MARK[heading.tag] + (heading.text or "")
+    for item in region.iter("li", "td", "th", "dt", "dd"):
+        item.text = _ITEM + (item.text or "")
     # Only needed when the main text looks short: parsed again then (the tree has lost
     # its chrome by now).
     everything = functools.cache(lambda: page_text(html))
@@ -221,24 +239,30 @@ def _adjacent_paragraphs(
 
 def _good_lines(text: str) -> list[Line]:
     """The lines of *text* that are content: no link lists, no short lines before the
-    first paragraph or after the last, unless they are paragraphs of their own. (List
-    items and table cells are marked only where the body is asked for.)"""
+    first paragraph or after the last unless they are blocks of the article's own kind
+    (see :func:`_chosen`), no heading without a section under it."""
     lines: list[Line] = []
     paragraphs = []
+    headings = []  # each line's heading rank, 0 for a line that is not a heading
     first = last = None
     after_links = False  # whether the line before was a link line
     split = text.split("\n")
     blocks = _broken_blocks(split) if _BR in text else {}
     for number, line in enumerate(split):
+        if not line.strip(_MARK_CHARS):
+            # Marks without text (a link around blocks leaves its start on a line of its
+            # own): nothing a reader sees, and no line between a list and its title.
+            continue
         block = blocks.get(number)
         paragraph = _PARA in line or (block is not None and block[1])
         links = 0
         if _LINK_START in line:
             # The marks themselves are not text: an image link is a line of marks only.
-            links = len(_LINK_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
+            links = len(_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
         item = _ITEM in line
-        if paragraph or links or item or _LINK_END in line or _BR in line:
-            line = _LINK_MARKS.sub("", line)
+        heading = _HEADING_MARKS.search(line)
+        if paragraph or links or item or heading or _LINK_END in line or _BR in line:
+            line = _MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):
             # A short line right above a list of links is that list's title ("Related
             # articles", "Mehr zum Thema"): it goes with its list.
@@ -251,6 +275,7 @@ def _good_lines(text: str) -> list[Line]:
             ):
                 lines.pop()
                 paragraphs.pop()
+                headings.pop()
             after_links = True
             continue
         after_links = False
@@ -262,12 +287,56 @@ def _good_lines(text: str) -> list[Line]:
         own = size if block is None else _reading_length(line)
         lines.append(Line(line, own, block and (block[2], block[0]), item))
         paragraphs.append(paragraph)
+        headings.append(_HEADING_RANK[heading.group()] if heading else 0)
     if first is None:
         return lines
-    # One short line before the first paragraph stays: it is usually the headline's lead.
-    kept = lines[max(0, first - 1) : last + 1]
-    kept += [line for line, p in zip(lines[last + 1 :], paragraphs[last + 1 :], strict=True) if p]
-    return kept
+    chosen = _chosen(lines, paragraphs, headings, first, last)
+    return [lines[number] for number in _without_empty_sections(chosen, lines, headings)]
+
+
+def _chosen(
+    lines: list[Line], paragraphs: list[bool], headings: list[int], first: int, last: int
+) -> list[int]:
+    """The numbers of the lines kept around the run of paragraphs from *first* to *last*:
+    the whole run; above it, the headline block (from the nearest heading at most
+    ``HEADLINE_LINES`` up; else the one line right above, usually a headline or a lead);
+    outside it, a ``p`` (a paragraph the author wrote, however short) and, below it, a
+    list item or table cell (a recipe's last steps, a list that ends the article). Other
+    short lines out there are the page's furniture: bylines, dates, share bars, "read
+    more"."""
+    top = max(0, first - 1)
+    for number in range(first - 1, max(-1, first - 1 - HEADLINE_LINES), -1):
+        if headings[number]:
+            top = number
+            break
+    return [
+        *(number for number in range(top) if paragraphs[number]),
+        *range(top, last + 1),
+        *(
+            number
+            for number in range(last + 1, len(lines))
+            if paragraphs[number] or lines[number].item
+        ),
+    ]
+
+
+def _without_empty_sections(chosen: list[int], lines: list[Line], headings: list[int]) -> list[int]:
+    """*chosen* without the headings that have nothing under them: a heading followed by
+    one of the same or a higher rank, or by nothing, titled a box that was removed
+    ("Related articles", "Leave a comment", "Most read")."""
+    kept: list[int] = []
+    following = None  # the rank of the next kept line if a heading, 0 if not, None at the end
+    for number in reversed(chosen):
+        rank = headings[number]
+        if (
+            rank
+            and len(lines[number].text) <= HEADING_CHARS
+            and (following is None or 0 < following <= rank)
+        ):
+            continue
+        kept.append(number)
+        following = rank
+    return kept[::-1]
 
 
 def _text(lines: list[Line]) -> str:
@@ -303,8 +372,13 @@ def _has_words(text: str, count: int) -> bool:
     cheap stand-in for the number of terms a fingerprint would get. Stops reading as soon
     as it knows."""
     seen: set[str] = set()
-    for match in _WORDS.finditer(text):
+    for number, match in enumerate(_WORDS.finditer(text)):
         seen.add(match.group().lower())
         if len(seen) >= count:
             return True
+        if number == _WORDS_ONE_BY_ONE:
+            # A long text of few distinct words (a page that repeats one sentence): the
+            # rest in one call, not a Python step per word.
+            seen.update(word.lower() for word in _WORDS.findall(text, match.end()))
+            return len(seen) >= count
     return False

@@ -62,7 +62,11 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 #: paragraph. 9: the paragraphs right beside the article's region are part of it (a lead
 #: outside a paywall's container); the text is composed once, on the extractor's result
 #: (the body is chosen on the text as read); the fallback's guard weighs paragraph text.
-TERMS_VERSION = 9
+#: 10: HTML text is read with the page's source line breaks as spaces (except in <pre>);
+#: the built-in extractor drops images' captions, forms the reader writes in and headings
+#: with nothing under them, and keeps a p above the article, the headline block and list
+#: items below it.
+TERMS_VERSION = 10
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.

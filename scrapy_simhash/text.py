@@ -33,6 +33,8 @@ INVISIBLE_TAGS = (
 #: A ``<noscript>`` holding one text node this long (a paragraph) holds the page's content
 #: for readers without scripts (a blog platform's post, say), not a notice.
 NOSCRIPT_CONTENT_CHARS = 200
+#: Headings, by rank.
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # Block-level elements end a line, so that words of adjacent blocks are not glued together.
 _BLOCK_TAGS = frozenset(
     [
@@ -96,6 +98,9 @@ _INVISIBLE_CHARS = re.compile("[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u20
 _HOLDS_PARAGRAPH = lxml.etree.XPath(
     f"boolean(descendant::text()[string-length(normalize-space()) >= {NOSCRIPT_CONTENT_CHARS}])"
 )
+# The block end block_text writes: a carriage return, which libxml2 has already turned
+# into a line break wherever the page had one.
+_BLOCK_END = "\r"
 _SPACES = re.compile(r"[\t\r\f\v\u00a0][ \t\r\f\v\u00a0]*| [ \t\r\f\v\u00a0]+")
 
 # libxml2 stops at 256 levels of nesting unless asked for "huge" trees, and then silently
@@ -120,11 +125,13 @@ _TAG = re.compile(r"</?\s*([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
 _CONTROL_TO_SPACE = bytes.maketrans(bytes(c for c in range(32) if c not in b"\t\n\r"), b" " * 29)
 _NOT_XML_CHARACTERS = ("\ufffe", "\uffff")
 # The same characters written as character references (&#1;, &#x1f;, &#65535;), which the
-# parser decodes into the tree. libxml2 reads a reference's digits as far as they go, with
-# or without the closing semicolon ("&#x01b" is U+001B), so the pattern does too.
+# parser decodes into the tree, and the carriage return (&#13;): libxml2 turns the page's
+# own ones into line breaks, and block_text ends its blocks with it. libxml2 reads a
+# reference's digits as far as they go, with or without the closing semicolon ("&#x01b"
+# is U+001B), so the pattern does too.
 _NOT_XML_REFERENCES = re.compile(
-    rb"&#(?:0*(?:[1-8]|1[124-9]|2[0-9]|3[01]|6553[45])(?![0-9])"
-    rb"|[xX]0*(?:[1-8bcefBCEF]|1[0-9a-fA-F]|[fF]{3}[eEfF])(?![0-9a-fA-F]));?"
+    rb"&#(?:0*(?:[1-8]|1[1-9]|2[0-9]|3[01]|6553[45])(?![0-9])"
+    rb"|[xX]0*(?:[1-8b-fB-F]|1[0-9a-fA-F]|[fF]{3}[eEfF])(?![0-9a-fA-F]));?"
 )
 # Whether an element is that many levels below the root: "*/*/..." finds it in C, one level
 # at a time.
@@ -241,19 +248,29 @@ def drop_trees(elements: Iterable[lxml.etree._Element], dropped: set | None = No
 
 
 def block_text(root: lxml.etree._Element) -> str:
-    """The text under *root*, each block on its own lines. Writes line breaks into the
-    tree around every block element, then lxml joins the text in C (several times faster
-    than a walk in Python)."""
+    """The text under *root*, one block per line. Writes a block end into the tree around
+    every block element, then lxml joins the text in C (several times faster than a walk
+    in Python).
+
+    A line break in the page's source is a space, as a browser shows it, except inside a
+    ``<pre>``: a paragraph wrapped at 80 columns in its source, or a link whose text
+    starts on the line after its tag, is one line, not several short ones that the line
+    filter would judge apart."""
+    for pre in root.iter("pre"):
+        for node in pre.iter():
+            if node.text and "\n" in node.text:
+                node.text = node.text.replace("\n", _BLOCK_END)
+            if node is not pre and node.tail and "\n" in node.tail:
+                node.tail = node.tail.replace("\n", _BLOCK_END)
     for element in root.iter(*_BLOCK_TAGS):
         # Each read of .text or .tail makes a new string: read once.
         text = element.text
-        element.text = "\n" + text if text else "\n"
+        element.text = _BLOCK_END + text if text else _BLOCK_END
         tail = element.tail
-        element.tail = "\n" + tail if tail else "\n"
+        element.tail = _BLOCK_END + tail if tail else _BLOCK_END
     # method="text" gives the text of itertext() without a Python string per piece.
-    return tidy_whitespace(
-        lxml.etree.tostring(root, method="text", encoding="unicode", with_tail=False)
-    )
+    text = lxml.etree.tostring(root, method="text", encoding="unicode", with_tail=False)
+    return tidy_whitespace(text.replace("\n", " ").replace(_BLOCK_END, "\n"))
 
 
 def composed(text: str) -> str:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_simhash.chrome import _STRONG, _WEAK, _words_verdict, chrome_elements
+from scrapy_simhash.chrome import _STRONG, _WEAK, _words_verdict, captions, chrome_elements
 from scrapy_simhash.text import parse_html
 
 FILLER = "<p>" + "Words of the article that make the page long enough. " * 20 + "</p>"
@@ -63,3 +63,35 @@ def test_verdicts_are_the_same_when_remembered():
 )
 def test_words_of_a_value(value, verdict):
     assert _words_verdict(value) == verdict
+
+
+def test_forms_the_reader_writes_in_are_named_chrome():
+    _, named = _marked(
+        "<html><body>"
+        + FILLER
+        + '<form data-x="comment"><p>Leave a reply</p><textarea></textarea></form>'
+        + '<form data-x="newsletter"><input type="email"><button>Subscribe</button></form>'
+        # A search box is a form too, but a small one, judged as before (weak).
+        + '<form data-x="search"><input type="search"></form>'
+        + FILLER * 2
+        + "</body></html>"
+    )
+    assert {"comment", "newsletter"} <= named
+    assert "search" in named  # weak and short: chrome
+
+
+def test_captions_are_the_short_text_beside_an_image():
+    long = "A long legend that explains what the picture shows, in more words than a credit. " * 2
+    root = parse_html(
+        "<html><body>"
+        '<div data-x="credit"><img src="a.jpg"><span>Photo: AFP</span></div>'
+        '<figure data-x="figure"><div><picture><img src="b.jpg"></picture></div>'
+        "<div><span>Rome, 2020</span></div></figure>"
+        f'<div data-x="legend"><img src="c.jpg"><div>{long}</div></div>'
+        '<p data-x="inline">Short words <img src="smile.png"> inline.</p>'
+        '<a href="/x"><div data-x="card"><img src="d.jpg"><span>A teaser</span></div></a>'
+        '<div><div><div><div><div data-x="deep"><img src="e.jpg"></div></div></div></div>'
+        "<span>Too far up</span></div>"
+        "</body></html>"
+    )
+    assert {box.get("data-x") for box in captions(root)} == {"credit", "figure"}

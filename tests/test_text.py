@@ -80,7 +80,8 @@ def test_characters_xml_refuses_become_spaces():
 
 
 @pytest.mark.parametrize(
-    "reference", ["&#1;", "&#x1f;", "&#X0C;", "&#0011;", "&#65534;", "&#xFFFF;", "&#x01"]
+    "reference",
+    ["&#1;", "&#x1f;", "&#X0C;", "&#0011;", "&#65534;", "&#xFFFF;", "&#x01", "&#13;", "&#x0D;"],
 )
 def test_character_references_xml_refuses_become_spaces(reference):
     # The parser decodes references into the tree: "&#1;" once made every page that held
@@ -210,3 +211,14 @@ def test_text_of_and_raw_length_are_those_of_xpath(pieces):
 def test_a_page_of_spaces_has_no_tree(page):
     # U+FEFF is not a space: that page has text.
     assert (parse_html(page) is None) == (page.strip() == "")
+
+
+def test_source_line_breaks_are_spaces_except_in_pre():
+    # As a browser shows them: a paragraph wrapped in its source is one line.
+    page = (
+        "<html><body><p>A paragraph wrapped\nin its source\r\nacross lines,&#13;&#10;and on.</p>"
+        "<pre>line one\nline <b>two\nthree</b>\n</pre><div>x\n</div></body></html>"
+    )
+    assert visible_text(page, remove_boilerplate=False) == (
+        "A paragraph wrapped in its source across lines, and on.\nline one\nline two\nthree\nx"
+    )
