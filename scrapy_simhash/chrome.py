@@ -150,13 +150,17 @@ def chrome_elements(
     declared: list = []
     page_tags: list = []
     weak: list = []  # forms: chrome, or (ASP.NET) the whole page
-    named: list = []
+    verdicts: dict = {}  # element -> its strongest verdict, or None for a chrome role
     for element in root.iter(*CHROME_TAGS, *PAGE_TAGS, "form"):  # one walk, not three
         tag = element.tag
         if tag == "form":
             # A form the reader writes in (a comment, a newsletter's address) is named
-            # chrome by what it holds; other forms can wrap a whole page.
-            (named if _FOR_WRITING(element) else weak).append(element)
+            # chrome by what it holds, as strongly as by a class word; other forms can
+            # wrap a whole page.
+            if _FOR_WRITING(element):
+                verdicts[element] = _STRONG
+            else:
+                weak.append(element)
         else:
             (page_tags if tag in PAGE_TAGS else declared).append(element)
     sectioned: dict = {}  # element -> whether it is inside an article, section...
@@ -174,7 +178,6 @@ def chrome_elements(
             declared.append(element)
     # ... what its class or id names may be a wrapper of the whole page. Most values mark
     # nothing, and their elements are never asked for.
-    verdicts: dict = {}  # element -> its strongest verdict, or None for a chrome role
     for value in _NAMES(root):
         if value.attrname == "role":
             if value.strip().lower() in CHROME_ROLES:
@@ -188,6 +191,7 @@ def chrome_elements(
             known = verdicts.get(element, 0)
             if known is not None and known < verdict:
                 verdicts[element] = verdict
+    named = []
     for element, verdict in verdicts.items():
         if verdict is None:
             declared.append(element)

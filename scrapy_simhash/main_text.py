@@ -86,10 +86,11 @@ _PARA = "\ue002"
 _ITEM = "\ue004"  # a list item or table cell: structured content (specifications, steps)
 # A heading, one mark per rank: U+E005 for h1 to U+E00A for h6.
 _HEADING_MARK = {tag: chr(0xE005 + rank) for rank, tag in enumerate(HEADINGS)}
-_HEADING_RANK = {chr(0xE005 + rank): rank + 1 for rank in range(len(HEADINGS))}
-_HEADING_MARKS = re.compile("[\ue005-\ue00a]")
-_MARKS = re.compile("[\ue000-\ue00a]")
-_MARK_CHARS = "".join(map(chr, range(0xE000, 0xE00B)))
+_HEADING_RANK = {mark: rank + 1 for rank, mark in enumerate(_HEADING_MARK.values())}
+_HEADING_MARKS = re.compile("[" + "".join(_HEADING_RANK) + "]")
+# Every mark, for the lines that are marks only, and as a pattern to remove them.
+_MARK_CHARS = _LINK_START + _LINK_END + _PARA + _BR + _ITEM + "".join(_HEADING_RANK)
+_MARKS = re.compile("[" + _MARK_CHARS + "]")
 #: A heading longer than this is not a section's title (a site's headline of a teaser
 #: can be a heading of any length).
 HEADING_CHARS = 200
