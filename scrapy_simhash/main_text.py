@@ -250,20 +250,25 @@ def _good_lines(text: str) -> list[Line]:
     split = text.split("\n")
     blocks = _broken_blocks(split) if _BR in text else {}
     for number, line in enumerate(split):
-        if not line.strip(_MARK_CHARS):
+        # The marks are private-use characters: an ASCII line has none (half the lines of
+        # an English page), and is not searched for them.
+        marked = not line.isascii()
+        if marked and not line.strip(_MARK_CHARS):
             # Marks without text (a link around blocks leaves its start on a line of its
             # own): nothing a reader sees, and no line between a list and its title.
             continue
         block = blocks.get(number)
-        paragraph = _PARA in line or (block is not None and block[1])
+        paragraph = (marked and _PARA in line) or (block is not None and block[1])
         links = 0
-        if _LINK_START in line:
-            # The marks themselves are not text: an image link is a line of marks only.
-            links = len(_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
-        item = _ITEM in line
-        heading = _HEADING_MARKS.search(line)
-        if paragraph or links or item or heading or _LINK_END in line or _BR in line:
-            line = _MARKS.sub("", line)
+        item, heading = False, None
+        if marked:
+            if _LINK_START in line:
+                # The marks themselves are not text: an image link is a line of marks only.
+                links = len(_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
+            item = _ITEM in line
+            heading = _HEADING_MARKS.search(line)
+            if paragraph or links or item or heading or _LINK_END in line or _BR in line:
+                line = _MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):
             # A short line right above a list of links is that list's title ("Related
             # articles", "Mehr zum Thema"): it goes with its list.
@@ -365,6 +370,8 @@ def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool, int]]:
 
 def _reading_length(line: str) -> int:
     """The length of *line*, each CJK character counted three times (see ``_CJK``)."""
+    if line.isascii():
+        return len(line)
     return len(line) + 2 * len(_CJK.findall(line))
 
 

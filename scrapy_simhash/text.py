@@ -93,15 +93,15 @@ _HTML_HINT = re.compile(
 )
 # Zero-width and invisible formatting characters that leave the rendered text unchanged.
 _INVISIBLE_CHARS = re.compile("[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
-# Runs of spaces that are not already one plain space (matching single spaces too would
-# make the substitution several times slower on ordinary text).
 _HOLDS_PARAGRAPH = lxml.etree.XPath(
     f"boolean(descendant::text()[string-length(normalize-space()) >= {NOSCRIPT_CONTENT_CHARS}])"
 )
 # The block end block_text writes: a carriage return, which libxml2 has already turned
 # into a line break wherever the page had one.
 _BLOCK_END = "\r"
-_SPACES = re.compile(r"[\t\r\f\v\u00a0][ \t\r\f\v\u00a0]*| [ \t\r\f\v\u00a0]+")
+# What tidy_whitespace makes a space, and runs of spaces it makes one.
+_OTHER_SPACES = ("\t", "\r", "\f", "\v", "\u00a0")
+_SPACES = re.compile("  +")
 
 # libxml2 stops at 256 levels of nesting unless asked for "huge" trees, and then silently
 # drops the deeper text; real pages (and hostile ones) can be nested deeper than that.
@@ -305,6 +305,12 @@ def strip_tags(html: str) -> str:
 
 def tidy_whitespace(text: str) -> str:
     """Collapse runs of spaces, keep single line breaks between blocks, strip the ends."""
+    # Tabs, carriage returns, form feeds, vertical tabs and no-break spaces are spaces,
+    # and a run of spaces is one. The replacements and a pattern of plain spaces take a
+    # third of the time of one pattern for all six characters.
+    for space in _OTHER_SPACES:
+        if space in text:
+            text = text.replace(space, " ")
     text = _SPACES.sub(" ", text)
     # Splitting beats a regex for "whitespace around line breaks" several times over.
     return "\n".join([line for line in [line.strip() for line in text.split("\n")] if line])
