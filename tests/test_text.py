@@ -22,6 +22,7 @@ from scrapy_simhash.text import (
     parse_html,
     raw_length,
     text_of,
+    tidy_whitespace,
     visible_text,
 )
 
@@ -222,3 +223,20 @@ def test_source_line_breaks_are_spaces_except_in_pre():
     assert visible_text(page, remove_boilerplate=False) == (
         "A paragraph wrapped in its source across lines, and on.\nline one\nline two\nthree\nx"
     )
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\r\f\v\u00a0\n\u3000a中"), max_size=40))
+def test_tidy_whitespace_makes_each_run_of_spaces_one(text):
+    # The rule, written as plainly as it reads: a run of spaces, tabs, carriage returns,
+    # form feeds, vertical tabs and no-break spaces is one space; each line is stripped
+    # (of any whitespace), and empty lines go.
+    spaces = " \t\r\f\v\u00a0"
+    runs = []
+    for character in text:
+        if character in spaces:
+            if not runs or runs[-1] != " ":
+                runs.append(" ")
+        else:
+            runs.append(character)
+    lines = [line.strip() for line in "".join(runs).split("\n")]
+    assert tidy_whitespace(text) == "\n".join(line for line in lines if line)
