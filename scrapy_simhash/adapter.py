@@ -28,8 +28,8 @@ from .dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from .exceptions import SimhashError, SimhashIndexError
 from .index import open_index
 from .indexthread import IndexThread
+from .items import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
 from .settings import SimhashSettings, setting_bool, unknown_settings
-from .text import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
 if TYPE_CHECKING:
@@ -374,7 +374,7 @@ class CrawlDeduplicator:
 
 def _plain(value: Any, within: tuple[int, ...] = ()) -> Any:
     """*value* in a form that pickles to a worker and gives the same text there (cut
-    where :func:`~scrapy_simhash.text.field_text` would cut it, lists nested as deep as it
+    where :func:`~scrapy_simhash.items.field_text` would cut it, lists nested as deep as it
     follows them and no deeper, so that no more is sent)."""
     if value is None:
         return value

@@ -19,8 +19,9 @@ from typing import Literal
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, hash_term
 from .index.base import Match, NearDuplicateIndex, Status
+from .items import field_text
 from .main_text import MainText
-from .text import exact_form, field_text, normalize_characters
+from .text import exact_form, normalize_characters
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
 #: ``empty``: no text at all, never a duplicate.

@@ -1,4 +1,5 @@
-"""Turn item fields into the plain text that gets fingerprinted.
+"""Turn HTML and text into the plain text that gets fingerprinted (the text of an item's
+fields is read in :mod:`scrapy_simhash.items`).
 
 Two jobs, both free of Scrapy so that scripts and the CLI can call them:
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from html import unescape
 
 import lxml.etree
@@ -343,69 +344,3 @@ def exact_form(text: str) -> str:
     """Return the form under which two short texts count as exact duplicates:
     normalised, case-folded, with whitespace collapsed to single spaces."""
     return " ".join(normalize_text(text).casefold().split())
-
-
-#: Characters of one item field read at most (HTML included): a hostile 50 MB page of
-#: nested tags takes lxml 5 s and 700 MB; 10 MB of it about 1 s.
-MAX_FIELD_LENGTH = 10_000_000
-#: Levels of lists in one item field followed at most: deeper ones, and a list that holds
-#: itself, are left out, so that a hostile item cannot exhaust the stack.
-MAX_FIELD_DEPTH = 100
-
-
-def field_text(
-    value: object,
-    *,
-    remove_boilerplate: bool = True,
-    extractor: Callable[[str], str] | None = None,
-    fallbacks: list[str] | None = None,
-) -> str:
-    """Return the text of one item field: HTML reduced to its visible text, bytes decoded
-    as UTF-8 (undecodable bytes replaced), lists joined line by line, ``None`` as ``""``.
-
-    *extractor*, if given, reduces HTML instead of :func:`visible_text` (see
-    :mod:`scrapy_simhash.extract`); where it had to fall back to a wider text than the main
-    text, the reason is appended to *fallbacks*. Lists nested deeper than
-    :data:`MAX_FIELD_DEPTH`, and lists that hold themselves, are left out below that
-    point."""
-    return _field_text(value, remove_boilerplate, extractor, fallbacks, ())
-
-
-def _field_text(
-    value: object,
-    remove_boilerplate: bool,
-    extractor: Callable[[str], str] | None,
-    fallbacks: list[str] | None,
-    within: tuple[int, ...],
-) -> str:
-    """:func:`field_text`, *within* the lists (their ids) that hold *value*."""
-    if value is None:
-        return ""
-    if isinstance(value, bytes | bytearray):
-        value = bytes(value[:MAX_FIELD_LENGTH]).decode("utf-8", errors="replace")
-    if isinstance(value, str):
-        # Bounds the time and memory one field can take before any parsing; the text is
-        # cut again, shorter, by SIMHASH_MAX_TEXT_LENGTH.
-        value = value[:MAX_FIELD_LENGTH]
-        if looks_like_html(value):
-            if extractor is not None:
-                text = extractor(value)
-                reason = getattr(text, "fallback", None)
-                if reason and fallbacks is not None:
-                    fallbacks.append(reason)
-                return text
-            return visible_text(value, remove_boilerplate=remove_boilerplate)
-        return value
-    if isinstance(value, list | tuple):
-        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
-            return ""
-        within = (*within, id(value))
-        return "\n".join(
-            _field_text(v, remove_boilerplate, extractor, fallbacks, within)
-            for v in value
-            if v is not None
-        )
-    try:
-        return str(value)
-    except RecursionError:  # e.g. a dict nested thousands of levels deep
-        return ""

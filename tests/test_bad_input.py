@@ -27,8 +27,9 @@ from scrapy_simhash import NearDuplicate
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.fingerprint import Fingerprinter, hash_term
 from scrapy_simhash.index.memory import MemoryIndex
+from scrapy_simhash.items import field_text
 from scrapy_simhash.terms import Segmenter
-from scrapy_simhash.text import field_text, normalize_text
+from scrapy_simhash.text import normalize_text
 
 
 class Article(scrapy.Item):
@@ -271,7 +272,7 @@ import json, sys
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.fingerprint import Fingerprinter, hash_term
 from scrapy_simhash.index.memory import MemoryIndex
-from scrapy_simhash.text import field_text
+from scrapy_simhash.items import field_text
 samples = json.loads(sys.stdin.read())
 dedup = Deduplicator(MemoryIndex(), Fingerprinter(segmenter=sys.argv[1]))
 analyses = [dedup.analyse(field_text(s)) for s in samples]

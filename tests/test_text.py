@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scrapy_simhash.items import field_text
 from scrapy_simhash.main_text import main_text
 from scrapy_simhash.text import (
     _INVISIBLE_CHARS,
@@ -15,7 +16,6 @@ from scrapy_simhash.text import (
     _PARSER,
     _too_deep,
     exact_form,
-    field_text,
     looks_like_html,
     normalize_characters,
     normalize_text,

@@ -23,8 +23,8 @@ from ..exceptions import IndexNotFound, SimhashError
 from ..fingerprint import format_fingerprint
 from ..index import open_index
 from ..index.base import NearDuplicateIndex
+from ..items import field_text
 from ..settings import SimhashSettings, unknown_settings
-from ..text import field_text
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
