@@ -5,6 +5,7 @@
     python benchmarks/crawl_speed.py --copies 2 --rounds 1
     python benchmarks/crawl_speed.py --workers 1 --waiting   # and a pipeline that only waits
     python benchmarks/crawl_speed.py --workers 1 --analysing # and one that analyses, no index
+    python benchmarks/crawl_speed.py --workers 1 --neighbour # and no pipeline beside a busy core
 
 A site is built in a temporary directory from real pages: every page of the Debian Handbook
 (6 languages, 762 pages) in ``--copies`` copies, each copy with a small edit (a "mirror"
@@ -22,7 +23,12 @@ carry the URL, the title and the whole ``<body>``):
   process, which hands each item to the worker and awaits its analysis, then drops the
   copies as the waiting one does, with no index: the share of the pipeline's cost that
   is the worker round trip, against the index's thread and the drops;
-* on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value.
+* on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value;
+* a busy neighbour (``--neighbour``): no item pipeline, while another process beside the
+  crawl runs a Python loop that keeps one core busy, with no tie to the crawl: what any
+  second process busy beside the crawl costs it on this machine (the CPUs' shared caches,
+  and on a machine of two cores the crawl's own threads and the HTTP server left one).
+  The simhash pipeline's worker is such a process, busy part of the time.
 
 Each crawl runs in its own process; items/s is (scraped + dropped) / (finish - start) from
 Scrapy's stats, and the CPU time of the crawl's process, of its worker processes and of the
@@ -125,11 +131,19 @@ def free_port() -> int:
 def run_crawl(site: Path, port: int, mode: str, workdir: Path) -> dict:
     """One crawl in a fresh process; returns its stats."""
     out = workdir / f"stats-{mode}-{time.monotonic_ns()}.json"
-    subprocess.run(
-        [sys.executable, __file__, "--crawl", mode, str(site), str(port), str(out)],
-        check=True,
-        cwd=workdir,
-    )
+    neighbour = None
+    if mode == "neighbour":
+        neighbour = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        subprocess.run(
+            [sys.executable, __file__, "--crawl", mode, str(site), str(port), str(out)],
+            check=True,
+            cwd=workdir,
+        )
+    finally:
+        if neighbour is not None:
+            neighbour.kill()
+            neighbour.wait()
     return json.loads(out.read_text())
 
 
@@ -173,7 +187,7 @@ def crawl_main(mode: str, site: Path, port: int, out: Path) -> None:
         settings["ITEM_PIPELINES"] = {analysing_pipeline(): 300}
         settings["SIMHASH_INDEX_URI"] = "memory:"  # opened, never asked
         settings["SIMHASH_WORKERS"] = 1
-    elif mode != "off":
+    elif mode not in ("off", "neighbour"):  # the neighbour runs beside the crawl
         settings["ITEM_PIPELINES"] = {"scrapy_simhash.SimhashDedupPipeline": 300}
         settings["SIMHASH_INDEX_URI"] = f"sqlite:///{out.with_suffix('.db')}"
         settings["SIMHASH_WORKERS"] = int(mode.removeprefix("workers="))
@@ -231,6 +245,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also a pipeline that only awaits one loop turn and drops the copies",
     )
+    parser.add_argument(
+        "--neighbour",
+        action="store_true",
+        help="also the crawl without the pipeline beside a process that keeps a core busy",
+    )
     args = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="simhash-crawl-"))
@@ -247,6 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             time.sleep(1.0)
             modes = ["off", "waiting"] if args.waiting else ["off"]
+            modes += ["neighbour"] if args.neighbour else []
             modes += ["analysing"] if args.analysing else []
             modes += [f"workers={w.strip()}" for w in args.workers.split(",")]
             best: dict[str, tuple[dict, float]] = {}
@@ -282,6 +302,7 @@ def main(argv: list[str] | None = None) -> None:
                 "off": "pipeline off",
                 "waiting": "a pipeline that only waits",
                 "analysing": "a pipeline that only analyses (one worker, no index)",
+                "neighbour": "pipeline off, a busy process beside the crawl",
             }.get(mode, f"pipeline on, SIMHASH_{mode.upper()}")
             kept = stats.get("item_scraped_count", 0)
             dropped = stats.get("item_dropped_count", 0)
