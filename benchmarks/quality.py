@@ -277,10 +277,12 @@ class MinHashLSH(Method):
         return found
 
 
-def methods(extractors: bool) -> list[Method]:
+def methods(extractors: bool, peers: bool = True) -> list[Method]:
     chosen: list[Method] = [Ours("builtin")]
     if extractors:
         chosen += [Ours("trafilatura"), Ours("none")]
+    if not peers:  # the peers are not even built: their packages need not be installed
+        return chosen
     return [*chosen, SimhashPackage(), TrafilaturaSimhash(), MinHashLSH()]
 
 
@@ -817,9 +819,7 @@ def main(argv: list[str] | None = None) -> None:
     global SHOW_FALSE_POSITIVES
     SHOW_FALSE_POSITIVES = args.false_positives
 
-    chosen = methods(extractors=True)
-    if args.no_peers:
-        chosen = [m for m in chosen if isinstance(m, Ours)]
+    chosen = methods(extractors=True, peers=not args.no_peers)
     print(
         f"# Quality: distance <= {MAX_DISTANCE}; "
         f"truth = {SHINGLE}-token shingle Jaccard >= {JACCARD}"
