@@ -250,8 +250,8 @@ def _good_lines(text: str) -> list[Line]:
     split = text.split("\n")
     blocks = _broken_blocks(split) if _BR in text else {}
     for number, line in enumerate(split):
-        # The marks are private-use characters: an ASCII line has none (half the lines of
-        # an English page), and is not searched for them.
+        # The marks are private-use characters: an ASCII line has none (30,694 of the
+        # 57,680 lines of the handbook's pages in six languages), and is not searched.
         marked = not line.isascii()
         if marked and not line.strip(_MARK_CHARS):
             # Marks without text (a link around blocks leaves its start on a line of its
