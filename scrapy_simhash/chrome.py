@@ -37,6 +37,9 @@ CHROME_ROLES = frozenset(
 #: the value also says "content" (``comment-body``, ``entry-share``, ``related-posts``)...
 ALWAYS_CHROME_WORDS = frozenset(
     [
+        # An author's box (bio, photo, "more by"): a copy of the article on another site
+        # has another, or none; the byline it also names is chrome too.
+        "author",
         "breadcrumb",
         "breadcrumbs",
         "comment",

@@ -65,8 +65,9 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 #: 10: HTML text is read with the page's source line breaks as spaces (except in <pre>);
 #: the built-in extractor drops images' captions, forms the reader writes in and headings
 #: with nothing under them, and keeps a p above the article, the headline block and list
-#: items below it.
-TERMS_VERSION = 10
+#: items below it. 11: the built-in extractor drops elements named for the author (an
+#: author's box: bio, photo, "more by"), as it drops other chrome.
+TERMS_VERSION = 11
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 #: The largest share of the total weight of the kept terms that one term may carry.

@@ -54,6 +54,9 @@ def test_verdicts_are_the_same_when_remembered():
         ("canvas-navy", _STRONG),
         ("canvas caravan", 0),  # "nav" inside no word's start or end
         ("unavailable", 0),
+        ("author-info text-center", _STRONG),  # an author's box, whatever else it says
+        ("entry-author", _STRONG),
+        ("authority", 0),  # a word, not a part of one
         ("ad", _WEAK),  # weak tokens are whole tokens between spaces only
         ("ad-slot", 0),
         ("x\u2003ad", _WEAK),

@@ -91,6 +91,10 @@ def test_chrome_of_a_template_is_removed():
         "<div class='related-posts'><h4>Related</h4><ul>"
         "<li><a href='/a'>Council raises parking fees in the old town</a></li>"
         "<li><a href='/b'>New library opens in the north</a></li></ul></div>"
+        # An author's box: long enough to pass for a paragraph, and "text" in its class.
+        "<div class='author-info text-center'><h2>About Jane Roe</h2><p>Jane Roe covers the "
+        "city council and the county budget. Before joining Example News she reported on "
+        "schools for ten years. She lives in the old town with two cats.</p></div>"
         "</article>"
         "<section id='comments'><h3>3 comments</h3><p>Great article, thanks for sharing! I "
         "always wondered where the money for the libraries would come from, now I know.</p>"
@@ -106,6 +110,8 @@ def test_chrome_of_a_template_is_removed():
         "Share on Facebook",
         "Council raises parking fees",
         "Great article",
+        "About Jane Roe",
+        "covers the city council",
         "newsletter",
         "Copyright",
         "cookies",
