@@ -22,6 +22,7 @@ No Scrapy import: :func:`get_extractor` returns a plain function.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 
 from .exceptions import ConfigurationError
@@ -31,6 +32,12 @@ from .text import visible_text
 Extractor = Callable[[str], MainText]
 
 EXTRACTORS = ("builtin", "trafilatura", "none")
+
+# trafilatura.extract is not thread-safe: concurrent calls corrupt the heap under lxml and
+# the process dies ("double free or corruption", SIGSEGV; adbar/trafilatura#840, #925).
+# The pipeline analyses in a thread pool, so the calls of all threads take turns here.
+# The built-in extractor needs no lock.
+_TRAFILATURA_LOCK = threading.Lock()
 
 
 def builtin_extractor(html: str, *, min_words: int = 20, body: bool = True) -> MainText:
@@ -52,9 +59,10 @@ def trafilatura_extractor(*, min_words: int = 20) -> Extractor:
         ) from None
 
     def extract(html: str) -> MainText:
-        text = trafilatura.extract(
-            html, include_comments=False, include_tables=True, deduplicate=False, fast=True
-        )
+        with _TRAFILATURA_LOCK:
+            text = trafilatura.extract(
+                html, include_comments=False, include_tables=True, deduplicate=False, fast=True
+            )
         if text:
             return MainText.of(text)
         return MainText.of(builtin_extractor(html, min_words=min_words), "trafilatura")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from scrapy.utils.test import get_crawler
@@ -76,6 +79,32 @@ def test_trafilatura_falls_back_to_builtin_when_it_finds_no_main_text():
     text = get_extractor("trafilatura")(tiny)
     assert text == get_extractor("builtin")(tiny)
     assert text.fallback == "trafilatura"
+
+
+def test_trafilatura_runs_one_call_at_a_time(monkeypatch):
+    # Concurrent trafilatura.extract calls corrupt the heap and kill the crawl; the pipeline
+    # analyses in a thread pool. The real extract runs, wrapped to count callers inside it.
+    trafilatura = pytest.importorskip("trafilatura", reason="extra [trafilatura] not installed")
+    real, inside, most = trafilatura.extract, [0], [0]
+    count = threading.Lock()
+
+    def spy(*args, **kwargs):
+        with count:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        try:
+            time.sleep(0.01)  # long enough for the other threads to arrive
+            return real(*args, **kwargs)
+        finally:
+            with count:
+                inside[0] -= 1
+
+    monkeypatch.setattr(trafilatura, "extract", spy)
+    extract = get_extractor("trafilatura")
+    with ThreadPoolExecutor(6) as pool:
+        texts = list(pool.map(extract, [PAGE] * 24))
+    assert all(ARTICLE in text for text in texts)
+    assert most[0] == 1
 
 
 def test_missing_trafilatura_is_a_clear_error():
