@@ -35,7 +35,8 @@ EXTRACTORS = ("builtin", "trafilatura", "none")
 
 # trafilatura.extract is not thread-safe: concurrent calls corrupt the heap under lxml and
 # the process dies ("double free or corruption", SIGSEGV; adbar/trafilatura#840, #925).
-# The pipeline analyses in a thread pool, so the calls of all threads take turns here.
+# The pipeline and the middleware analyse pages in a thread pool, so the calls of all
+# threads take turns here.
 # The built-in extractor needs no lock.
 _TRAFILATURA_LOCK = threading.Lock()
 
