@@ -28,7 +28,7 @@ carry the URL, the title and the whole ``<body>``):
   each item's title alone, whose analysis is next to nothing: what the round trip to a
   worker process costs the crawl by itself, the floor of any pipeline that analyses in
   another process (pickling and sending a whole item instead of its title, 17 KB on
-  average here, adds about 15 us of CPU per item to the crawl's process);
+  average here, adds 5-15 us of CPU per item to the crawl's process);
 * on: ``SimhashDedupPipeline`` with a SQLite index, for each ``SIMHASH_WORKERS`` value;
 * a busy neighbour (``--neighbour``): no item pipeline, while another process beside the
   crawl runs a Python loop that keeps one core busy, with no tie to the crawl: what any
