@@ -4,9 +4,9 @@
     python benchmarks/crawl_speed.py --pages DIR    # your own .html files
     python benchmarks/crawl_speed.py --copies 2 --rounds 1
     python benchmarks/crawl_speed.py --workers 1 --waiting   # and a pipeline that only waits
-    python benchmarks/crawl_speed.py --workers 1 --analysing # and one that analyses, no index
+    python benchmarks/crawl_speed.py --workers 1 --analysing  # and one that analyses, no index
     python benchmarks/crawl_speed.py --workers 1 --round-trip # and one that sends titles only
-    python benchmarks/crawl_speed.py --workers 1 --neighbour # and no pipeline beside a busy core
+    python benchmarks/crawl_speed.py --workers 1 --neighbour  # and no pipeline beside a busy core
 
 A site is built in a temporary directory from real pages: every page of the Debian Handbook
 (6 languages, 762 pages) in ``--copies`` copies, each copy with a small edit (a "mirror"
