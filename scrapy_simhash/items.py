@@ -28,13 +28,24 @@ def item_key(value: Any, number: int, key_field: str, where: str) -> str:
     """The name an item is logged and stored under: its *key_field* value, else a name
     that tells items apart (*number*: its position; *where*: the crawl or the feed), so
     that a log never says that one nameless item duplicates another nameless item."""
-    if value not in (None, ""):
+    if _missing(value):
+        return f"(item {number} without {key_field}, {where})"
+    if isinstance(value, str):
+        return value
+    try:
         return str(value)
-    return f"(item {number} without {key_field}, {where})"
+    except Exception:  # 10**5000, a __str__ that raises, a list nested too deep to print
+        return f"(item {number} with a {key_field} that cannot be printed, {where})"
 
 
 def _missing(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == ()
+    """Whether a field holds nothing: ``None``, or an empty text or list. Decided by type,
+    never by ``==``, which a numpy array or any object can answer with an error."""
+    if value is None:
+        return True
+    if isinstance(value, str | bytes | list | tuple):
+        return not value
+    return False
 
 
 @dataclass
@@ -190,5 +201,5 @@ def _field_text(
         )
     try:
         return str(value)
-    except RecursionError:  # e.g. a dict nested thousands of levels deep
+    except Exception:  # a dict nested thousands of levels deep, 10**5000, a bad __str__
         return ""

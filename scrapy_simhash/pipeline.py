@@ -115,15 +115,14 @@ class SimhashDedupPipeline:
     async def process_item(self, item: Any) -> Any:
         if self.dedup is None:
             raise RuntimeError("SimhashDedupPipeline.process_item called before open_spider")
-        adapter = ItemAdapter(item)
-        values = [adapter.get(name) for name in self.config.text_fields]
-        for name in self.census.add(adapter):
-            self._inc(f"fields/missing/{name}")
-        if not self._fields_checked and self.census.items >= FIELD_CHECK_AFTER:
-            self._check_fields()
-        key_field = self.config.key_field
-        key = item_key(adapter.get(key_field), self.census.items, key_field, self._crawl)
         self._inc("checked")
+        try:
+            values, key = self._read(item)
+        except Exception:
+            # An item the fields of which cannot even be read: still one counted outcome.
+            logger.exception("Could not read the fields of an item; the item is kept")
+            self._inc("errors/analysis")
+            return item
         try:
             analysis = await self.runner.analyse(values, key)
         except Exception:
@@ -146,6 +145,17 @@ class SimhashDedupPipeline:
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
             return item
         raise NearDuplicate(message, verdict, self.config.drop_log_level)
+
+    def _read(self, item: Any) -> tuple[list[Any], str]:
+        """The values of the text fields of *item* and its key; counts its fields."""
+        adapter = ItemAdapter(item)
+        values = [adapter.get(name) for name in self.config.text_fields]
+        for name in self.census.add(adapter):
+            self._inc(f"fields/missing/{name}")
+        if not self._fields_checked and self.census.items >= FIELD_CHECK_AFTER:
+            self._check_fields()
+        key_field = self.config.key_field
+        return values, item_key(adapter.get(key_field), self.census.items, key_field, self._crawl)
 
     def _inc(self, name: str) -> None:
         self.runner.inc(name)

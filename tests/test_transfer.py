@@ -16,6 +16,7 @@ from scrapy_simhash.exceptions import IndexParameterMismatch
 from scrapy_simhash.index.base import StoredPage
 from scrapy_simhash.transfer import (
     MAGIC,
+    MAX_KEY_BYTES,
     ExportFormatError,
     export_index,
     import_index,
@@ -211,5 +212,5 @@ def test_key_longer_than_the_cap_is_refused(tmp_path):
     columns = b"\x05" + b"\x00" + bytes(8) + b"\x00" + bytes([0x80, 0x80, 0x80, 0x80, 0x04])
     path = tmp_path / "long.simhash"
     crafted_export(path, 1, [columns, *zeros(32 << 20)])
-    with pytest.raises(ExportFormatError, match="a key is longer than 1048576 bytes"):
+    with pytest.raises(ExportFormatError, match=f"a key is longer than {MAX_KEY_BYTES} bytes"):
         read_pages(path)

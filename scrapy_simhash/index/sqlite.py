@@ -57,6 +57,7 @@ from .sqlite_layout import (
 from .sqlite_maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .sqlite_tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
 from .uri import path_and_options
+from .uri import timeout as timeout_option
 
 __all__ = [
     "APPLICATION_ID",
@@ -135,7 +136,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     @classmethod
     def from_uri(cls, uri: str, **parameters) -> SqliteIndex:
         """Open ``sqlite:///path?synchronous=FULL&timeout=60`` (or a plain path)."""
-        options = path_and_options(uri, {"synchronous": str, "timeout": float})[1]
+        options = path_and_options(uri, {"synchronous": str, "timeout": timeout_option})[1]
         path = sqlite_path(uri)
         return cls(path, **parameters, **options)
 
