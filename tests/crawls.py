@@ -86,7 +86,9 @@ def crawl_command(tmp_path: Path, uri: str, pages: int, feed: str = "-", **setti
     return [sys.executable, str(script), str(site), str(pages), uri, feed, *extra]
 
 
-def run_crawl(tmp_path: Path, uri: str, pages: int, feed: str = "-", **settings: str) -> str:
+def run_crawl(
+    tmp_path: Path, uri: str, pages: int, feed: str = "-", *, timeout: float = 300, **settings: str
+) -> str:
     """Run a crawl to its end; return its log."""
     out = subprocess.run(
         crawl_command(tmp_path, uri, pages, feed, **settings),
@@ -94,6 +96,6 @@ def run_crawl(tmp_path: Path, uri: str, pages: int, feed: str = "-", **settings:
         text=True,
         env=subprocess_env(),
         cwd=tmp_path,
-        timeout=300,
+        timeout=timeout,
     )
     return out.stderr

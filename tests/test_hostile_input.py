@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import struct
 import sys
 from pathlib import Path
@@ -432,3 +433,77 @@ def test_settings_that_cannot_work_stop_the_crawl_at_start(tmp_path, caplog, set
     [line] = [r.getMessage() for r in caplog.records if r.name.startswith("scrapy_simhash")]
     assert says in line and line.endswith("The crawl is stopped before it starts."), line
     assert not (tmp_path / "x.db").exists()
+
+
+# -- weak spots: FIFOs, crowded tags, weak passphrases -----------------------------------
+
+
+def test_a_fifo_as_the_index_path_is_refused_not_waited_on(tmp_path):
+    import subprocess
+
+    from pipelines import subprocess_env
+
+    fifo = tmp_path / "index.db"
+    os.mkfifo(fifo)
+    out = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "stats", "--index", str(fifo)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert out.returncode == 1, out.stderr
+    assert "not a regular file" in out.stderr and "Traceback" not in out.stderr
+    from crawls import run_crawl
+
+    log = run_crawl(tmp_path, f"sqlite:///{fifo}", pages=2, timeout=120)
+    assert "'finish_reason': 'simhash_setup_error'" in log, log[-2000:]
+    assert "not a regular file" in log
+
+
+def test_an_element_with_300000_attributes_is_cut_and_counted(tmp_path):
+    from scrapy_simhash.items import MAX_ATTRIBUTES, cut_crowded_tags
+
+    crowded = " ".join(f'a{i}="v"' for i in range(300_000))
+    page = f'<html><body><div {crowded}><p>{ARTICLE}</p></div><img src="x" alt="y"></body>'
+    cut, changed = cut_crowded_tags(page)
+    assert changed and len(cut) < 1000 + len(ARTICLE)
+    assert cut == f'<html><body><div><p>{ARTICLE}</p></div><img src="x" alt="y"></body>'
+    # At the cap, nothing is cut; a quoted '>' does not hide the attributes after it.
+    enough = " ".join(f"a{i}" for i in range(MAX_ATTRIBUTES - 1))
+    assert cut_crowded_tags(f"<div {enough}>x</div>") == (f"<div {enough}>x</div>", False)
+    hidden = f'<div title=">" {crowded}><p>{ARTICLE}</p></div>'
+    assert cut_crowded_tags(hidden) == (f'<div title="><p>{ARTICLE}</p></div>', True)
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+@deferred_f_from_coro_f
+async def test_a_crowded_page_is_counted_as_truncated(tmp_path, workers):
+    crowded = " ".join(f'a{i}="v"' for i in range(300_000))
+    pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=workers)
+    item = {"url": "u", "content": f"<html><body><div {crowded}><p>{ARTICLE}</p></div></body>"}
+    assert await pipeline.process_item(item) is item
+    counted = simhash_stats(pipeline)
+    assert counted["simhash"] == 1 and counted["truncated"] == 1, counted
+    pipeline.close_spider()
+
+
+def test_weak_passphrases_are_refused_and_random_keys_offered(tmp_path, monkeypatch):
+    from scrapy_simhash.fingerprint import seed_from_secret
+
+    for weak in ("password1234", "hunter2hunter2", "abcdefghijkl", "my crawler secret"):
+        with pytest.raises(ValueError, match="too easy to guess") as excinfo:
+            seed_from_secret(weak)
+        assert weak not in str(excinfo.value)
+    for strong in ("correct horse battery staple", "ein längeres Passwort für den Crawler"):
+        assert len(seed_from_secret(strong)) == 16
+    monkeypatch.chdir(tmp_path)
+    keys = set()
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["secret"])
+        assert result.exit_code == 0, result.output
+        key = result.output.split("'")[1]
+        assert seed_from_secret(key) == bytes.fromhex(key)
+        keys.add(key)
+    assert len(keys) == 2

@@ -6,33 +6,29 @@ from __future__ import annotations
 
 from .journal import CrawlRecord, Journal
 
-_CREATE = (
-    "CREATE TABLE IF NOT EXISTS journal_crawls (crawl TEXT PRIMARY KEY, host TEXT NOT NULL, "
-    "pid INTEGER NOT NULL, started TEXT NOT NULL, beat REAL NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS journal_pending (crawl TEXT NOT NULL, key TEXT NOT NULL, "
-    "PRIMARY KEY (crawl, key)) WITHOUT ROWID",
-)
-
 
 class SqliteJournal(Journal):
-    def _run(self, doing: str, sql: str, args=()) -> list[tuple]:
-        index = self.index
-        with index._errors(doing), index._transaction():
-            return index._conn.execute(sql, args).fetchall()
-
     def _prepare(self) -> None:
         index = self.index
         with index._errors("open the crawl journal"), index._transaction():
-            for sql in _CREATE:
-                index._conn.execute(sql)
+            index._conn.execute(
+                "CREATE TABLE IF NOT EXISTS journal_crawls (crawl TEXT PRIMARY KEY, "
+                "host TEXT NOT NULL, pid INTEGER NOT NULL, started TEXT NOT NULL, "
+                "beat REAL NOT NULL)"
+            )
+            index._conn.execute(
+                "CREATE TABLE IF NOT EXISTS journal_pending (crawl TEXT NOT NULL, "
+                "key TEXT NOT NULL, PRIMARY KEY (crawl, key)) WITHOUT ROWID"
+            )
 
     def _register(self, record: CrawlRecord) -> None:
-        self._run(
-            "renew the crawl's lease",
-            "INSERT OR REPLACE INTO journal_crawls (crawl, host, pid, started, beat) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (record.crawl, record.host, record.pid, record.started, record.beat),
-        )
+        index = self.index
+        with index._errors("renew the crawl's lease"), index._transaction():
+            index._conn.execute(
+                "INSERT OR REPLACE INTO journal_crawls (crawl, host, pid, started, beat) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (record.crawl, record.host, record.pid, record.started, record.beat),
+            )
 
     def _records(self) -> list[CrawlRecord]:
         with self.index._errors("read the crawl journal"):
@@ -42,11 +38,12 @@ class SqliteJournal(Journal):
         return [CrawlRecord(*row) for row in rows]
 
     def _add_pending(self, key: str) -> None:
-        self._run(
-            "write the crawl journal",
-            "INSERT OR IGNORE INTO journal_pending (crawl, key) VALUES (?, ?)",
-            (self.crawl, key),
-        )
+        index = self.index
+        with index._errors("write the crawl journal"), index._transaction():
+            index._conn.execute(
+                "INSERT OR IGNORE INTO journal_pending (crawl, key) VALUES (?, ?)",
+                (self.crawl, key),
+            )
 
     def _remove_pending(self, keys: list[str]) -> None:
         index = self.index
