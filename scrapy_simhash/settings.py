@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
+from .analysis.fingerprint import Fingerprinter, seed_from_secret
 from .dedup import AnalysisParams
 from .exceptions import ConfigurationError
-from .extract import Extractor, get_extractor
-from .fingerprint import Fingerprinter, seed_from_secret
+from .extract.extractors import Extractor, get_extractor
+from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
 
 #: Every setting with its default; the README's settings table lists the same.

@@ -13,24 +13,16 @@ import pytest
 from scrapy_simhash import open_index
 
 PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_simhash"
-CORE = [
-    "text.py",
-    "terms.py",
-    "function_words.py",
-    "features.py",
-    "fingerprint.py",
-    "blocks.py",
-    "index",
-]
+CORE = ["extract", "analysis", "features.py", "index"]
 #: Modules that know nothing of how a fingerprint is computed.
-BELOW_FINGERPRINT = ["features.py", "blocks.py", "index"]
+BELOW_FINGERPRINT = ["features.py", "index"]
 
 
 def _modules(names: list[str]) -> list[Path]:
     found = []
     for name in names:
         path = PACKAGE / name
-        found += sorted(path.glob("*.py")) if path.is_dir() else [path]
+        found += sorted(path.rglob("*.py")) if path.is_dir() else [path]
     return found
 
 
@@ -60,7 +52,7 @@ def test_core_imports_no_adapter(path):
 )
 def test_index_and_blocks_do_not_import_the_fingerprint(path):
     imported = _imports(path)
-    assert not {n for n in imported if n.startswith("scrapy_simhash.fingerprint")}
+    assert not {n for n in imported if n.startswith("scrapy_simhash.analysis.fingerprint")}
     assert not {n for n in imported if n.split(".")[0] in ("numpy", "mmh3", "jieba")}
 
 
@@ -70,9 +62,9 @@ def test_a_crawl_on_an_existing_index_imports_neither_numpy_nor_sqlite_utils(tmp
     script = f"""
 import sys
 from scrapy_simhash import Fingerprinter, open_index
-from scrapy_simhash.fingerprint import combine_compiled
-from scrapy_simhash.pipeline import SimhashDedupPipeline
-from scrapy_simhash.middleware import SimhashDedupMiddleware
+from scrapy_simhash.analysis.fingerprint import combine_compiled
+from scrapy_simhash.crawl.pipeline import SimhashDedupPipeline
+from scrapy_simhash.crawl.middleware import SimhashDedupMiddleware
 uri = "sqlite:///{tmp_path / "index.db"}"
 with open_index(uri, create=False) as index:
     index.check_and_add(Fingerprinter().fingerprint("some words of a page " * 10), "a")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..feeds import dedup_items, read_feed, record_verdicts, write_feed
 from ..index import open_index
+from ..tools.feeds import dedup_items, read_feed, record_verdicts, write_feed
 from .main import (
     FINGERPRINT_SETTINGS,
     Env,

@@ -9,13 +9,13 @@ from datetime import datetime, timezone
 
 import click
 
+from ..analysis.fingerprint import format_fingerprint
 from ..exceptions import IndexNotFound
-from ..explain import explain as explain_texts
-from ..feeds import spreadsheet_safe
-from ..fingerprint import format_fingerprint
 from ..index import open_index
-from ..report import index_summary, neighbours
-from ..sources import read_source
+from ..tools.explain import explain as explain_texts
+from ..tools.feeds import spreadsheet_safe
+from ..tools.report import index_summary, neighbours
+from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
     INDEX_SETTINGS,

@@ -17,13 +17,13 @@ from typing import Any, TypeVar
 
 import click
 
+from ..analysis.fingerprint import format_fingerprint
 from ..dedup import Analysis, Deduplicator
 from ..durations import parse_cutoff
 from ..exceptions import IndexNotFound, SimhashError
-from ..fingerprint import format_fingerprint
+from ..extract.fields import field_text
 from ..index import open_index
 from ..index.base import NearDuplicateIndex
-from ..items import field_text
 from ..settings import SimhashSettings, unknown_settings
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

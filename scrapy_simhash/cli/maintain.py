@@ -11,8 +11,8 @@ import click
 
 from ..exceptions import IndexNotFound, Interrupted
 from ..index import open_index
-from ..rebuild import rebuild_index
-from ..transfer import export_index, import_index, read_header
+from ..tools.rebuild import rebuild_index
+from ..tools.transfer import export_index, import_index, read_header
 from .main import (
     INDEX_SETTINGS,
     Env,
