@@ -208,13 +208,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     try:
         index = open_index(env.index_uri(index_uri), create=False, read_only=True)
     except IndexNotFound:
-        config = env.settings
-        index = open_index(
-            "memory:",
-            max_distance=config.max_distance,
-            blocks=config.blocks,
-            features=config.fingerprinter.signature,
-        )
+        index = env.settings.open_index("memory:")
     with index:
         label_a, text_a = read_source(a, env.text_of)
         label_b, text_b = read_source(b, env.text_of)

@@ -78,7 +78,7 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
       scrapy-simhash import backup.simhash --index redis://localhost:6379/0
     """
     header = read_header(file)
-    uri = env.index_uri(index_uri)
+    uri = env.index_uri(index_uri, create=True)
     try:
         index = open_index(uri, create=False)
     except IndexNotFound:

@@ -27,8 +27,7 @@ from scrapy.utils.project import data_path
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import SimhashError, SimhashIndexError
 from ..extract.fields import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
-from ..index import open_index
-from ..settings import SimhashSettings, setting_bool, unknown_settings
+from ..settings import SimhashSettings, index_uri, setting_bool, unknown_settings
 from .indexthread import IndexThread
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
@@ -50,14 +49,6 @@ FALLBACK_REASONS = {
 }
 
 
-def default_index_uri() -> str:
-    """``sqlite:///`` + ``.scrapy/simhash.db`` in the project's data directory."""
-    path = data_path("simhash.db")
-    # data_path(createdir=True) would make "simhash.db" itself a directory.
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    return "sqlite:///" + path
-
-
 #: The finish reason of a crawl that a setting or the index stopped before it began.
 SETUP_ERROR_REASON = "simhash_setup_error"
 
@@ -72,7 +63,7 @@ def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
     for message in unknown_settings(crawler.settings):
         logger.warning("%s", message)
     config = SimhashSettings.from_settings(crawler.settings)
-    return config, config.index_uri or default_index_uri()
+    return config, index_uri(config.index_uri, data_path, create=True)
 
 
 def refuse_to_start(crawler: Crawler, error: SimhashError) -> NotConfigured:
@@ -132,25 +123,16 @@ class CrawlDeduplicator:
         line and stops the crawl (``CloseSpider``) before its first request."""
         config = self.config
         try:
-            index = open_index(
-                self.index_uri,
-                max_distance=config.max_distance,
-                blocks=config.blocks,
-                features=config.fingerprinter.signature,
-            )
+            dedup = config.open_deduplicator(self.index_uri)
         except SimhashError as e:
             raise start_failed(e) from e
+        index = dedup.index
         try:
             stored = len(index)
         except SimhashError as e:
             index.close()
             raise start_failed(e) from e
-        self.dedup = Deduplicator(
-            index,
-            config.fingerprinter,
-            min_terms=config.min_terms,
-            max_length=config.max_text_length,
-        )
+        self.dedup = dedup
         logger.info(
             "Simhash index %s: %d pages stored, max distance %d%s, %d tables%s",
             index.location,

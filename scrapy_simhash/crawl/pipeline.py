@@ -14,7 +14,6 @@ from ..extract.fields import FieldCensus, item_key
 from ..settings import SimhashSettings
 from .deduplicator import (
     CrawlDeduplicator,
-    default_index_uri,
     refuse_to_start,
     settings_from_crawler,
 )
@@ -34,7 +33,7 @@ STATS_PREFIX = "simhash"
 FIELD_CHECK_AFTER = 10
 
 
-__all__ = ["NearDuplicate", "SimhashDedupPipeline", "Unchanged", "default_index_uri"]
+__all__ = ["NearDuplicate", "SimhashDedupPipeline", "Unchanged"]
 
 
 class SimhashDedupPipeline:

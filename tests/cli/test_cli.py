@@ -366,6 +366,18 @@ def test_dedup_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
 # -- export / import ---------------------------------------------------------------------
 
 
+def test_import_into_the_default_index_makes_its_directory_as_a_crawl_does(
+    run, index_uri, tmp_path
+):
+    out = tmp_path / "backup.simhash"
+    run("export", str(out), "--index", index_uri)
+    # `run` works in tmp_path, no Scrapy project: the default index is .scrapy/simhash.db.
+    assert not (tmp_path / ".scrapy").exists()
+    run("import", str(out))
+    with open_index(f"sqlite:///{tmp_path / '.scrapy' / 'simhash.db'}", create=False) as index:
+        assert len(index) == 5
+
+
 def test_export_then_import_into_a_new_index(run, index_uri, tmp_path):
     out = tmp_path / "backup.simhash"
     data = json.loads(run("export", str(out), "--index", index_uri, "--json").output)
