@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from itemadapter import ItemAdapter
 from scrapy import signals
@@ -48,6 +48,9 @@ FALLBACK_REASONS = {
     "trafilatura": "trafilatura found no main text",
 }
 
+
+#: What a crawl component does with a page (see :meth:`CrawlDeduplicator.action`).
+Action = Literal["keep", "unchanged", "flag", "drop"]
 
 #: The finish reason of a crawl that a setting or the index stopped before it began.
 SETUP_ERROR_REASON = "simhash_setup_error"
@@ -265,6 +268,21 @@ class CrawlDeduplicator:
             except SimhashIndexError as e:
                 return verdict, e
         return verdict, None
+
+    def action(self, verdict: Verdict | None) -> Action:
+        """What the pipeline and the middleware do with the page of *verdict*:
+
+        * ``"keep"``: no match (or not checked); also a page unchanged since the last crawl
+          that is kept (``SIMHASH_DROP_UNCHANGED = False``, or flag-only);
+        * ``"unchanged"``: dropped as unchanged since the last crawl;
+        * ``"flag"``: a near-duplicate kept and marked (``SIMHASH_FLAG_ONLY``);
+        * ``"drop"``: a near-duplicate, dropped.
+        """
+        if verdict is None or verdict.match is None:
+            return "keep"
+        if verdict.status == "unchanged":
+            return "unchanged" if self.drops(verdict) else "keep"
+        return "flag" if self.config.flag_only else "drop"
 
     def drops(self, verdict: Verdict) -> bool:
         """Whether the page of *verdict* is dropped: a duplicate unless flag-only; a page

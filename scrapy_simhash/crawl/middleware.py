@@ -94,28 +94,23 @@ class SimhashDedupMiddleware:
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         verdict = await self._check(response)
-        match = verdict.match if verdict is not None else None
-        if verdict is None or match is None:
+        action = self.runner.action(verdict)
+        if action == "keep":
             async for output in result:
                 yield output
             return
         message = self.runner.describe(response.url, verdict)
-        if verdict.status == "unchanged":
+        if action == "unchanged":
             # Its items were kept at the last crawl; its links are followed, as they may
-            # lead to pages that are new.
-            if not self.runner.drops(verdict):
-                async for output in result:
-                    yield output
-                return
-            # DEBUG, as before: a re-crawl has one such page per page, and their links are
-            # followed (nothing is lost that a user must be told about).
+            # lead to pages that are new. DEBUG: a re-crawl has one such page per page
+            # (nothing is lost that a user must be told about).
             logger.debug("Ignored its items, followed its links: %s", message)
             async for output in result:
                 if isinstance(output, Request):
                     yield output
             return
-        if self.config.flag_only:
-            response.meta[self.config.flag_field] = match.key
+        if action == "flag":
+            response.meta[self.config.flag_field] = verdict.match.key
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
             async for output in result:
                 if not isinstance(output, Request):

@@ -138,14 +138,13 @@ class SimhashDedupPipeline:
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
         verdict = await self.runner.decide(analysis, key)
-        if verdict is None or verdict.match is None:
+        action = self.runner.action(verdict)
+        if action == "keep":
             return item
         message = self.runner.describe(key, verdict)
-        if verdict.status == "unchanged":
-            if not self.runner.drops(verdict):
-                return item  # kept: SIMHASH_DROP_UNCHANGED = False (or flag-only)
+        if action == "unchanged":
             raise Unchanged(message, verdict, self.config.drop_log_level)
-        if self.config.flag_only:
+        if action == "flag":
             self.runner.mark(item, verdict)
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
             return item

@@ -76,3 +76,25 @@ async def test_a_failing_audit_log_does_not_change_the_verdict(tmp_path, caplog)
     assert pipeline.stats.get_value("simhash/errors/audit_log") == 1
     assert pipeline.stats.get_value("simhash/dropped") == 1
     assert "Could not write the drop of https://a.example/2 to the audit log" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("status", "settings", "action"),
+    [
+        ("new", {}, "keep"),
+        ("duplicate", {}, "drop"),
+        ("duplicate", {"SIMHASH_FLAG_ONLY": True}, "flag"),
+        ("unchanged", {}, "unchanged"),
+        ("unchanged", {"SIMHASH_DROP_UNCHANGED": False}, "keep"),
+        ("unchanged", {"SIMHASH_FLAG_ONLY": True}, "keep"),
+    ],
+)
+def test_one_verdict_one_action_for_pipeline_and_middleware(tmp_path, status, settings, action):
+    from scrapy_simhash.dedup import Analysis, Verdict
+    from scrapy_simhash.index.base import Match
+
+    runner = make_pipeline(tmp_path, **settings).runner
+    match = None if status == "new" else Match("https://a.example/0", 1, 0, 0.0)
+    verdict = Verdict(Analysis("simhash", 1, 30), match, status)
+    assert runner.action(verdict) == action
+    assert runner.action(None) == "keep"
