@@ -19,3 +19,8 @@ def compiled(name: str) -> Any:
     except ImportError:
         return None
     return getattr(_speedups, name)
+
+
+def accelerated() -> bool:
+    """Whether the analysis runs on the C accelerator (else on the pure-Python twins)."""
+    return compiled("combine") is not None

@@ -24,6 +24,7 @@ from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
+from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import SimhashError, SimhashIndexError
 from ..extract.fields import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
@@ -146,6 +147,16 @@ class CrawlDeduplicator:
             else f" (the index is built for {index.plan.max_distance})",
             index.plan.table_count,
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
+        )
+        logger.info(
+            "Simhash analysis: %s; Chinese words by %s",
+            "C accelerator in use"
+            if accelerated()
+            else "C accelerator not in use (not built, or SCRAPY_SIMHASH_PURE_PYTHON set): "
+            "pure Python, the same fingerprints, slower",
+            "rjieba"
+            if config.fingerprinter.term_extractor.segmenter.backend == "rjieba"
+            else "jieba (pip install 'scrapy-simhash[fast]' for rjieba: the same words, faster)",
         )
         self.index_thread = IndexThread()
         if config.workers:

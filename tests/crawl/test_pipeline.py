@@ -345,3 +345,28 @@ async def test_items_without_a_key_are_told_apart(tmp_path):
         str(excinfo.value),
     )
     assert found, str(excinfo.value)
+
+
+@pytest.mark.needs_compiled
+@pytest.mark.parametrize(
+    ("segmenter", "pure_python", "expected"),
+    [
+        ("rjieba", False, "Simhash analysis: C accelerator in use; Chinese words by rjieba"),
+        (
+            "jieba",
+            True,
+            "Simhash analysis: C accelerator not in use (not built, or "
+            "SCRAPY_SIMHASH_PURE_PYTHON set): pure Python, the same fingerprints, slower; "
+            "Chinese words by jieba (pip install 'scrapy-simhash[fast]' for rjieba: the same "
+            "words, faster)",
+        ),
+    ],
+)
+def test_the_crawl_log_says_which_analysis_runs(
+    tmp_path, caplog, monkeypatch, segmenter, pure_python, expected
+):
+    if pure_python:
+        monkeypatch.setenv("SCRAPY_SIMHASH_PURE_PYTHON", "1")
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash"):
+        make_pipeline(tmp_path, SIMHASH_SEGMENTER=segmenter).close_spider()
+    assert [r.getMessage() for r in caplog.records if "analysis:" in r.getMessage()] == [expected]
