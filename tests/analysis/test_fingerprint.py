@@ -98,7 +98,7 @@ def test_pinned_values_without_the_accelerator():
         "from scrapy_simhash.analysis import attribution, heaviest, nfkc, words\n"
         "assert None is heaviest.heaviest_compiled is words.count_words_compiled\n"
         "assert None is nfkc.normalize_runs is nfkc.marked_runs\n"
-        "assert attribution.line_starts is attribution.line_starts_python\n"
+        "assert attribution.line_starts is attribution._line_starts_python\n"
         "texts = json.load(sys.stdin)\n"
         "print(json.dumps(['%016x' % fingerprint(t) for t in texts]))"
     )
