@@ -9,7 +9,6 @@ suite runs against each.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
@@ -25,8 +24,6 @@ from ..features import DEFAULT_FEATURES
 from .blocks import BlockPlan, default_blocks
 
 _MASK64 = (1 << 64) - 1
-#: The features of an index built with an integer seed (other than 0).
-_SEEDED = re.compile(r"/seed-(?!0$)[0-9a-f]+$")
 
 
 @dataclass(frozen=True)
@@ -128,11 +125,6 @@ class RequestedParameters:
             if value is not None and value != getattr(stored, name)
         ]
         if differences:
-            if _SEEDED.search(stored.features):
-                differences.append(
-                    "the index was built with SIMHASH_SEED, which is no longer supported: "
-                    "build a new index with SIMHASH_SECRET"
-                )
             rebuild = (
                 f" To keep its pages, build a copy for distance {self.max_distance} and point "
                 f"SIMHASH_INDEX_URI at it: scrapy-simhash rebuild --index {location} "

@@ -202,9 +202,3 @@ def test_distance_is_symmetric_and_bounded(a, b):
 @given(u64, u64, u64)
 def test_distance_triangle_inequality(a, b, c):
     assert hamming_distance(a, c) <= hamming_distance(a, b) + hamming_distance(b, c)
-
-
-def test_extractor_is_a_deprecated_name_of_term_extractor():
-    fingerprinter = Fingerprinter()
-    with pytest.warns(DeprecationWarning, match="Fingerprinter.term_extractor"):
-        assert fingerprinter.extractor is fingerprinter.term_extractor
