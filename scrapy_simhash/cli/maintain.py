@@ -12,8 +12,8 @@ import click
 from ..exceptions import IndexNotFound, Interrupted
 from ..index import open_index
 from ..index.uri import redact
-from ..rebuild import rebuild_index
-from ..transfer import export_index, import_pages, read_pages
+from ..tools.rebuild import rebuild_index
+from ..tools.transfer import export_index, import_pages, read_pages
 from .main import (
     INDEX_SETTINGS,
     Env,
@@ -81,7 +81,7 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
     # The whole file is read and checked before an index is opened or created for it:
     # a damaged export leaves nothing behind.
     header, pages = read_pages(file)
-    uri = env.index_uri(index_uri)
+    uri = env.index_uri(index_uri, create=True)
     try:
         index = open_index(uri, create=False)
     except IndexNotFound:

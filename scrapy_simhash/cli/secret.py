@@ -6,7 +6,7 @@ import secrets
 
 import click
 
-from ..fingerprint import SEED_BYTES
+from ..analysis.fingerprint import SEED_BYTES
 from .main import honours, main
 
 

@@ -227,18 +227,18 @@ def journal_for(index: Any, crawl: str | None = None, **kwargs: Any) -> Journal:
 
     if isinstance(index, MemoryIndex):
         return MemoryJournal(index, crawl, **kwargs)
-    from .sqlite import SqliteIndex
+    from .sqlite.index import SqliteIndex
 
     if isinstance(index, SqliteIndex):
-        from .sqlite_journal import SqliteJournal
+        from .sqlite.journal import SqliteJournal
 
         return SqliteJournal(index, crawl, **kwargs)
     try:
-        from .redis import RedisIndex
+        from .redis.index import RedisIndex
     except ImportError:  # no redis package: no Redis index either
         RedisIndex = ()
     if isinstance(index, RedisIndex):
-        from .redis_journal import RedisJournal
+        from .redis.journal import RedisJournal
 
         return RedisJournal(index, crawl, **kwargs)
     raise TypeError(f"No journal for {type(index).__name__}")
