@@ -320,9 +320,13 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
 
     Decompression is bounded: first by the page count of the header (every page takes at
     least a byte of the compressed file, and at most 31 bytes of columns before its key),
-    then by the key lengths those columns give, each at most :data:`MAX_KEY_BYTES`."""
+    then by the key lengths those columns give, each at most :data:`MAX_KEY_BYTES`. The
+    keys are not held: they are checked as they are decompressed, and decompressed again
+    as the pages are read (a file of many long keys that compress well, a few megabytes
+    holding gigabytes of keys, costs time, not memory)."""
     with _opened(file, "rb") as (f, name):
         header = _read_header(f, name)
+        body = _tell(f)
         n = header.pages
         compressed = _compressed_size(f)
         if n < 0 or (compressed is not None and n > compressed):
@@ -348,32 +352,70 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
             n and int(deltas.max()) > (LATEST_TIME - base) * 1_000_000
         ):
             raise reader.damaged("a time stored is out of range (before 1970 or after 9999)")
-        times = (deltas.astype(np.float64) / 1_000_000 + base).tolist()
         lengths = reader.varints(n)
         if n and int(lengths.max()) > MAX_KEY_BYTES:
             raise reader.damaged(f"a key is longer than {MAX_KEY_BYTES} bytes")
+        offset = reader.pos
         lengths = lengths.tolist()
-        offsets = reader.pos
-        wanted = offsets + sum(lengths)
-        reader = _Reader(columns + inflater.read(max(0, wanted - len(columns))), name)
-        reader.pos = offsets
-        reader.take(sum(lengths))
-        if reader.pos != len(reader.data):
-            raise reader.damaged("unexpected bytes after the last key")
+        # Checked, not kept; but a stream that cannot be read twice keeps them.
+        kept: list[str] | None = [] if body is None else None
+        for key in _keys(inflater, columns[offset:], lengths, reader):
+            if kept is not None:
+                kept.append(key)
         inflater.finish()
-    try:
-        keys = []
-        for length in lengths:
-            keys.append(reader.data[offsets : offsets + length].decode("utf-8", "surrogatepass"))
-            offsets += length
-    except UnicodeDecodeError:
-        raise reader.damaged("a key is not UTF-8") from None
+    del columns
 
     def pages() -> Iterator[StoredPage]:
+        keys = iter(kept) if kept is not None else _keys_again(file, body, offset, lengths, name)
+        times = (deltas.astype(np.float64) / 1_000_000 + base).tolist()
         for key, fp, at, flag in zip(keys, fingerprints.tolist(), times, flags, strict=True):
             yield StoredPage(key, fp, at, exact=bool(flag))
 
     return header, pages()
+
+
+def _tell(f: IO[bytes]) -> int | None:
+    try:
+        return f.tell()
+    except (OSError, ValueError):
+        return None
+
+
+def _keys(
+    inflater: _Inflater, start: bytes, lengths: list[int], reader: _Reader
+) -> Iterator[str]:
+    """The keys of *lengths*, decompressed a chunk at a time after the bytes *start*."""
+    buffer, pos, left = bytearray(start), 0, sum(lengths) - len(start)
+    if left < 0:
+        raise reader.damaged("unexpected bytes after the last key")
+    for length in lengths:
+        if len(buffer) - pos < length:
+            del buffer[:pos]
+            pos = 0
+            while len(buffer) < length:
+                chunk = inflater.read(min(max(_CHUNK, length), left))
+                if not chunk:
+                    raise reader.damaged("the pages end early")
+                left -= len(chunk)
+                buffer += chunk
+        raw = bytes(buffer[pos : pos + length])
+        pos += length
+        try:
+            yield raw.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise reader.damaged("a key is not UTF-8") from None
+
+
+def _keys_again(
+    file: FileArg, body: int | None, offset: int, lengths: list[int], name: str
+) -> Iterator[str]:
+    """The keys of an export checked by :func:`read_pages`, decompressed again."""
+    with _opened(file, "rb") as (f, _):
+        if body is not None:
+            f.seek(body)
+        inflater = _Inflater(f, name)
+        columns = inflater.read(offset)
+        yield from _keys(inflater, b"", lengths, _Reader(columns, name))
 
 
 def import_index(index: NearDuplicateIndex, file: FileArg) -> int:
