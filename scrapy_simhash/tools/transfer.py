@@ -381,9 +381,7 @@ def _tell(f: IO[bytes]) -> int | None:
         return None
 
 
-def _keys(
-    inflater: _Inflater, start: bytes, lengths: list[int], reader: _Reader
-) -> Iterator[str]:
+def _keys(inflater: _Inflater, start: bytes, lengths: list[int], reader: _Reader) -> Iterator[str]:
     """The keys of *lengths*, decompressed a chunk at a time after the bytes *start*."""
     buffer, pos, left = bytearray(start), 0, sum(lengths) - len(start)
     if left < 0:
