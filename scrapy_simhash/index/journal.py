@@ -221,24 +221,9 @@ class MemoryJournal(Journal):
 
 
 def journal_for(index: Any, crawl: str | None = None, **kwargs: Any) -> Journal:
-    """The journal of *index*'s backend, for the crawl named *crawl* (a new name by
-    default)."""
-    from .memory import MemoryIndex
-
-    if isinstance(index, MemoryIndex):
-        return MemoryJournal(index, crawl, **kwargs)
-    from .sqlite.index import SqliteIndex
-
-    if isinstance(index, SqliteIndex):
-        from .sqlite.journal import SqliteJournal
-
-        return SqliteJournal(index, crawl, **kwargs)
-    try:
-        from .redis.index import RedisIndex
-    except ImportError:  # no redis package: no Redis index either
-        RedisIndex = ()
-    if isinstance(index, RedisIndex):
-        from .redis.journal import RedisJournal
-
-        return RedisJournal(index, crawl, **kwargs)
-    raise TypeError(f"No journal for {type(index).__name__}")
+    """The journal of *index*'s backend (its ``journal`` method), for the crawl named
+    *crawl* (a new name by default)."""
+    make = getattr(index, "journal", None)
+    if make is None:
+        raise TypeError(f"No crawl journal for {type(index).__name__}")
+    return make(crawl, **kwargs)
