@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from .extractors import visible_text
 from .text import looks_like_html
 
-__all__ = ["FieldCensus", "ItemLike", "field_text", "item_key"]
+__all__ = ["FieldCensus", "ItemLike", "field_text", "item_key", "plain_value"]
 
 
 class ItemLike(Protocol):
@@ -251,3 +251,22 @@ def _html_text(
             fallbacks.append(reason)
         return text
     return visible_text(html, remove_boilerplate=remove_boilerplate)
+
+
+def plain_value(value: Any, within: tuple[int, ...] = ()) -> Any:
+    """*value* in a form that pickles to a worker process and gives the same text there
+    (cut where :func:`field_text` would cut it, lists nested as deep as it follows them and
+    no deeper, so that no more is sent)."""
+    if value is None:
+        return value
+    if isinstance(value, str | bytes | bytearray):
+        return value[:MAX_FIELD_LENGTH]
+    if isinstance(value, list | tuple):
+        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
+            return []
+        within = (*within, id(value))
+        return [plain_value(v, within) for v in value]
+    try:
+        return str(value)
+    except Exception:  # as field_text: a dict too deeply nested to print, 10**5000
+        return ""
