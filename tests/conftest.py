@@ -155,3 +155,21 @@ def make_redis_server(tmp_path):
     yield make
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory):
+    """One Redis Cluster for the session (three masters, three replicas on free ports);
+    tests keep apart by using their own key prefix. Tests that kill a node use their own
+    (see ``make_redis_cluster``)."""
+    from redis_cluster import RedisCluster, cluster_available
+
+    _require_redis_server()
+    missing = cluster_available()
+    if missing:
+        pytest.fail(f"the Redis Cluster tests need {missing}") if os.environ.get(
+            "CI"
+        ) else pytest.skip(f"the Redis Cluster tests need {missing}")
+    cluster = RedisCluster(tmp_path_factory.mktemp("cluster")).start()
+    yield cluster
+    cluster.stop()

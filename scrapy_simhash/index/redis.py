@@ -82,6 +82,7 @@ from .redis_scripts import (
     STORE,
 )
 from .redis_server import RedisServer
+from .redis_spread_layout import SPREAD
 from .redis_uri import client_from_uri, describe, duration
 
 __all__ = ["SWEEP_BATCH", "RedisIndex", "duration"]
@@ -190,6 +191,11 @@ class RedisIndex(RedisMaintenance, RedisServer):
         """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
         ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
         client, options = client_from_uri(uri)
+        spread = options.pop("spread", None)
+        if spread is not None:
+            from .redis_spread import RedisSpreadIndex
+
+            return RedisSpreadIndex(client, **spread, **options, **parameters)  # type: ignore[return-value]
         return cls(client, **options, **parameters)
 
     # -- the lifecycle (see IndexBase._open) ---------------------------------------------
@@ -231,6 +237,11 @@ class RedisIndex(RedisMaintenance, RedisServer):
                 f"{self.location} holds a key {self._meta_key} that is not scrapy-simhash's; "
                 "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI "
                 "(?prefix=...)."
+            )
+        if meta.get("layout") == SPREAD:
+            raise NotAnIndex(
+                f"The index at {self.location} is spread over a Redis Cluster: open it with "
+                "cluster=true&spread=true in SIMHASH_INDEX_URI"
             )
         version = int(meta.get("version", "0"))
         check_layout_version(version, LAYOUT_VERSION, self.location, "layout version")

@@ -1,0 +1,190 @@
+"""Sending a spread index's scripts to the masters of a Redis Cluster, in parallel.
+
+redis-py's cluster pipelines do not send scripts, and ``WAIT`` must go down the same
+connection as the writes it waits for. So each master gets a plain asyncio client, a call
+is one pipeline to the master of its hash tag (the script, then ``WAIT`` when asked), and
+the calls of one round of the protocol are gathered. The asyncio loop runs in a thread of
+its own: the index is used from synchronous code. The slot map is redis-py's asyncio
+``RedisCluster``'s, read again after a redirection or a lost connection (a failover).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+import redis
+import redis.asyncio
+import redis.asyncio.cluster
+from redis.crc import key_slot
+
+logger = logging.getLogger("scrapy_simhash.index.redis")
+
+#: Errors after which the slot map is read again and the call retried.
+_ROUTING = ("MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "READONLY", "MASTERDOWN")
+
+
+class NotReplicated(redis.RedisError):
+    """A write was not acknowledged by a replica within the wait."""
+
+
+class SpreadIO:
+    """The connections of one spread index. *client_kwargs* are redis-py's connection
+    options (host and port of any node first); *replicas*: how many replicas must have
+    every write of a check before it is acknowledged (0: none waited for); *wait_ms*: how
+    long to wait for them; *retry_for*: seconds a call is retried after a redirection or
+    a lost connection (a failover takes the cluster's node timeout and a little more)."""
+
+    def __init__(
+        self, client_kwargs: dict[str, Any], *, replicas: int, wait_ms: int, retry_for: float
+    ) -> None:
+        self.replicas = replicas
+        self.wait_ms = wait_ms
+        self.retry_for = retry_for
+        node_kwargs = {k: v for k, v in client_kwargs.items() if k not in ("retry", "host", "port")}
+        node_kwargs.pop("retry_on_error", None)
+        self._node_kwargs = node_kwargs
+        self._nodes: dict[str, redis.asyncio.Redis] = {}
+        self._scripts: dict[str, str] = {}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._background: set[asyncio.Task] = set()
+        self.cluster: redis.asyncio.RedisCluster | None = None
+        self.commands = 0  #: calls sent (each one round trip to one master)
+
+        async def connect():
+            cluster = redis.asyncio.RedisCluster(
+                host=client_kwargs["host"], port=client_kwargs["port"], **node_kwargs
+            )
+            await cluster.initialize()
+            return cluster
+
+        self.cluster = self.run(connect())
+
+    # -- the bridge from synchronous code --------------------------------------------
+
+    def run(self, coroutine: Coroutine) -> Any:
+        """Run *coroutine* on the index's loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def later(self, coroutine: Coroutine) -> None:
+        """Run *coroutine* on the loop without waiting for it (the lazy clean-up after a
+        check); :meth:`close` waits for what is left."""
+
+        async def quietly() -> None:
+            try:
+                await coroutine
+            except Exception as e:  # the next check or vacuum cleans up what is left
+                logger.debug("Background clean-up of a spread index failed: %s", e)
+
+        def start() -> None:
+            task = self._loop.create_task(quietly())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+        self._loop.call_soon_threadsafe(start)
+
+    def close(self) -> None:
+        async def shut() -> None:
+            if self._background:
+                await asyncio.wait(list(self._background), timeout=10)
+            for client in self._nodes.values():
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+            if self.cluster is not None:
+                with contextlib.suppress(Exception):
+                    await self.cluster.aclose()
+
+        if self._loop.is_running():
+            with contextlib.suppress(Exception):
+                self.run(shut())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+            self._loop.close()
+
+    # -- calls -------------------------------------------------------------------------
+
+    def script(self, lua: str) -> str:
+        """Register *lua*; return the SHA1 to call it by."""
+        sha = hashlib.sha1(lua.encode()).hexdigest()
+        self._scripts[sha] = lua
+        return sha
+
+    def _client_for(self, tag: str) -> redis.asyncio.Redis:
+        assert self.cluster is not None
+        node = self.cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode()))
+        client = self._nodes.get(node.name)
+        if client is None:
+            client = redis.asyncio.Redis(host=node.host, port=node.port, **self._node_kwargs)
+            self._nodes[node.name] = client
+        return client
+
+    def master_of(self, tag: str) -> str:
+        """``host:port`` of the master serving *tag* (for benchmarks and tests)."""
+        assert self.cluster is not None
+        return self.cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode())).name
+
+    async def call(
+        self, tag: str, sha: str | None, keys: list[str], args: list[Any], *, wait: bool = False
+    ) -> Any:
+        """Run the script *sha* (or, with *sha* ``None``, the command ``args``) on the
+        master of *tag*; with *wait*, raise :class:`NotReplicated` unless the replicas
+        acknowledged the writes. Retried for ``retry_for`` seconds after a failover."""
+        deadline = time.monotonic() + self.retry_for
+        delay = 0.05
+        while True:
+            try:
+                return await self._send(tag, sha, keys, args, wait)
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                error: Exception = e
+            except redis.ResponseError as e:
+                if not str(e).startswith(_ROUTING):
+                    raise
+                error = e
+            if time.monotonic() + delay > deadline:
+                raise error
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+            with contextlib.suppress(redis.RedisError, OSError):
+                assert self.cluster is not None
+                await self.cluster.nodes_manager.initialize()
+
+    async def _send(self, tag: str, sha: str | None, keys: list[str], args: list[Any], wait):
+        client = self._client_for(tag)
+        for _ in range(2):
+            pipe = client.pipeline(transaction=False)
+            if sha is None:
+                pipe.execute_command(*args)
+            else:
+                pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+            if wait and self.replicas:
+                pipe.execute_command("WAIT", self.replicas, self.wait_ms)
+            self.commands += 1
+            replies = await pipe.execute(raise_on_error=False)
+            if isinstance(replies[0], redis.exceptions.NoScriptError) and sha is not None:
+                await client.script_load(self._scripts[sha])
+                continue
+            if isinstance(replies[0], Exception):
+                raise replies[0]
+            if wait and self.replicas and int(replies[1]) < self.replicas:
+                raise NotReplicated(
+                    f"the write to {tag} reached {replies[1]} of {self.replicas} replicas "
+                    f"within {self.wait_ms} ms"
+                )
+            return replies[0]
+        raise redis.ResponseError(f"the script {sha} could not be loaded")
+
+    async def gather(self, *calls: Coroutine) -> list[Any]:
+        """Await *calls* together; the first error is raised once all have finished."""
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
