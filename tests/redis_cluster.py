@@ -45,7 +45,7 @@ class RedisCluster:
 
     def _start_node(self, port: int) -> None:
         node_dir = self.directory / str(port)
-        node_dir.mkdir(exist_ok=True)
+        node_dir.mkdir(parents=True, exist_ok=True)
         self.processes[port] = subprocess.Popen(
             ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
              "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -120,6 +120,17 @@ class RedisCluster:
         """SIGKILL one node (its replica takes over after the node timeout)."""
         self.processes[port].kill()
         self.processes[port].wait(timeout=20)
+
+    def wait_failed_over(self, port: int, timeout: float = 60.0) -> None:
+        """Until another node serves the slots the killed node *port* served."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            alive = [p for p in self.ports if self.processes[p].poll() is None]
+            info = self._cli("cluster", "info", port=alive[0])
+            if "cluster_state:ok" in info and len(self.masters()) == 3:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"the slots of {port} did not fail over")
 
     def restart(self, port: int) -> None:
         """Start a killed node again (it rejoins, as a replica of whoever took over)."""

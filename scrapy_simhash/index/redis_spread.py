@@ -31,6 +31,9 @@ import json
 import time
 from dataclasses import dataclass
 
+import redis
+from redis.exceptions import RedisClusterException
+
 from ..exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
 from .base import IndexParameters, Match, Outcome, RequestedParameters, storable_key
 from .redis_layout import DEFAULT_BUCKET_BITS, FORMAT, hex64, record_tail
@@ -82,6 +85,8 @@ class Found:
 
 
 class RedisSpreadIndex(SpreadMaintenance):
+    _driver_errors = (redis.RedisError, RedisClusterException)
+
     """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
     *client* is a sync ``redis.RedisCluster`` (parameters, server settings); *client_kwargs*
     the connection options for the asyncio connections of the checks. *lease*: seconds a

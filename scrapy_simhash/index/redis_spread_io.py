@@ -23,10 +23,17 @@ import redis
 import redis.asyncio
 import redis.asyncio.cluster
 from redis.crc import key_slot
+from redis.exceptions import RedisClusterException
 
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
-#: Errors after which the slot map is read again and the call retried.
+_MOVED = (
+    redis.exceptions.MovedError,
+    redis.exceptions.AskError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ClusterDownError,
+)
+#: Replies after which the slot map is read again and the call retried.
 _ROUTING = ("MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "READONLY", "MASTERDOWN")
 
 
@@ -142,8 +149,10 @@ class SpreadIO:
         while True:
             try:
                 return await self._send(tag, sha, keys, args, wait)
-            except (redis.ConnectionError, redis.TimeoutError) as e:
+            except (redis.ConnectionError, redis.TimeoutError, RedisClusterException) as e:
                 error: Exception = e
+            except _MOVED as e:  # redis-py's own classes for the routing replies
+                error = e
             except redis.ResponseError as e:
                 if not str(e).startswith(_ROUTING):
                     raise
