@@ -233,22 +233,41 @@ def _records(index, fingerprint: int) -> list[str]:
     return found
 
 
+def _commit(index, fingerprint: int, key: str, txn: str) -> bool:
+    """Phase 2 of a check that reserved *fingerprint* under the attempt *txn*."""
+    reply = index._io.run(
+        index._io.call(
+            index.keys.home_of(key),
+            index._sha["commit"],
+            index._home_keys(key, txn),
+            [key, f"f:{txn}:{hex64(fingerprint)}", repr(time.time()), txn[:16], 600, 86400],
+            wait=True,
+        )
+    )
+    return bool(int(reply[0]))
+
+
+def test_a_slow_check_aborted_by_an_older_one_cannot_commit_afterwards(uri):
+    with open_index(uri) as index:
+        # A check that reserved first but started later (a younger attempt), then stalled.
+        slow = f"{int(time.time() * 1e6) + 10**9:016d}{0:08x}{0:06d}"
+        assert _dead_reservation(index, FP, "slow", slow)
+        # An older check meets it pending, aborts it at once and commits.
+        started = time.monotonic()
+        assert index.add_if_new(flip(FP, 3), "older") is None
+        assert time.monotonic() - started < index.lease, "no waiting for a younger one"
+        # The slow one wakes up: its commit is refused, it never acknowledges.
+        assert _commit(index, FP, "slow", slow) is False
+        assert [p.key for p in index.pages()] == ["older"]
+        # A fresh attempt of it finds the older page.
+        assert index.add_if_new(FP, "slow").key == "older"
+
+
 def test_a_client_dead_after_its_commit_is_kept_and_found(uri):
     with open_index(uri) as index:
         txn = index._attempts.new()
-        added_at = repr(time.time())
         _dead_reservation(index, FP, "committed", txn)
-        home = index.keys.home_of("committed")
-        reply = index._io.run(
-            index._io.call(
-                home,
-                index._sha["commit"],
-                index._home_keys("committed", txn),
-                ["committed", f"f:{txn}:{hex64(FP)}", added_at, txn[:16], 600, 86400],
-                wait=True,
-            )
-        )
-        assert int(reply[0]) == 1
+        assert _commit(index, FP, "committed", txn)
         # Killed before marking its entries committed: readers ask its home.
         started = time.monotonic()
         assert index.add_if_new(flip(FP, 2), "later").key == "committed"
