@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scrapy_simhash.blocks import BlockPlan
+from scrapy_simhash.index.blocks import BlockPlan
 from scrapy_simhash.index.sqlite import SqliteIndex
 
 MAX_DISTANCE = 3
@@ -107,7 +107,7 @@ def build_sqlite(path: Path, data_file: Path, blocks: int) -> dict:
     block tables and page_keys filled from them in key order, as an upgrade fills them."""
     # Imported here, not at the top: the measuring step (measure_sqlite) also runs with the
     # package of schema version 1 on PYTHONPATH, which has no such module.
-    from scrapy_simhash.index.sqlite_tables import BlockTables, site_id, split_key
+    from scrapy_simhash.index.sqlite.tables import BlockTables, site_id, split_key
 
     stored = np.load(data_file)["stored"]
     started = time.perf_counter()

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import quality as Q
 
 from scrapy_simhash import open_index
-from scrapy_simhash.blocks import BlockPlan
 from scrapy_simhash.index.base import StoredPage
+from scrapy_simhash.index.blocks import BlockPlan
 
 THRESHOLDS = range(2, 9)
 

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
-from .dedup import AnalysisParams
+from .analysis.fingerprint import Fingerprinter, seed_from_secret
+from .dedup import AnalysisParams, Deduplicator
 from .exceptions import ConfigurationError
-from .extract import Extractor, get_extractor
-from .fingerprint import Fingerprinter, seed_from_secret
+from .extract.extractors import Extractor, get_extractor
+from .index import open_index
+from .index.base import NearDuplicateIndex
+from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
 
 #: Every setting with its default; the README's settings table lists the same.
@@ -46,6 +49,24 @@ DEFAULTS: dict[str, Any] = {
 }
 
 ON_INDEX_ERROR_CHOICES = ("keep", "close")
+
+#: The index's file, in the Scrapy project's data directory, when SIMHASH_INDEX_URI is unset.
+DEFAULT_INDEX_FILE = "simhash.db"
+
+
+def index_uri(configured: str | None, data_path: Callable[[str], str], *, create: bool) -> str:
+    """The index's URI: *configured* (``SIMHASH_INDEX_URI``), else ``sqlite:///`` and
+    ``simhash.db`` in the project's data directory (*data_path* is Scrapy's
+    ``scrapy.utils.project.data_path``: ``.scrapy/`` of the project, or of the current
+    directory outside one). With *create* (the index may be created there), the directory
+    is made, as the crawl and the commands that create an index need it."""
+    if configured:
+        return configured
+    path = data_path(DEFAULT_INDEX_FILE)
+    if create:
+        # data_path(createdir=True) would make "simhash.db" itself a directory.
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return "sqlite:///" + path
 
 
 @dataclass(frozen=True)
@@ -171,6 +192,36 @@ class SimhashSettings:
             max_length=self.max_text_length,
             extractor=self.extractor_name,
         )
+
+    def open_index(self, uri: str, *, create: bool = True) -> NearDuplicateIndex:
+        """The index at *uri*, opened (or, with *create*, created) for these settings'
+        threshold, block plan and features: an index built otherwise is refused with both
+        values shown (:class:`~scrapy_simhash.exceptions.IndexParameterMismatch`)."""
+        return open_index(
+            uri,
+            max_distance=self.max_distance,
+            blocks=self.blocks,
+            features=self.fingerprinter.signature,
+            create=create,
+        )
+
+    def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
+        """A deduplicator on *index* (open, and of these settings' features) that analyses
+        texts as these settings say."""
+        return Deduplicator(
+            index, self.fingerprinter, min_terms=self.min_terms, max_length=self.max_text_length
+        )
+
+    def open_deduplicator(self, uri: str, *, create: bool = True) -> Deduplicator:
+        """The one way from settings to a working deduplicator: :meth:`open_index`, then
+        :meth:`deduplicator` on it (the index is closed again if that fails). The crawl's
+        pipeline and middleware and the ``dedup`` command call it."""
+        index = self.open_index(uri, create=create)
+        try:
+            return self.deduplicator(index)
+        except BaseException:
+            index.close()
+            raise
 
     @property
     def extractor_name(self) -> str:

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
 
-from ..blocks import BlockPlan, default_blocks
 from ..exceptions import (
     IndexCorrupt,
     IndexNotFound,
@@ -23,6 +22,7 @@ from ..exceptions import (
     SimhashIndexError,
 )
 from ..features import DEFAULT_FEATURES
+from .blocks import BlockPlan, default_blocks
 
 _MASK64 = (1 << 64) - 1
 #: The features of an index built with an integer seed (other than 0).
