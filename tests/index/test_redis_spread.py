@@ -14,8 +14,8 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
-from scrapy_simhash.fingerprint import hamming_distance
-from scrapy_simhash.index.redis_layout import hex64, record_tail
+from scrapy_simhash.analysis.fingerprint import hamming_distance
+from scrapy_simhash.index.redis.layout import hex64, record_tail
 
 from scrapy_simhash import open_index
 from scrapy_simhash.exceptions import IndexUnavailable, NotAnIndex
@@ -288,7 +288,7 @@ def test_spread_and_single_slot_indexes_refuse_each_other(redis_cluster):
 
 
 def test_rebuild_converts_a_single_slot_index_into_a_spread_one_and_back(redis_cluster):
-    from scrapy_simhash.rebuild import rebuild_index
+    from scrapy_simhash.tools.rebuild import rebuild_index
 
     prefix = f"conv-{uuid.uuid4().hex[:8]}"
     single = f"{redis_cluster.url}&prefix={prefix}"
