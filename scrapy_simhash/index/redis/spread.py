@@ -382,14 +382,21 @@ class RedisSpreadIndex(SpreadMaintenance):
         )
 
     def _abort(self, value: int, exact: bool, key: str, txn: str, reserved: list[str]) -> None:
-        """Release the page's reservations, in the background: its commit record first
-        says aborted, so that checks waiting for it go on at once."""
+        """In the background: abort the attempt at its home (so that checks waiting for it
+        go on at once), then release its reservations. After an error the commit may have
+        happened all the same (its reply lost): then the entries stay, marked committed."""
         if not reserved:
             return
-        state = self._state(Found(0, "", txn, key, 0.0, False, exact), True)
-        self._io.later(
-            self._io.gather(state, *self._release(exact, hex64(value), [txn], set(reserved)))
-        )
+
+        async def abort() -> None:
+            hex_value = hex64(value)
+            state = await self._state(Found(0, hex_value, txn, key, 0.0, False, exact), True)
+            if state == "a":
+                await self._io.gather(*self._release(exact, hex_value, [txn], set(reserved)))
+            elif state == "c":
+                await self._io.gather(*self._finalize(exact, hex_value, txn, reserved))
+
+        self._io.later(abort())
 
     def _outcome(self, committed: list[Found], key: str, value: int) -> Outcome:
         own = [f for f in committed if f.key == key]
