@@ -36,7 +36,7 @@ from redis.exceptions import RedisClusterException
 from ...exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
 from ..base import IndexParameters, Match, Outcome, RequestedParameters, storable_key
 from .layout import DEFAULT_BUCKET_BITS, FORMAT, hex64, record_tail
-from .spread_io import NotReplicated, SpreadIO
+from .spread_io import Call, NotReplicated, SpreadIO
 from .spread_layout import (
     ABORT_TTL,
     DEFAULT_HOMES,
@@ -234,61 +234,53 @@ class RedisSpreadIndex(SpreadMaintenance):
 
     def _reserve_calls(
         self, value: int, exact: bool, txn: str, tail: str, reserve: bool, k: int | None = None
-    ):
-        io, hex_value, flag = self._io, hex64(value), "1" if reserve else "0"
+    ) -> list[Call]:
+        hex_value, flag = hex64(value), "1" if reserve else "0"
         if exact:
             tag = self.keys.exact(value)
-            args = [hex_value, txn, tail, "", flag]
-            return [(tag, io.call(tag, self._sha["exact"], [f"{tag}:exact"], args, wait=reserve))]
+            return [(tag, self._sha["exact"], [f"{tag}:exact"], [hex_value, txn, tail, "", flag])]
+        k = self.max_distance if k is None else k
         return [
-            (
-                tag,
-                io.call(
-                    tag,
-                    sha,
-                    [*sets, f"{tag}:fp"],
-                    [self.max_distance if k is None else k, *args, hex_value, txn, tail, "", flag],
-                    wait=reserve,
-                ),
-            )
+            (tag, sha, [*sets, f"{tag}:fp"], [k, *args, hex_value, txn, tail, "", flag])
             for sha, (tag, sets, _, args) in zip(
                 self._check_sha, self._group_calls(value), strict=True
             )
         ]
 
-    def _release(self, exact: bool, hex_value: str, txns: list[str], tags=None):
+    def _release(self, exact: bool, hex_value: str, txns: list[str], tags=None) -> list[Call]:
         """Calls removing the records of *txns* under a fingerprint (or digest) from its
         groups (only those in *tags*, when given)."""
-        io, sha = self._io, self._sha["release"]
+        sha = self._sha["release"]
         if exact:
             tag = self.keys.exact(int(hex_value, 16))
-            return [io.call(tag, sha, [f"{tag}:exact"], [0, hex_value, *txns])]
+            return [(tag, sha, [f"{tag}:exact"], [0, hex_value, *txns])]
         return [
-            io.call(tag, sha, [*sets, f"{tag}:fp"], [len(sets), *members, hex_value, *txns])
+            (tag, sha, [*sets, f"{tag}:fp"], [len(sets), *members, hex_value, *txns])
             for tag, sets, members, _ in self._group_calls(int(hex_value, 16))
             if tags is None or tag in tags
         ]
 
-    def _finalize(self, exact: bool, hex_value: str, txn: str, tags):
+    def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list[Call]:
         suffix = "exact" if exact else "fp"
-        return [
-            self._io.call(tag, self._sha["finalize"], [f"{tag}:{suffix}"], [hex_value, txn])
-            for tag in tags
-        ]
+        sha = self._sha["finalize"]
+        return [(tag, sha, [f"{tag}:{suffix}"], [hex_value, txn]) for tag in tags]
 
     def _home_keys(self, key: str, txn: str = "") -> list[str]:
         home = self.keys.home_of(key)
         return [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}"]
 
-    async def _state(self, found: Found, wound: bool) -> str:
+    def _resolve_call(self, found: Found, wound: bool) -> Call:
+        """The call that reads (*wound*: or aborts) the state of *found*'s attempt."""
         home_keys = self._home_keys(found.key, found.txn)
-        return await self._io.call(
+        return (
             self.keys.home_of(found.key),
             self._sha["resolve"],
             [home_keys[0], home_keys[3], home_keys[2]],
             [found.key, found.txn, "1" if wound else "0", ABORT_TTL],
-            wait=True,
         )
+
+    async def _state(self, found: Found, wound: bool) -> str:
+        return (await self._io.batch([self._resolve_call(found, wound)], wait=True))[0]
 
     async def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]:
         """The final state ('c' or 'a') of each pending attempt: an older one (than
@@ -311,13 +303,13 @@ class RedisSpreadIndex(SpreadMaintenance):
         return dict(zip(by_txn, states, strict=True))
 
     async def _candidates(
-        self, calls, exact: bool
+        self, calls: list[Call], exact: bool, wait: bool = True
     ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
         """Run the reserving calls: (the entries found, the tags where the page is
-        reserved, (tag, entry) of each pending one)."""
-        replies = await self._io.gather(*(call for _, call in calls))
+        reserved, (tag, entry) of each one found)."""
+        replies = await self._io.batch(calls, wait=wait)
         found, reserved, where = [], [], []
-        for (tag, _), (flag, listed) in zip(calls, replies, strict=True):
+        for (tag, *_), (flag, listed) in zip(calls, replies, strict=True):
             if int(flag):
                 reserved.append(tag)
             for d, hex_value, txn, key, at, committed in json.loads(listed):
@@ -336,7 +328,7 @@ class RedisSpreadIndex(SpreadMaintenance):
             elif state == "a":
                 calls += self._release(found.exact, found.hex, [found.txn], {tag})
         if calls:
-            self._io.later(self._io.gather(*calls))
+            self._io.later(self._io.batch(calls))
 
     # -- the check -------------------------------------------------------------------------
 
@@ -365,16 +357,16 @@ class RedisSpreadIndex(SpreadMaintenance):
                     wait=True,
                 )
             except BaseException:
-                self._abort(value, exact, key, txn, [tag for tag, _ in calls])
+                self._abort(value, exact, key, txn, [call[0] for call in calls])
                 raise
             if not int(reply[0]):  # aborted by an older check: start again
-                self._io.later(self._io.gather(*self._release(exact, hex64(value), [txn])))
+                self._io.later(self._io.batch(self._release(exact, hex64(value), [txn])))
                 continue
             old = json.loads(reply[1]) or []
             after = self._finalize(exact, hex64(value), txn, reserved)
             for old_exact, old_txn, old_hex in map(parse_member, old):
                 after += self._release(old_exact, old_hex, [old_txn])
-            self._io.later(self._io.gather(*after))
+            self._io.later(self._io.batch(after))
             return Outcome("changed" if old else "new")
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
@@ -392,9 +384,9 @@ class RedisSpreadIndex(SpreadMaintenance):
             hex_value = hex64(value)
             state = await self._state(Found(0, hex_value, txn, key, 0.0, False, exact), True)
             if state == "a":
-                await self._io.gather(*self._release(exact, hex_value, [txn], set(reserved)))
+                await self._io.batch(self._release(exact, hex_value, [txn], set(reserved)))
             elif state == "c":
-                await self._io.gather(*self._finalize(exact, hex_value, txn, reserved))
+                await self._io.batch(self._finalize(exact, hex_value, txn, reserved))
 
         self._io.later(abort())
 
@@ -429,7 +421,7 @@ class RedisSpreadIndex(SpreadMaintenance):
 
         async def read() -> list[Match]:
             calls = self._reserve_calls(fingerprint, False, "-", '"",""', False, k)
-            found, _, _ = await self._candidates(calls, False)
+            found, _, _ = await self._candidates(calls, False, wait=False)
             pending = [f for f in found if not f.committed]
             states = await self._resolve(pending, None) if pending else {}
             unique = {

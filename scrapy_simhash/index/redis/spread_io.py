@@ -27,14 +27,16 @@ from redis.exceptions import RedisClusterException
 
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
+#: A call: (hash tag, script SHA1 or None for a command, keys, args).
+Call = tuple[str, "str | None", list[str], list[Any]]
 _MOVED = (
     redis.exceptions.MovedError,
     redis.exceptions.AskError,
     redis.exceptions.TryAgainError,
     redis.exceptions.ClusterDownError,
 )
-#: Replies after which the slot map is read again and the call retried.
-_ROUTING = ("MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "READONLY", "MASTERDOWN")
+#: Errors after which the slot map is read again and the calls to that master sent again.
+_RETRIED = (redis.ConnectionError, redis.TimeoutError, RedisClusterException, *_MOVED)
 
 
 class NotReplicated(redis.RedisError):
@@ -124,15 +126,6 @@ class SpreadIO:
         self._scripts[sha] = lua
         return sha
 
-    def _client_for(self, tag: str) -> redis.asyncio.Redis:
-        assert self.cluster is not None
-        node = self.cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode()))
-        client = self._nodes.get(node.name)
-        if client is None:
-            client = redis.asyncio.Redis(host=node.host, port=node.port, **self._node_kwargs)
-            self._nodes[node.name] = client
-        return client
-
     def master_of(self, tag: str) -> str:
         """``host:port`` of the master serving *tag* (for benchmarks and tests)."""
         assert self.cluster is not None
@@ -142,53 +135,93 @@ class SpreadIO:
         self, tag: str, sha: str | None, keys: list[str], args: list[Any], *, wait: bool = False
     ) -> Any:
         """Run the script *sha* (or, with *sha* ``None``, the command ``args``) on the
-        master of *tag*; with *wait*, raise :class:`NotReplicated` unless the replicas
-        acknowledged the writes. Retried for ``retry_for`` seconds after a failover."""
+        master of *tag*; see :meth:`batch`."""
+        return (await self.batch([(tag, sha, keys, args)], wait=wait))[0]
+
+    async def batch(self, calls: list[Call], *, wait: bool = False) -> list[Any]:
+        """Run *calls* (``(tag, sha, keys, args)``), one pipeline to each master holding
+        some of them, in the order given on each master; with *wait*, each pipeline ends
+        with ``WAIT`` and :class:`NotReplicated` is raised unless the replicas acknowledged.
+        Calls answered with a redirection or lost with a connection are sent again (the
+        scripts are idempotent) for ``retry_for`` seconds: a failover."""
+        results: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
         deadline = time.monotonic() + self.retry_for
         delay = 0.05
         while True:
-            try:
-                return await self._send(tag, sha, keys, args, wait)
-            except (redis.ConnectionError, redis.TimeoutError, RedisClusterException) as e:
-                error: Exception = e
-            except _MOVED as e:  # redis-py's own classes for the routing replies
-                error = e
-            except redis.ResponseError as e:
-                if not str(e).startswith(_ROUTING):
-                    raise
-                error = e
+            by_node: dict[str, list[int]] = {}
+            for i in todo:
+                by_node.setdefault(self._node_name(calls[i][0]), []).append(i)
+            replies = await asyncio.gather(
+                *(
+                    self._send(name, [calls[i] for i in indexes], wait)
+                    for name, indexes in by_node.items()
+                ),
+                return_exceptions=True,
+            )
+            todo, error = [], None
+            for indexes, reply in zip(by_node.values(), replies, strict=True):
+                if isinstance(reply, _RETRIED):
+                    todo += indexes
+                    error = reply
+                elif isinstance(reply, BaseException):
+                    raise reply
+                else:
+                    for i, result in zip(indexes, reply, strict=True):
+                        if isinstance(result, _MOVED):
+                            todo.append(i)
+                            error = result
+                        elif isinstance(result, Exception):
+                            raise result
+                        else:
+                            results[i] = result
+            if not todo:
+                return results
             if time.monotonic() + delay > deadline:
-                raise error
+                raise error  # type: ignore[misc]
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)
-            with contextlib.suppress(redis.RedisError, OSError):
+            with contextlib.suppress(redis.RedisError, RedisClusterException, OSError):
                 assert self.cluster is not None
                 await self.cluster.nodes_manager.initialize()
 
-    async def _send(self, tag: str, sha: str | None, keys: list[str], args: list[Any], wait):
-        client = self._client_for(tag)
+    def _node_name(self, tag: str) -> str:
+        assert self.cluster is not None
+        node = self.cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode()))
+        if node.name not in self._nodes:
+            self._nodes[node.name] = redis.asyncio.Redis(
+                host=node.host, port=node.port, **self._node_kwargs
+            )
+        return node.name
+
+    async def _send(self, name: str, calls: list[Call], wait: bool) -> list[Any]:
+        client = self._nodes[name]
         for _ in range(2):
             pipe = client.pipeline(transaction=False)
-            if sha is None:
-                pipe.execute_command(*args)
-            else:
-                pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+            for _, sha, keys, args in calls:
+                if sha is None:
+                    pipe.execute_command(*args)
+                else:
+                    pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
             if wait and self.replicas:
                 pipe.execute_command("WAIT", self.replicas, self.wait_ms)
             self.commands += 1
             replies = await pipe.execute(raise_on_error=False)
-            if isinstance(replies[0], redis.exceptions.NoScriptError) and sha is not None:
-                await client.script_load(self._scripts[sha])
+            if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
+                for lua in self._scripts.values():  # a new master, or a restarted one
+                    await client.script_load(lua)
                 continue
-            if isinstance(replies[0], Exception):
-                raise replies[0]
-            if wait and self.replicas and int(replies[1]) < self.replicas:
-                raise NotReplicated(
-                    f"the write to {tag} reached {replies[1]} of {self.replicas} replicas "
-                    f"within {self.wait_ms} ms"
-                )
-            return replies[0]
-        raise redis.ResponseError(f"the script {sha} could not be loaded")
+            if wait and self.replicas:
+                acknowledged = replies.pop()
+                if isinstance(acknowledged, Exception):
+                    raise acknowledged
+                if int(acknowledged) < self.replicas:
+                    raise NotReplicated(
+                        f"writes to {name} reached {acknowledged} of {self.replicas} replicas "
+                        f"within {self.wait_ms} ms"
+                    )
+            return replies
+        raise redis.ResponseError(f"the scripts could not be loaded on {name}")
 
     async def gather(self, *calls: Coroutine) -> list[Any]:
         """Await *calls* together; the first error is raised once all have finished."""

@@ -42,7 +42,7 @@ class SpreadMaintenance(RedisServer):
         def _release(self, exact: bool, hex_value: str, txns: list[str], tags=None) -> list: ...
         def _group_calls(self, fingerprint: int) -> list: ...
         def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list: ...
-        async def _state(self, found: Any, wound: bool) -> str: ...
+        def _resolve_call(self, found: Any, wound: bool) -> Any: ...
         def _run(self, doing: str, coroutine) -> Any: ...
 
     #: Called with a count of homes (or streams) done, for commands that show progress.
@@ -169,61 +169,59 @@ class SpreadMaintenance(RedisServer):
 
     # -- restoring -------------------------------------------------------------------------
 
-    async def _store(self, page: StoredPage) -> int:
-        io, txn, hex_value = self._io, self._attempts.new(), hex64(page.fingerprint)
-        tail = record_tail(page.key, page.added_at)
-        home = self.keys.home_of(page.key)
-        listed = member(page.exact, txn, hex_value)
-
-        async def list_home() -> int:
-            home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n"]
-            args = [page.key, listed, repr(float(page.added_at)), hex_value]
-            return int(await io.call(home, self._sha["store_home"], home_keys, args, wait=True))
-
-        if page.exact:
-            tag = self.keys.exact(page.fingerprint)
-            args = [0, hex_value, txn, tail, "1"]
-            if not int(await io.call(tag, self._sha["store"], [f"{tag}:exact"], args, wait=True)):
-                return 0
-            return await list_home()
-        if not await list_home():
-            return 0
-        await io.gather(
-            *(
-                io.call(
-                    tag,
-                    self._sha["store"],
-                    [*sets, f"{tag}:fp"],
-                    [len(sets), *members, hex_value, txn, tail, "0"],
-                    wait=True,
-                )
-                for tag, sets, members, _ in self._group_calls(page.fingerprint)
+    async def _store(self, batch: list[StoredPage]) -> int:
+        """Restore *batch* in two rounds: the exact digests in their groups and the other
+        pages at their homes (where the skip rules are decided, in the order given: one
+        key, one home; one digest, one group), then the homes of the digests stored and
+        the groups of the pages listed."""
+        sha = self._sha
+        first, second = [], []
+        for page in batch:
+            txn, hex_value = self._attempts.new(), hex64(page.fingerprint)
+            tail = record_tail(page.key, page.added_at)
+            home = self.keys.home_of(page.key)
+            listed = member(page.exact, txn, hex_value)
+            home_call = (
+                home,
+                sha["store_home"],
+                [f"{home}:keys", f"{home}:order", f"{home}:n"],
+                [page.key, listed, repr(float(page.added_at)), hex_value],
             )
-        )
-        return 1
+            if page.exact:
+                tag = self.keys.exact(page.fingerprint)
+                args = [0, hex_value, txn, tail, "1"]
+                first.append((tag, sha["store"], [f"{tag}:exact"], args))
+                second.append([home_call])
+            else:
+                first.append(home_call)
+                second.append(
+                    [
+                        (
+                            tag,
+                            sha["store"],
+                            [*sets, f"{tag}:fp"],
+                            [len(sets), *m, hex_value, txn, tail, "0"],
+                        )
+                        for tag, sets, m, _ in self._group_calls(page.fingerprint)
+                    ]
+                )
+        stored = await self._io.batch(first, wait=True)
+        after = [
+            call for done, calls in zip(stored, second, strict=True) if int(done) for call in calls
+        ]
+        await self._io.batch(after, wait=True)
+        return sum(int(done) for done in stored)
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         added = 0
         window: list[StoredPage] = []
-
-        async def store(batch: list[StoredPage]) -> int:
-            # Pages with one key in order (the skip rules compare with what came before).
-            by_key: dict[str, list[StoredPage]] = {}
-            for page in batch:
-                by_key.setdefault(page.key, []).append(page)
-
-            async def in_turn(same: list[StoredPage]) -> int:
-                return sum([await self._store(page) for page in same])
-
-            return sum(await self._io.gather(*(in_turn(s) for s in by_key.values())))
-
         for page in storable_pages(pages):
             window.append(page)
-            if len(window) >= _WINDOW:
-                added += self._run("add pages", store(window))
+            if len(window) >= _BATCH:
+                added += self._run("add pages", self._store(window))
                 window = []
         if window:
-            added += self._run("add pages", store(window))
+            added += self._run("add pages", self._store(window))
         return added
 
     # -- removing --------------------------------------------------------------------------
@@ -239,7 +237,7 @@ class SpreadMaintenance(RedisServer):
         calls = []
         for exact, txn, hex_value in map(parse_member, removed):
             calls += self._release(exact, hex_value, [txn])
-        await self._io.gather(*calls)
+        await self._io.batch(calls, wait=True)
         return len(removed)
 
     def forget(self, key: str) -> int:
@@ -297,12 +295,15 @@ class SpreadMaintenance(RedisServer):
             for txn, key, at, committed in json.loads(value)
         ]
 
-        async def clean(entry: Found) -> None:
-            state = await self._state(entry, not entry.committed and entry.txn < old)
-            if state == "c" and not entry.committed:
-                await self._io.gather(*self._finalize(exact, entry.hex, entry.txn, [tag]))
-            elif state == "a" or (state == "p" and entry.committed):
-                await self._io.gather(*self._release(exact, entry.hex, [entry.txn], {tag}))
-
-        for first in range(0, len(found), _WINDOW):
-            await self._io.gather(*(clean(entry) for entry in found[first : first + _WINDOW]))
+        for first in range(0, len(found), _BATCH):
+            chunk = found[first : first + _BATCH]
+            states = await self._io.batch(
+                [self._resolve_call(e, not e.committed and e.txn < old) for e in chunk], wait=True
+            )
+            calls = []
+            for entry, state in zip(chunk, states, strict=True):
+                if state == "c" and not entry.committed:
+                    calls += self._finalize(exact, entry.hex, entry.txn, [tag])
+                elif state == "a" or (state == "p" and entry.committed):
+                    calls += self._release(exact, entry.hex, [entry.txn], {tag})
+            await self._io.batch(calls, wait=True)

@@ -153,13 +153,17 @@ STORE = (
     + """
 local n = tonumber(ARGV[1])
 local hex, txn, tail = ARGV[n + 2], ARGV[n + 3], ARGV[n + 4]
-if ARGV[n + 5] == '1' and redis.call('HEXISTS', KEYS[n + 1], hex) == 1 then return 0 end
+if ARGV[n + 5] == '1' then
+  local existing = redis.call('HGET', KEYS[n + 1], hex)
+  if existing then
+    if string.find(existing, '["' .. txn .. '"', 1, true) then return 1 end  -- sent again
+    return 0
+  end
+end
 local sets, members = {}, {}
 for t = 1, n do sets[t] = KEYS[t]; members[t] = ARGV[1 + t] end
-if append(KEYS[n + 1], hex, '["' .. txn .. '",' .. tail .. ',1]', txn, sets, members) then
-  return 1
-end
-return 0
+append(KEYS[n + 1], hex, '["' .. txn .. '",' .. tail .. ',1]', txn, sets, members)
+return 1
 """
 )
 
@@ -209,13 +213,15 @@ redis.call('HINCRBY', KEYS[3], 'pages', 1 - #old)
 return {1, listed or '[]'}
 """
 
-# Restore an entry under its key (import): skipped when the key lists the same fingerprint.
+# Restore an entry under its key (import): skipped when the key lists the same fingerprint
+# (1 when this very entry is listed: the call was sent again).
 # KEYS: the keys hash, the order, the counters. ARGV: key, member, added_at, hex.
 # Returns 1 if listed.
 STORE_HOME = """
 local key, member = ARGV[1], ARGV[2]
 local listed = redis.call('HGET', KEYS[1], key)
 local all = listed and cjson.decode(listed) or {}
+for _, m in ipairs(all) do if m == member then return 1 end end  -- sent again
 if string.sub(member, 1, 1) == 'f' then
   for _, m in ipairs(all) do
     if string.sub(m, 1, 2) == 'f:' and string.sub(m, -16) == ARGV[4] then return 0 end
