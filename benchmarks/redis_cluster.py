@@ -85,7 +85,8 @@ def main() -> None:
     if url is None:
         from redis_cluster import RedisCluster
 
-        cluster = RedisCluster(Path(tempfile.mkdtemp(prefix="simhash-cluster-"))).start()
+        directory = Path(tempfile.mkdtemp(prefix="simhash-cluster-"))
+        cluster = RedisCluster(directory, node_timeout_ms=15000).start()
         url = cluster.url
     try:
         nodes = masters(url)

@@ -190,6 +190,7 @@ def redis_cluster(tmp_path_factory):
         pytest.fail(f"the Redis Cluster tests need {missing}") if os.environ.get(
             "CI"
         ) else pytest.skip(f"the Redis Cluster tests need {missing}")
-    cluster = RedisCluster(tmp_path_factory.mktemp("cluster")).start()
+    # Nodes on a loaded machine may not answer the cluster bus within a short timeout.
+    cluster = RedisCluster(tmp_path_factory.mktemp("cluster"), node_timeout_ms=10000).start()
     yield cluster
     cluster.stop()

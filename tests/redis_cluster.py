@@ -9,7 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-#: Milliseconds before a silent master is failed over by its replica.
+#: Milliseconds before a silent master is failed over by its replica: short, for the
+#: failover test; a loaded machine may need longer (Redis's default is 15,000).
 NODE_TIMEOUT_MS = 2000
 
 
@@ -34,8 +35,11 @@ def _free_ports(count: int) -> list[int]:
 class RedisCluster:
     """Six redis-servers joined by ``redis-cli --cluster create --cluster-replicas 1``."""
 
-    def __init__(self, directory: Path, nodes: int = 6) -> None:
+    def __init__(
+        self, directory: Path, nodes: int = 6, node_timeout_ms: int = NODE_TIMEOUT_MS
+    ) -> None:
         self.directory = directory
+        self.node_timeout_ms = node_timeout_ms
         self.ports = _free_ports(nodes)
         self.processes: dict[int, subprocess.Popen] = {}
 
@@ -49,7 +53,7 @@ class RedisCluster:
         self.processes[port] = subprocess.Popen(
             ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
              "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-             "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "",
+             "--cluster-node-timeout", str(self.node_timeout_ms), "--save", "",
              "--appendonly", "no", "--dir", str(node_dir),
              "--logfile", str(node_dir / "redis.log")],
             cwd=node_dir,
