@@ -211,6 +211,9 @@ class SpreadIO:
                 for lua in self._scripts.values():  # a new master, or a restarted one
                     await client.script_load(lua)
                 continue
+            moved = next((r for r in replies if isinstance(r, _MOVED)), None)
+            if moved is not None:
+                raise moved  # a master no more (its WAIT fails too): all of them again
             if wait and self.replicas:
                 acknowledged = replies.pop()
                 if isinstance(acknowledged, Exception):
