@@ -153,6 +153,10 @@ def main() -> None:
         ratio99 = percentile(results["spread"], 99) / percentile(results["single-slot"], 99)
         print(f"  spread / single-slot: p50 {ratio50:.1f}x, p99 {ratio99:.1f}x")
         print(f"  commands per master during the spread checks: {shares(commands)}")
+        stats = [n.info("commandstats").get("cmdstat_evalsha", {}) for n in nodes]
+        calls_total = sum(x.get("calls", 0) for x in stats)
+        usec = sum(x.get("usec", 0) for x in stats) / max(1, calls_total)
+        print(f"  server time per script (all scripts of the run, every master): {usec:.1f} us")
         for kind, calls in per.items():
             print(f"  calls per {kind}: {calls:.1f} (one round trip to one master each)")
     finally:
