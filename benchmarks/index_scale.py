@@ -173,7 +173,7 @@ def check_and_insert(index, data) -> dict:
     for i in range(max(len(new), len(dups))):
         for fp, is_dup in ((new[i], False), (dups[i], True)) if i < len(dups) else ((new[i], 0),):
             started, cpu_started = time.perf_counter_ns(), time.thread_time_ns()
-            match = index.add_if_new(fp, f"https://example.com/new/{i}/{int(is_dup)}")
+            match = index.check_and_add(fp, f"https://example.com/new/{i}/{int(is_dup)}").match
             latencies.append(time.perf_counter_ns() - started)
             cpu.append(time.thread_time_ns() - cpu_started)
             if is_dup:
@@ -287,7 +287,7 @@ def measure_commits(directory: Path, synchronous: str, count: int) -> dict:
     with SqliteIndex(path, synchronous=synchronous) as index:
         started = time.perf_counter()
         for i, fp in enumerate(fps):
-            index.add_if_new(fp, f"k{i}")
+            index.check_and_add(fp, f"k{i}")
         elapsed = time.perf_counter() - started
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)

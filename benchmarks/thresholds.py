@@ -54,7 +54,7 @@ def index_costs(k: int, pages: int, probes: int = 2000) -> dict[str, float]:
             for i in range(probes):
                 fingerprint = rng.getrandbits(64)
                 t = time.perf_counter()
-                index.add_if_new(fingerprint, f"https://new.example/{i}")
+                index.check_and_add(fingerprint, f"https://new.example/{i}")
                 times.append(time.perf_counter() - t)
         size = path.stat().st_size
     return {

@@ -38,7 +38,7 @@ typedef struct {
 } needle_view;
 
 /* Whether *text* holds any of the strings of the tuple *needles*: what
- * scrapy_simhash.analysis.attribution.contains_any_python finds with one `in` per needle, in one
+ * scrapy_simhash.analysis.attribution._contains_any_python finds with one `in` per needle, in one
  * pass over the text (each `in` is a pass, and converts the needle to the text's kind). */
 PyObject *
 speedups_contains_any(PyObject *module, PyObject *args)
@@ -98,7 +98,7 @@ speedups_contains_any(PyObject *module, PyObject *args)
 }
 
 /* The lines of *text* that can start an attribution: what
- * scrapy_simhash.analysis.attribution.line_starts_python finds with a regular expression. For each
+ * scrapy_simhash.analysis.attribution._line_starts_python finds with a regular expression. For each
  * line after a line break, the position of its first character, when its first word
  * character (before the line's end) is a non-ASCII one outside U+4E00..U+9FD5, the start
  * of one of *keywords* (ASCII letters in either case, other characters as they are; each

@@ -25,7 +25,7 @@ may_be_function_word(const unsigned char *filter, Py_hash_t hash)
  * a language of a lower bit comes first in the languages' order), and the removal of the
  * stop words that apply: English ones always, those of that language when its function
  * words occur at least *min_hits* times. What
- * scrapy_simhash.analysis.function_words.remove_stop_words_python does; False, with counts
+ * scrapy_simhash.analysis.function_words._remove_stop_words_python does; False, with counts
  * untouched, where the Python form is to decide (a key that is not exactly a str, a count
  * that is not exactly an int or whose sums overflow 64 bits). *filter*, if given, is the
  * FILTER_BYTES bytes that function_words._filter_of builds from masks' words: a word whose

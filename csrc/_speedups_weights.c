@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-/* The heaviest terms: what scrapy_simhash.analysis.heaviest.heaviest_python computes. *counts* maps
+/* The heaviest terms: what scrapy_simhash.analysis.heaviest._heaviest_python computes. *counts* maps
  * terms (str) to counts (int or float); *idf* maps terms to their IDF (float), and
  * new_idf(term) gives (and keeps) the IDF of a term missing from it. The weight of a term
  * is count * IDF as Python multiplies them (the int converted to double, as float.__mul__

@@ -53,13 +53,7 @@ class Verdict:
 
     analysis: Analysis
     match: Match | None
-    #: Defaults to ``duplicate`` with a match and ``new`` without (as built before
-    #: statuses existed).
-    status: Status = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.status is None:
-            object.__setattr__(self, "status", "new" if self.match is None else "duplicate")
+    status: Status
 
     @property
     def is_duplicate(self) -> bool:

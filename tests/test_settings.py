@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from scrapy_simhash import open_index
@@ -43,3 +45,10 @@ def test_open_deduplicator_refuses_an_index_of_other_features(tmp_path):
         pass  # built for the default top_n, 128
     with pytest.raises(IndexParameterMismatch, match="top64"):
         SimhashSettings(top_n=64).open_deduplicator(uri, create=False)
+
+
+def test_one_table_of_defaults():
+    # SimhashSettings() takes its defaults from DEFAULTS, which from_settings reads too.
+    assert SimhashSettings.from_settings({}) == SimhashSettings()
+    assert SimhashSettings().drop_log_level == logging.INFO
+    assert SimhashSettings().middleware_content_types == ("text/html", "application/xhtml+xml")

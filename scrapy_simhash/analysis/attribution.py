@@ -109,12 +109,12 @@ _NOTICES = (
 _OTHER_CASE_FORMS = ("ı", "İ", "ſ")
 
 
-def contains_any_python(text: str, needles: tuple[str, ...]) -> bool:
+def _contains_any_python(text: str, needles: tuple[str, ...]) -> bool:
     """Whether *text* holds any of *needles* (the compiled form: one pass for all)."""
     return any(needle in text for needle in needles)
 
 
-def line_starts_python(text: str, keywords: tuple[str, ...]) -> list[int]:
+def _line_starts_python(text: str, keywords: tuple[str, ...]) -> list[int]:
     """For each line of *text* after a line break, the position of its first character,
     when its first word character is a non-ASCII one other than a Han one (U+4E00-U+9FD5),
     the start of one of *keywords* (each starting with a word character; ASCII letters in
@@ -139,10 +139,10 @@ def _line_start_pattern(keywords: tuple[str, ...]) -> re.Pattern[str]:
 
 
 contains_any: Callable[[str, tuple[str, ...]], bool] = (
-    compiled("contains_any") or contains_any_python
+    compiled("contains_any") or _contains_any_python
 )
 line_starts: Callable[[str, tuple[str, ...]], list[int]] = (
-    compiled("line_starts") or line_starts_python
+    compiled("line_starts") or _line_starts_python
 )
 
 

@@ -16,15 +16,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-import warnings
 from collections.abc import Iterable
 
 import mmh3
 
-# FINGERPRINT_BITS and TERMS_VERSION live in features and terms; still exported from here.
-from ..features import FINGERPRINT_BITS, feature_signature  # noqa: F401
+from ..features import DEFAULT_TOP_N, feature_signature
 from .speedups import compiled
-from .terms import DEFAULT_TOP_N, TERMS_VERSION, TermExtractor  # noqa: F401
+from .terms import TermExtractor
 
 _WEIGHT_SCALE = 1000
 _MASK64 = (1 << 64) - 1
@@ -219,16 +217,6 @@ class Fingerprinter:
 
     def terms(self, text: str) -> list[tuple[str, float]]:
         return self.term_extractor.terms(text)
-
-    @property
-    def extractor(self) -> TermExtractor:
-        """Deprecated name of :attr:`term_extractor`."""
-        warnings.warn(
-            "Fingerprinter.extractor is deprecated; use Fingerprinter.term_extractor",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.term_extractor
 
     def simhash(self, weighted_terms: Iterable[tuple[str, float]]) -> int:
         """:func:`simhash` with this fingerprinter's seed and its cache of term hashes."""

@@ -2,7 +2,7 @@
 terms. A text's language is the one whose function words occur most often in it.
 
 :func:`remove_stop_words` has two forms that leave the same counts for any input:
-:func:`remove_stop_words_python`, and a compiled one (``scrapy_simhash._speedups``, built
+:func:`_remove_stop_words_python`, and a compiled one (``scrapy_simhash._speedups``, built
 on installation where a C compiler is present; ``SCRAPY_SIMHASH_PURE_PYTHON=1`` chooses
 the Python one) that reads each word's languages as a bitmask, in a fraction of the time.
 """
@@ -137,7 +137,7 @@ def _stop_words_among(counts: Counter[str] | dict[str, int], common: set[str]) -
     return _STOP_WORDS_FOR[language]
 
 
-def remove_stop_words_python(counts: Counter[str] | dict[str, int]) -> None:
+def _remove_stop_words_python(counts: Counter[str] | dict[str, int]) -> None:
     """Remove from *counts* (word -> how often it occurs in a text) the stop words that
     apply to the text (see :func:`stop_words_for`)."""
     # Stop words are known once the text's language is: by its function words, which are
@@ -175,9 +175,9 @@ _FUNCTION_WORD_FILTER = _filter_of(_LANGUAGE_MASKS)
 
 
 def remove_stop_words(counts: Counter[str] | dict[str, int]) -> None:
-    """:func:`remove_stop_words_python`, compiled where the accelerator is built."""
+    """:func:`_remove_stop_words_python`, compiled where the accelerator is built."""
     compiled_form = remove_stop_words_compiled
     if compiled_form is None or not compiled_form(
         counts, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS, _FUNCTION_WORD_FILTER
     ):
-        remove_stop_words_python(counts)
+        _remove_stop_words_python(counts)

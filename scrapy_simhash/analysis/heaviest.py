@@ -1,7 +1,7 @@
 """The heaviest terms of a text: TF x IDF weights and the ``top_n`` cut.
 
 :func:`heaviest` has two forms that give the same pairs for any counts:
-:func:`heaviest_python`, and a compiled one (``scrapy_simhash._speedups``, built on
+:func:`_heaviest_python`, and a compiled one (``scrapy_simhash._speedups``, built on
 installation where a C compiler is present; ``SCRAPY_SIMHASH_PURE_PYTHON=1`` chooses the
 Python one) that weighs and sorts a page's terms in a tenth of the time. The compiled form
 answers ``None`` where Python's arithmetic or order is not a plain one of doubles (a NaN
@@ -24,7 +24,7 @@ heaviest_compiled = compiled("heaviest")
 _PLAIN = (dict, Counter)
 
 
-def heaviest_python(
+def _heaviest_python(
     counts: Mapping[str, float],
     idf: dict[str, float],
     new_idf: Callable[[str], float],
@@ -62,7 +62,7 @@ def heaviest(
     top_n: int,
     bound: float | None = None,
 ) -> list[tuple[str, float]]:
-    """:func:`heaviest_python`, compiled where the accelerator is built.
+    """:func:`_heaviest_python`, compiled where the accelerator is built.
 
     *bound*, if given, is no less than any IDF that *idf* or *new_idf* can give. The
     compiled form then looks up a term counted once only if it can make the cut: on a page,
@@ -74,7 +74,7 @@ def heaviest(
         found = heaviest_compiled(counts, idf, new_idf, top_n, math.nan if bound is None else bound)
         if found is not None:
             return found
-    return heaviest_python(counts, idf, new_idf, top_n)
+    return _heaviest_python(counts, idf, new_idf, top_n)
 
 
 def capped(weighted: list[tuple[str, float]], share: float) -> list[tuple[str, float]]:

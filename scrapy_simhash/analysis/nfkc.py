@@ -111,10 +111,10 @@ def nfkc(text: str) -> str:
         if len(_NORMALIZED) > _CACHE_SIZE:
             _NORMALIZED.clear()
         return normalize_runs(text, _bitmap(), unicodedata.normalize, "NFKC", _NORMALIZED)
-    return normalize_runs_python(text, regex_runs(), unicodedata.normalize, "NFKC")
+    return _normalize_runs_python(text, regex_runs(), unicodedata.normalize, "NFKC")
 
 
-def normalize_runs_python(
+def _normalize_runs_python(
     text: str,
     find_runs: Callable[[str], Iterable[tuple[int, int]]],
     normalize: Callable[[str, str], str],

@@ -30,14 +30,9 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from ..features import DEFAULT_TOP_N, TERMS_VERSION  # noqa: F401 (the term extraction's)
+from ..features import DEFAULT_TOP_N
 from .attribution import strip_attribution
-from .function_words import (  # noqa: F401 (the public stop-word names, as before)
-    ENGLISH_STOP_WORDS,
-    STOP_WORD_LANGUAGES,
-    remove_stop_words,
-    stop_words_for,
-)
+from .function_words import remove_stop_words, stop_words_for
 from .heaviest import capped, heaviest
 from .words import HAN_RUN, WORD, count_long_words, count_words, is_content_word, lower
 

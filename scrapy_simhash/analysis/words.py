@@ -1,7 +1,7 @@
 """The first split of a text into words: Han runs (for the segmenter) and the other words.
 
 :func:`count_words` has two forms that give the same result for any text: regular
-expressions (:func:`count_words_python`), and a compiled one (``scrapy_simhash._speedups``,
+expressions (:func:`_count_words_python`), and a compiled one (``scrapy_simhash._speedups``,
 built on installation where a C compiler is present) that is several times faster on
 pages of many short words, where the regex engine's overhead per match costs more than
 segmenting the text. Set ``SCRAPY_SIMHASH_PURE_PYTHON=1`` to use the regular expressions
@@ -22,7 +22,7 @@ HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")
 WORD = re.compile(r"[^\W\u4e00-\u9fd5]+")
 
 
-def count_words_python(text: str, counts: Counter[str]) -> str:
+def _count_words_python(text: str, counts: Counter[str]) -> str:
     """Add how often each word of *text* (outside its Han runs) occurs to *counts*, in
     the order of their first occurrence, but for the words that never carry content: a
     single character other than a decimal digit, underscores alone. Return the Han runs,
@@ -41,7 +41,7 @@ def is_content_word(word: str) -> bool:
     return bool(core) and (len(word) > 1 or core.isdecimal())
 
 
-def count_long_words_python(words: list[str], counts: Counter[str]) -> None:
+def _count_long_words_python(words: list[str], counts: Counter[str]) -> None:
     """Add how often each of *words* but single characters occurs to *counts* (the Han
     words: a single character is a particle or a fragment, no term)."""
     found = Counter(words)
@@ -59,7 +59,7 @@ def count_long_words_python(words: list[str], counts: Counter[str]) -> None:
 lower: Callable[[str], str] = compiled("lower") or str.lower
 count_words_compiled = compiled("count_words")
 count_long_words_compiled = compiled("count_long_words")
-count_words: Callable[[str, Counter[str]], str] = count_words_compiled or count_words_python
+count_words: Callable[[str, Counter[str]], str] = count_words_compiled or _count_words_python
 count_long_words: Callable[[list[str], Counter[str]], None] = (
-    count_long_words_compiled or count_long_words_python
+    count_long_words_compiled or _count_long_words_python
 )

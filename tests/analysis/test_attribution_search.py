@@ -16,8 +16,8 @@ from scrapy_simhash.analysis.attribution import (
     _KEYWORDS,
     _NOTICES,
     _OTHER_CASE_FORMS,
-    contains_any_python,
-    line_starts_python,
+    _contains_any_python,
+    _line_starts_python,
 )
 from scrapy_simhash.analysis.speedups import compiled
 
@@ -71,13 +71,13 @@ def test_line_starts_of_every_first_character():
     # before "ource" (a keyword when it is an "s" of either case).
     for prefix, suffix in (("", ""), (" -\t", ""), ("", "ource"), ("", "y x")):
         text = "".join(f"\n{prefix}{c}{suffix}" for c in _ALL)
-        assert line_starts(text, _KEYWORDS) == line_starts_python(text, _KEYWORDS)
+        assert line_starts(text, _KEYWORDS) == _line_starts_python(text, _KEYWORDS)
 
 
 @pytest.mark.needs_compiled
 @given(_TEXTS)
 def test_line_starts_same_as_python(text):
-    assert line_starts(text, _KEYWORDS) == line_starts_python(text, _KEYWORDS)
+    assert line_starts(text, _KEYWORDS) == _line_starts_python(text, _KEYWORDS)
 
 
 @pytest.mark.needs_compiled
@@ -91,7 +91,7 @@ def test_line_starts_same_as_python(text):
 )
 def test_line_starts_with_any_keywords(text, keywords):
     keywords = tuple(keywords)
-    assert line_starts(text, keywords) == line_starts_python(text, keywords)
+    assert line_starts(text, keywords) == _line_starts_python(text, keywords)
 
 
 @pytest.mark.needs_compiled
@@ -112,14 +112,14 @@ def test_line_starts_of_every_character_after_a_digit():
     # script, as the pattern's \d) or 年, 月, 日.
     for prefix in ("1", " 12:3", "2024-"):
         text = "".join(f"\n{prefix}{c}0" for c in _ALL)
-        assert line_starts(text, _KEYWORDS) == line_starts_python(text, _KEYWORDS)
+        assert line_starts(text, _KEYWORDS) == _line_starts_python(text, _KEYWORDS)
 
 
 @pytest.mark.needs_compiled
 @given(_TEXTS, st.lists(_PIECES | st.text(max_size=3), max_size=12))
 def test_contains_any_same_as_python(text, needles):
     needles = tuple(needles)
-    assert contains_any(text, needles) == contains_any_python(text, needles)
+    assert contains_any(text, needles) == _contains_any_python(text, needles)
 
 
 @pytest.mark.needs_compiled
@@ -128,7 +128,7 @@ def test_contains_any_where_characters_share_their_low_bits():
     # with "l", "ı" (U+0131) with "1"; the character itself must still match.
     for needles in (_NOTICES, _OTHER_CASE_FORMS, ("转载",), ("\U0001f600x",)):
         for text in ("l" * 50, "1" * 9 + "0", "\u8f6c\u8f7d"[:1] * 3, "\U0001f600", ""):
-            assert contains_any(text, needles) == contains_any_python(text, needles)
+            assert contains_any(text, needles) == _contains_any_python(text, needles)
         for text in needles:
             assert contains_any(f"ab{text}", needles) is True
 
@@ -148,7 +148,7 @@ def test_contains_any_edge_cases():
     assert contains_any("qqı", ("ı",)) is True
     with pytest.raises(TypeError):
         contains_any("abc", (1,))
-    for function in (line_starts, line_starts_python):
+    for function in (line_starts, _line_starts_python):
         for keywords in (("",), ("by", ":x")):
             with pytest.raises(ValueError):
                 function("abc", keywords)
@@ -158,7 +158,7 @@ def test_pure_python_searches_are_used_when_asked():
     env = {**os.environ, "SCRAPY_SIMHASH_PURE_PYTHON": "1"}
     code = (
         "from scrapy_simhash.analysis import attribution as a; "
-        "print(a.contains_any is a.contains_any_python, a.line_starts is a.line_starts_python)"
+        "print(a.contains_any is a._contains_any_python, a.line_starts is a._line_starts_python)"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.split() == ["True", "True"], out.stderr

@@ -98,7 +98,7 @@ def test_pinned_values_without_the_accelerator():
         "from scrapy_simhash.analysis import attribution, heaviest, nfkc, words\n"
         "assert None is heaviest.heaviest_compiled is words.count_words_compiled\n"
         "assert None is nfkc.normalize_runs is nfkc.marked_runs\n"
-        "assert attribution.line_starts is attribution.line_starts_python\n"
+        "assert attribution.line_starts is attribution._line_starts_python\n"
         "texts = json.load(sys.stdin)\n"
         "print(json.dumps(['%016x' % fingerprint(t) for t in texts]))"
     )
@@ -202,9 +202,3 @@ def test_distance_is_symmetric_and_bounded(a, b):
 @given(u64, u64, u64)
 def test_distance_triangle_inequality(a, b, c):
     assert hamming_distance(a, c) <= hamming_distance(a, b) + hamming_distance(b, c)
-
-
-def test_extractor_is_a_deprecated_name_of_term_extractor():
-    fingerprinter = Fingerprinter()
-    with pytest.warns(DeprecationWarning, match="Fingerprinter.term_extractor"):
-        assert fingerprinter.extractor is fingerprinter.term_extractor

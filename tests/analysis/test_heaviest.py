@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scrapy_simhash.analysis.heaviest import heaviest, heaviest_compiled, heaviest_python
+from scrapy_simhash.analysis.heaviest import _heaviest_python, heaviest, heaviest_compiled
 
 compiled = heaviest_compiled
 
@@ -41,7 +41,7 @@ def both(counts, top_n: int, cached: dict[str, float] | None = None, bound: floa
     slow_idf, fast_idf = dict(cached or {}), dict(cached or {})
     slow_calls: list[str] = []
     fast_calls: list[str] = []
-    slow = heaviest_python(counts, slow_idf, new_idf_into(slow_idf, slow_calls), top_n)
+    slow = _heaviest_python(counts, slow_idf, new_idf_into(slow_idf, slow_calls), top_n)
     extra = () if bound is None else (bound,)
     fast = compiled(counts, fast_idf, new_idf_into(fast_idf, fast_calls), top_n, *extra)
     if fast is not None and bound is None:  # the same values cached, new terms looked up once
@@ -166,13 +166,13 @@ def test_nan_is_left_to_python():
     counts = {"a": math.nan, "b": 1}
     assert compiled(counts, {}, new_idf_into({}, []), 2) is None
     assert exact(heaviest(counts, {}, new_idf_into({}, []), 2)) == exact(
-        heaviest_python(counts, {}, new_idf_into({}, []), 2)
+        _heaviest_python(counts, {}, new_idf_into({}, []), 2)
     )
 
 
 @pytest.mark.needs_compiled
 def test_huge_counts_overflow_as_in_python():
-    for function in (heaviest_python, compiled):
+    for function in (_heaviest_python, compiled):
         with pytest.raises(OverflowError):
             function({"a": 1, "b": 10**400}, {}, new_idf_into({}, []), 1)
     # Large but convertible ints round as Python converts them.
@@ -191,7 +191,7 @@ def test_other_types_are_left_to_python():
     assert compiled({"a": 1}, {"a": 3}, new_idf_into({}, []), 1) is None  # an int IDF
     # A subclass may iterate in its own way: the dispatcher leaves it to Python.
     counts = Loud({"a": 1, "b": 1})
-    assert heaviest(counts, {}, new_idf_into({}, []), 1) == heaviest_python(
+    assert heaviest(counts, {}, new_idf_into({}, []), 1) == _heaviest_python(
         counts, {}, new_idf_into({}, []), 1
     )
 

@@ -74,7 +74,7 @@ def _tagged(form: str, run: str) -> str:
 )
 def test_compiled_normalize_runs_same_as_python(text):
     for normalize, form in ((unicodedata.normalize, "NFKC"), (_tagged, "x")):
-        expected = module.normalize_runs_python(text, module.regex_runs(), normalize, form)
+        expected = module._normalize_runs_python(text, module.regex_runs(), normalize, form)
         assert module.normalize_runs(text, module._bitmap(), normalize, form) == expected
         # With a cache of the short pieces, kept from one text to the next.
         cache = _CACHES.setdefault(form, {})
@@ -97,7 +97,7 @@ def test_compiled_normalize_runs_keeps_short_pieces():
     cache: dict[str, str] = {}
     text = "的ｶ的ｶ的ｶ 12345ｶｶｶｶ 12345ｶｶｶｶ"
     normalized = module.normalize_runs(text, module._bitmap(), counted, "f", cache)
-    assert normalized == module.normalize_runs_python(text, module.regex_runs(), _tagged, "f")
+    assert normalized == module._normalize_runs_python(text, module.regex_runs(), _tagged, "f")
     # "的ｶ" once; the piece of five characters each time.
     assert calls == ["的ｶ", "5ｶｶｶｶ", "5ｶｶｶｶ"]
     assert cache == {"的ｶ": "<f:的ｶ>"}
@@ -111,7 +111,7 @@ def test_compiled_normalize_runs_at_the_edges():
     bitmap = module._bitmap()
     for text in ("", "\u0301", "a\u0301", "\u0301a", "ｶ", "aｶ", "ｶﾞ", "\U0001f600", "abc"):
         assert module.normalize_runs(text, bitmap, _tagged, "f") == (
-            module.normalize_runs_python(text, module.regex_runs(), _tagged, "f")
+            module._normalize_runs_python(text, module.regex_runs(), _tagged, "f")
         )
     assert module.normalize_runs("aｶb", bitmap, _tagged, "f") == "<f:aｶ>b"
     with pytest.raises(TypeError):

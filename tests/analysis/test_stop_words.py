@@ -12,9 +12,9 @@ from scrapy_simhash.analysis.function_words import (
     _LANGUAGE_MASKS,
     _LANGUAGES_OF,
     MIN_LANGUAGE_HITS,
+    _remove_stop_words_python,
     remove_stop_words,
     remove_stop_words_compiled,
-    remove_stop_words_python,
 )
 
 compiled = remove_stop_words_compiled
@@ -30,7 +30,7 @@ def both(counts: dict, *filter_: bytes) -> tuple[list, list, object]:
     """(the Python form's items, the compiled form's items, what the compiled form said),
     the compiled form given the function words' filter (or *filter_*)."""
     slow, fast = dict(counts), dict(counts)
-    remove_stop_words_python(slow)
+    _remove_stop_words_python(slow)
     said = compiled(fast, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS, *(filter_ or [_FUNCTION_WORD_FILTER]))
     return list(slow.items()), list(fast.items()), said
 
@@ -116,7 +116,7 @@ def test_counts_it_leaves_to_python(counts):
     assert compiled(fast, _LANGUAGE_MASKS, MIN_LANGUAGE_HITS) is False
     assert fast == counts
     slow = dict(counts)
-    remove_stop_words_python(slow)
+    _remove_stop_words_python(slow)
     remove_stop_words(fast)
     assert list(fast.items()) == list(slow.items())
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from scrapy_simhash.analysis import words
 from scrapy_simhash.analysis import words as words_module
-from scrapy_simhash.analysis.words import count_words_python
+from scrapy_simhash.analysis.words import _count_words_python
 
 compiled = words.count_words_compiled
 
@@ -26,7 +26,7 @@ def both(text: str) -> tuple[tuple[list, str], tuple[list, str]]:
     """(items in order, Han text) from the regular expressions and from the C code."""
     slow: Counter[str] = Counter()
     fast: Counter[str] = Counter()
-    slow_han = count_words_python(text, slow)
+    slow_han = _count_words_python(text, slow)
     fast_han = compiled(text, fast)
     return (list(slow.items()), slow_han), (list(fast.items()), fast_han)
 
@@ -79,7 +79,7 @@ def test_pure_python_is_used_when_asked():
     env = {**os.environ, "SCRAPY_SIMHASH_PURE_PYTHON": "1"}
     code = (
         "from scrapy_simhash.analysis import words; "
-        "print(words.count_words is words.count_words_python)"
+        "print(words.count_words is words._count_words_python)"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr
@@ -90,7 +90,7 @@ def test_pure_python_is_used_when_asked():
 def test_long_words_counted_as_in_python(words):
     slow: Counter[str] = Counter({"debian": 2})
     fast: Counter[str] = Counter({"debian": 2})
-    words_module_python = words_module.count_long_words_python
+    words_module_python = words_module._count_long_words_python
     words_module_python(words, slow)
     words_module.count_long_words_compiled(words, fast)
     assert list(slow.items()) == list(fast.items())
@@ -128,7 +128,7 @@ def test_counts_already_there_are_added_to():
     text = "big big small small small new"
     slow = Counter({"big": 1e16, "small": 2, "other": 5})
     fast = Counter(slow)
-    count_words_python(text, slow)
+    _count_words_python(text, slow)
     compiled(text, fast)
     assert list(slow.items()) == list(fast.items())
     assert fast["big"] == 1e16 and fast["small"] == 5 and fast["new"] == 1
@@ -148,6 +148,6 @@ def test_counts_whose_addition_changes_the_dict():
         return counts
 
     slow, fast = meddling_counts(), meddling_counts()
-    count_words_python("word word other", slow)
+    _count_words_python("word word other", slow)
     compiled("word word other", fast)
     assert list(slow.items()) == list(fast.items()) == [("word", 3), ("other", 1)]

@@ -442,8 +442,8 @@ def test_expire(run, tmp_path):
 def test_expire_drops_prunes_the_audit_log_only(run, tmp_path):
     uri = f"sqlite:///{tmp_path / 'audit.db'}"
     with open_index(uri) as index:
-        index.add_if_new(2**40, "kept")
-        index.record_drop("copy", index.add_if_new(2**40 + 1, "copy"))
+        index.check_and_add(2**40, "kept")
+        index.record_drop("copy", index.check_and_add(2**40 + 1, "copy").match)
         pages = len(index)
     result = run("expire", "--older-than", "1h", "--drops", "--index", uri, "--dry-run")
     assert result.output.startswith("0 audit-log entries were recorded before ")

@@ -150,7 +150,7 @@ CONCURRENT_WORKER = textwrap.dedent(
     # Several processes create the same new index at the same moment, then add pages.
     with SqliteIndex(path) as index:
         for group, fp in plan:
-            if index.add_if_new(fp, f"group-{group}/{os.getpid()}") is None:
+            if index.check_and_add(fp, f"group-{group}/{os.getpid()}").match is None:
                 kept.append(group)
     print(json.dumps(kept))
     """

@@ -113,24 +113,25 @@ def test_is_a_near_duplicate_index(index):
     assert len(index) == 0
 
 
-def test_add_if_new_stores_then_finds_within_distance(index):
-    assert index.add_if_new(FP, "https://a.example/1") is None
+def test_check_and_add_stores_then_finds_within_distance(index):
+    assert index.check_and_add(FP, "https://a.example/1").match is None
     assert len(index) == 1
-    match = index.add_if_new(flip(FP, 0, 31, 63), "https://b.example/1")
+    match = index.check_and_add(flip(FP, 0, 31, 63), "https://b.example/1").match
     assert match == Match("https://a.example/1", FP, 3, match.added_at)
     assert len(index) == 1, "a duplicate must not be stored"
 
 
 def test_beyond_max_distance_is_new(index):
-    index.add_if_new(FP, "a")
-    assert index.add_if_new(flip(FP, 1, 2, 3, 4), "b") is None
+    index.check_and_add(FP, "a")
+    assert index.check_and_add(flip(FP, 1, 2, 3, 4), "b").match is None
     assert len(index) == 2
 
 
 def test_returns_nearest_match(index):
-    index.add_if_new(FP, "far")
-    index.add_if_new(flip(FP, 10, 20, 30, 40, 50, 60), "other")  # 6 from FP: stored
-    match = index.add_if_new(flip(FP, 10, 20, 30, 40, 50), "probe")  # 5 from FP, 1 from other
+    index.check_and_add(FP, "far")
+    index.check_and_add(flip(FP, 10, 20, 30, 40, 50, 60), "other")  # 6 from FP: stored
+    # 5 from FP, 1 from other:
+    match = index.check_and_add(flip(FP, 10, 20, 30, 40, 50), "probe").match
     assert (match.key, match.distance) == ("other", 1)
 
 
@@ -141,16 +142,16 @@ def test_of_equally_near_pages_the_earliest_stored_is_the_match(index, first):
     # 2-4 only the key of the first table; they are 4 bits apart, so both are stored.
     via_last, via_first = flip(FP, 0, 13, 26), flip(FP, 26, 39, 52)
     order = [via_last, via_first] if first == "found via the last table" else [via_first, via_last]
-    assert index.add_if_new(order[0], "earlier") is None
-    assert index.add_if_new(order[1], "later") is None
-    match = index.add_if_new(FP, "probe")
+    assert index.check_and_add(order[0], "earlier").match is None
+    assert index.check_and_add(order[1], "later").match is None
+    match = index.check_and_add(FP, "probe").match
     assert (match.key, match.fingerprint, match.distance) == ("earlier", order[0], 3)
     assert [m.key for m in index.query(FP)] == ["earlier", "later"]
 
 
 def test_query_lists_all_within_distance_nearest_first(index):
-    index.add_if_new(FP, "a")
-    index.add_if_new(flip(FP, 0, 1, 2, 3, 4, 5, 6, 7), "b")
+    index.check_and_add(FP, "a")
+    index.check_and_add(flip(FP, 0, 1, 2, 3, 4, 5, 6, 7), "b")
     probe = flip(FP, 0, 1, 2, 3)  # 4 from a, 4 from b
     assert index.query(probe) == []
     probe = flip(FP, 0, 1)  # 2 from a, 6 from b
@@ -161,17 +162,17 @@ def test_query_lists_all_within_distance_nearest_first(index):
 
 
 def test_exact_entries(index):
-    assert index.add_exact_if_new(12345, "short-1") is None
-    match = index.add_exact_if_new(12345, "short-2")
+    assert index.check_and_add_exact(12345, "short-1").match is None
+    match = index.check_and_add_exact(12345, "short-2").match
     assert (match.key, match.distance) == ("short-1", 0)
-    assert index.add_exact_if_new(12346, "short-3") is None
+    assert index.check_and_add_exact(12346, "short-3").match is None
     assert len(index) == 2
 
 
 def test_extreme_fingerprints(index):
     top = 0x8000_0000_FFFF_0000  # sign bit set: stored as a negative integer in SQLite
     for fp, key in ((0, "zero"), ((1 << 64) - 1, "ones"), (top, "top")):
-        assert index.add_if_new(fp, key) is None
+        assert index.check_and_add(fp, key).match is None
     assert index.query((1 << 64) - 2)[0].key == "ones"
     assert index.query(top ^ 1)[0].fingerprint == top
 
@@ -179,7 +180,7 @@ def test_extreme_fingerprints(index):
 def test_recall_is_exact_on_random_pairs(index):
     rng = random.Random(7)
     stored = [rng.getrandbits(64) for _ in range(300)]
-    kept = [fp for fp in stored if index.add_if_new(fp, hex(fp)) is None]
+    kept = [fp for fp in stored if index.check_and_add(fp, hex(fp)).match is None]
     for fp in kept[:100]:
         bits = rng.sample(range(64), rng.randint(0, 3))
         probe = flip(fp, *bits)
@@ -195,7 +196,7 @@ def test_parameters_persist_and_are_checked(backend):
     if not backend.persistent:
         pytest.skip("parameters of a non-persistent index cannot be reopened")
     with backend.open(max_distance=2, blocks=4) as index:
-        index.add_if_new(FP, "a")
+        index.check_and_add(FP, "a")
     with backend.open() as index:
         assert (index.plan.max_distance, index.plan.blocks) == (2, 4)
         assert index.query(flip(FP, 5))[0].key == "a"
@@ -210,20 +211,20 @@ def test_reopen_keeps_everything(backend):
     if not backend.persistent:
         pytest.skip("not persistent")
     with backend.open() as index:
-        index.add_if_new(FP, "a")
-        index.add_exact_if_new(99, "b")
+        index.check_and_add(FP, "a")
+        index.check_and_add_exact(99, "b")
     with backend.open() as index:
         assert len(index) == 2
-        assert index.add_if_new(flip(FP, 3), "c").key == "a"
-        assert index.add_exact_if_new(99, "d").key == "b"
+        assert index.check_and_add(flip(FP, 3), "c").match.key == "a"
+        assert index.check_and_add_exact(99, "d").match.key == "b"
 
 
 # -- maintenance and audit ---------------------------------------------------------------
 
 
 def test_record_drop_and_read_the_audit_log(index):
-    index.add_if_new(FP, "kept")
-    match = index.add_if_new(flip(FP, 1, 2), "dropped")
+    index.check_and_add(FP, "kept")
+    match = index.check_and_add(flip(FP, 1, 2), "dropped").match
     index.record_drop("dropped", match)
     exact_match = Match("short-kept", 99, 0, 1.0)
     index.record_drop("short-dropped", exact_match, exact=True)
@@ -239,10 +240,10 @@ def test_record_drop_and_read_the_audit_log(index):
 
 
 def test_pages_lists_everything_stored(index):
-    index.add_if_new(FP, "a")
-    index.add_exact_if_new(7, "short")
-    index.add_if_new(flip(FP, 0, 1, 2, 3, 4, 5), "b")
-    index.add_if_new(flip(FP, 0), "dup")  # a duplicate: not stored
+    index.check_and_add(FP, "a")
+    index.check_and_add_exact(7, "short")
+    index.check_and_add(flip(FP, 0, 1, 2, 3, 4, 5), "b")
+    index.check_and_add(flip(FP, 0), "dup")  # a duplicate: not stored
     pages = list(index.pages())
     assert [p.key for p in pages if not p.exact] == ["a", "b"], "in the order stored"
     assert sorted((p.key, p.fingerprint, p.exact) for p in pages) == [
@@ -254,8 +255,8 @@ def test_pages_lists_everything_stored(index):
 
 
 def test_find_by_key(index):
-    index.add_if_new(FP, "https://a.example/")
-    index.add_exact_if_new((1 << 64) - 1, "https://b.example/")
+    index.check_and_add(FP, "https://a.example/")
+    index.check_and_add_exact((1 << 64) - 1, "https://b.example/")
     (page,) = index.find("https://a.example/")
     assert (page.key, page.fingerprint, page.exact) == ("https://a.example/", FP, False)
     (page,) = index.find("https://b.example/")
@@ -266,7 +267,7 @@ def test_find_by_key(index):
 def test_add_pages_stores_as_given_and_skips_what_is_stored(index):
     from scrapy_simhash.index.base import StoredPage
 
-    index.add_if_new(FP, "a")
+    index.check_and_add(FP, "a")
     pages = [
         StoredPage("a", FP, 1000.0),  # already stored: skipped
         StoredPage("a-copy", flip(FP, 1), 1001.0),  # a near-duplicate: stored as given
@@ -281,7 +282,7 @@ def test_add_pages_stores_as_given_and_skips_what_is_stored(index):
     assert index.find("a-copy") == [StoredPage("a-copy", flip(FP, 1), 1001.0)]
     assert {m.key for m in index.query(flip(FP, 1))} == {"a", "a-copy"}
     assert index.query(0x8000_0000_0000_0003)[0].key == "top"
-    assert index.add_exact_if_new(5, "other").key == "short"
+    assert index.check_and_add_exact(5, "other").match.key == "short"
 
 
 def test_a_lone_surrogate_in_a_key_is_stored_escaped(index):
@@ -295,7 +296,7 @@ def test_a_lone_surrogate_in_a_key_is_stored_escaped(index):
     assert index.query(FP, 0)[0].key == stored
     assert [page.key for page in index.find(key)] == [stored]
     assert index.check_and_add(FP, key).status == "unchanged"
-    match = index.add_if_new(flip(FP, 1), "\udfff")
+    match = index.check_and_add(flip(FP, 1), "\udfff").match
     assert match.key == stored
     index.record_drop("\udfff", match)
     assert [(d.key, d.kept_key) for d in index.drops()] == [("\\udfff", stored)]
@@ -309,8 +310,8 @@ def test_a_lone_surrogate_in_a_key_is_stored_escaped(index):
 def test_forget_removes_a_key_so_it_can_be_stored_again(index):
     from scrapy_simhash.index.base import StoredPage
 
-    index.add_if_new(FP, "a")
-    index.add_if_new(flip(FP, 0, 1, 2, 3, 4, 5, 6), "b")
+    index.check_and_add(FP, "a")
+    index.check_and_add(flip(FP, 0, 1, 2, 3, 4, 5, 6), "b")
     # A restored export may hold two entries under one key (a check keeps one).
     assert index.add_pages([StoredPage("a", 11, time.time(), exact=True)]) == 1
     assert index.forget("a") == 2
@@ -318,8 +319,8 @@ def test_forget_removes_a_key_so_it_can_be_stored_again(index):
     assert index.find("a") == []
     assert len(index) == 1
     assert index.query(FP) == [], "its block keys are gone too"
-    assert index.add_if_new(flip(FP, 1), "a-again") is None
-    assert index.add_exact_if_new(11, "a-again") is None
+    assert index.check_and_add(flip(FP, 1), "a-again").match is None
+    assert index.check_and_add_exact(11, "a-again").match is None
 
 
 def test_expire_removes_pages_stored_before_a_time(index):
@@ -335,18 +336,18 @@ def test_expire_removes_pages_stored_before_a_time(index):
     assert index.expire(200.0) == 2
     assert [p.key for p in index.pages()] == ["new"]
     assert index.query(flip(FP, 1)) == []
-    assert index.add_if_new(flip(FP, 1), "fresh") is None
+    assert index.check_and_add(flip(FP, 1), "fresh").match is None
     assert index.expire(0.0) == 0
 
 
 def test_expire_drops_removes_audit_log_entries_recorded_before_a_time(index):
-    index.add_if_new(FP, "kept")
-    index.record_drop("old-a", index.add_if_new(flip(FP, 1), "old-a"))
-    index.record_drop("old-b", index.add_if_new(flip(FP, 2), "old-b"))
+    index.check_and_add(FP, "kept")
+    index.record_drop("old-a", index.check_and_add(flip(FP, 1), "old-a").match)
+    index.record_drop("old-b", index.check_and_add(flip(FP, 2), "old-b").match)
     cutoff = time.time()
     while time.time() <= cutoff:  # the next entry is strictly later than the cutoff
         time.sleep(0.001)
-    index.record_drop("new", index.add_if_new(flip(FP, 3), "new"))
+    index.record_drop("new", index.check_and_add(flip(FP, 3), "new").match)
     assert index.expire_drops(cutoff) == 2
     assert [record.key for record in index.drops()] == ["new"]
     assert index.expire_drops(cutoff) == 0
@@ -357,8 +358,8 @@ def test_audit_log_and_pages_persist(backend):
     if not backend.persistent:
         pytest.skip("not persistent")
     with backend.open() as index:
-        index.add_if_new(FP, "a")
-        index.record_drop("b", index.add_if_new(flip(FP, 2), "b"))
+        index.check_and_add(FP, "a")
+        index.record_drop("b", index.check_and_add(flip(FP, 2), "b").match)
     with backend.open() as index:
         assert [(d.key, d.kept_key, d.distance) for d in index.drops()] == [("b", "a", 1)]
         assert [p.key for p in index.pages()] == ["a"]
@@ -406,7 +407,7 @@ def test_pages_are_ordered_by_time_then_fingerprints_before_exact_entries(index)
 
 def test_size_and_compact(index):
     for i in range(200):
-        index.add_if_new(flip(FP, *range(i % 64, 64, 5)) ^ (i << 20), f"k{i}")
+        index.check_and_add(flip(FP, *range(i % 64, 64, 5)) ^ (i << 20), f"k{i}")
     size = index.size()
     assert size is None or size > 0
     stored = len(list(index.pages()))
@@ -462,7 +463,7 @@ def test_a_changed_page_replaces_the_entry_under_its_key(index):
     assert index.check_and_add(changed, "a").status == "changed"
     assert [(p.fingerprint, p.exact) for p in index.find("a")] == [(changed, False)]
     assert len(index) == 2
-    assert index.add_if_new(changed, "a").key == "a", "add_if_new: the match, as before"
+    assert index.check_and_add(changed, "a").match.key == "a", "the match"
 
 
 def test_changed_pages_keep_the_tables_consistent(index):
@@ -530,7 +531,7 @@ def test_a_smaller_distance_is_checked_with_the_tables_of_the_larger(backend):
         pass
     with backend.open(max_distance=1) as index:
         assert (index.max_distance, index.plan.max_distance) == (1, 3)
-        index.add_if_new(FP, "a")
+        index.check_and_add(FP, "a")
         assert index.check_and_add(flip(FP, 1, 2), "b").status == "new"
         assert index.check_and_add(flip(FP, 1, 2, 3), "c").match.key == "b"
         assert [m.key for m in index.query(flip(FP, 9, 10))] == []

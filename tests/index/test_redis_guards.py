@@ -89,7 +89,7 @@ def test_eviction_allowed_explicitly_opens_with_a_warning(make_redis_server, cap
         caplog.at_level(logging.WARNING, logger="scrapy_simhash.index.redis"),
         open_index(uri) as index,
     ):
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
     assert any("allkeys-lru" in r.getMessage() for r in caplog.records)
 
 
@@ -101,7 +101,7 @@ def test_policies_that_never_evict_our_keys_open(make_redis_server, policy, capl
         caplog.at_level(logging.WARNING, logger="scrapy_simhash.index.redis"),
         open_index(uri) as index,
     ):
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
     assert not any("maxmemory-policy" in r.getMessage() for r in caplog.records)
 
 
@@ -121,29 +121,29 @@ def test_a_policy_changed_to_evict_under_a_crawl_fails_the_checks(make_redis_ser
     server = make_redis_server("--maxmemory", "20mb", "--maxmemory-policy", "noeviction")
     admin = redis.Redis(port=server.port)
     with open_index(f"{server.url}?prefix=p") as index:
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
         admin.config_set("maxmemory-policy", "allkeys-lru")
         with pytest.raises(IndexUnavailable, match="maxmemory-policy allkeys-lru"):
-            index.add_if_new(flip(FP, 1), "b")
+            index.check_and_add(flip(FP, 1), "b")
         with pytest.raises(IndexUnavailable, match="until it is noeviction again"):
-            index.add_exact_if_new(5, "c")
+            index.check_and_add_exact(5, "c")
         admin.config_set("maxmemory-policy", "noeviction")
-        assert index.add_if_new(flip(FP, 1), "b").key == "a", "checks resume"
+        assert index.check_and_add(flip(FP, 1), "b").match.key == "a", "checks resume"
     admin.close()
 
 
 @pytest.mark.parametrize("lost", ["meta", "everything"])
 def test_keys_that_vanish_under_a_crawl_fail_loudly(redis_server, client, prefix, lost):
     with open_index(f"{redis_server.url}?prefix={prefix}") as index:
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
         if lost == "meta":
             client.delete(f"{{{prefix}}}:meta")
         else:
             client.delete(*client.keys(f"{{{prefix}}}:*"))
         for call in (
-            lambda: index.add_if_new(flip(FP, 1), "b"),
-            lambda: index.add_if_new(~FP & (2**64 - 1), "c"),
-            lambda: index.add_exact_if_new(5, "d"),
+            lambda: index.check_and_add(flip(FP, 1), "b").match,
+            lambda: index.check_and_add(~FP & (2**64 - 1), "c").match,
+            lambda: index.check_and_add_exact(5, "d").match,
             lambda: index.add_pages([StoredPage("e", 12345, 1.0)]),
         ):
             with pytest.raises(IndexCorrupt, match="lost its keys while in use"):
@@ -154,10 +154,10 @@ def test_keys_that_vanish_under_a_crawl_fail_loudly(redis_server, client, prefix
 def test_counters_reset_under_a_crawl_fail_loudly(redis_server, client, prefix):
     with open_index(f"{redis_server.url}?prefix={prefix}") as index:
         for i, fp in enumerate(far_apart(3)):
-            assert index.add_if_new(fp, str(i)) is None
+            assert index.check_and_add(fp, str(i)).match is None
         client.delete(f"{{{prefix}}}:n")
         with pytest.raises(IndexCorrupt, match="lost its keys while in use"):
-            index.add_if_new(FP, "x")
+            index.check_and_add(FP, "x")
 
 
 # -- expiry: bounded work in a check, never a match after the ttl ------------------------
@@ -174,17 +174,19 @@ def test_a_check_sweeps_a_bounded_batch_and_expired_pages_never_match(redis_serv
         )
         assert len(index) == expired + 1
         time.sleep(0.15)
-        calls = commands_during(client, lambda: index.add_if_new(flip(FP, 40, 41, 42, 43), "n"))
+        calls = commands_during(
+            client, lambda: index.check_and_add(flip(FP, 40, 41, 42, 43), "n").match
+        )
         assert len(index) == expired + 2 - SWEEP_BATCH, "one batch swept, no more"
         assert "hscan" not in calls and "hgetall" not in calls
         assert sum(calls.values()) < 20 * SWEEP_BATCH, calls
         # The next checks go on with the backlog, a batch each.
         for i, fp in enumerate(far_apart(4, start=99)):
-            assert index.add_if_new(fp, f"m{i}") is None
+            assert index.check_and_add(fp, f"m{i}").match is None
         assert len(index) == expired + 6 - 5 * SWEEP_BATCH
         # A page past its ttl is no match, even before it is swept.
         old = far_apart(expired)[-1]
-        assert index.add_if_new(flip(old, 0), "variant") is None
+        assert index.check_and_add(flip(old, 0), "variant").match is None
         assert len(index) == 7, "the last check swept the rest"
     with open_index(uri) as index:
         assert sorted(p.key for p in index.pages()) == [
@@ -204,8 +206,8 @@ def test_expired_exact_entries_are_replaced(redis_server, prefix):
         index.add_pages([StoredPage("old", 77, time.time() - 3600, exact=True)])
     with open_index(uri + "&ttl=60") as index:
         index._next_sweep = float("inf")  # no sweep: the check alone must see the expiry
-        assert index.add_exact_if_new(77, "new") is None
-        assert index.add_exact_if_new(77, "again").key == "new"
+        assert index.check_and_add_exact(77, "new").match is None
+        assert index.check_and_add_exact(77, "again").match.key == "new"
         assert [(p.key, p.exact) for p in index.pages()] == [("new", True)]
         assert len(index) == 1
 

@@ -13,15 +13,12 @@ import os
 import random
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from itertools import combinations
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import pytest
-from pipelines import subprocess_env
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import open_index
@@ -79,8 +76,8 @@ def client(redis_client):
 def test_key_layout_under_the_prefix(uri, prefix, client):
     with open_index(uri) as index:
         assert index.location == f"{uri}"
-        index.add_if_new(FP, "https://a.example/")
-        index.add_exact_if_new(5, "https://b.example/")
+        index.check_and_add(FP, "https://a.example/")
+        index.check_and_add_exact(5, "https://b.example/")
     names = set(client.scan_iter(match="{" + prefix + "}:*"))
     tables = {name for name in names if ":t:" in name}
     assert names - tables == {
@@ -103,7 +100,7 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
 )
 def test_another_layout_version_is_refused_and_left_untouched(uri, client, prefix, version, says):
     with open_index(uri) as index:
-        index.add_if_new(FP, "a")
+        index.check_and_add(FP, "a")
     meta = f"{{{prefix}}}:meta"
     client.hset(meta, "version", version)
     before = {name: client.type(name) for name in client.scan_iter(match="{" + prefix + "}:*")}
@@ -162,12 +159,12 @@ def test_script_rebuilds_the_stored_fingerprint_for_every_layout(
         stored = []
         for i in range(200):
             fp = rng.getrandbits(64)
-            if index.add_if_new(fp, str(i)) is None:
+            if index.check_and_add(fp, str(i)).match is None:
                 stored.append(fp)
         for fp in rng.sample(stored, 50):
             probe = flip(fp, *rng.sample(range(64), rng.randint(0, max_distance)))
             best = min(hamming_distance(probe, other) for other in stored)
-            match = index.add_if_new(probe, "probe")
+            match = index.check_and_add(probe, "probe").match
             assert match is not None
             assert match.distance == best == hamming_distance(probe, match.fingerprint)
             assert match.key == str(stored.index(match.fingerprint))  # key of that very page
@@ -178,10 +175,10 @@ def test_create_false_and_bucket_bits_are_checked(uri):
         open_index(uri, create=False)
     with open_index(uri + "&bucket_bits=12") as index:
         assert index.bucket_bits == 12
-        index.add_if_new(FP, "a")
+        index.check_and_add(FP, "a")
     with open_index(uri, create=False) as index:
         assert index.bucket_bits == 12
-        assert index.add_if_new(flip(FP, 1, 40, 63), "b").key == "a"
+        assert index.check_and_add(flip(FP, 1, 40, 63), "b").match.key == "a"
     with pytest.raises(IndexParameterMismatch, match="bucket_bits: index has 12, requested 16"):
         open_index(uri + "&bucket_bits=16")
 
@@ -233,7 +230,7 @@ def test_password_never_shows(make_redis_server, caplog):
     good = f"redis://:{PASSWORD}@127.0.0.1:{server.port}/0?prefix=p"
     with caplog.at_level(logging.DEBUG):
         with open_index(good) as index:
-            index.add_if_new(FP, "a")
+            index.check_and_add(FP, "a")
             assert PASSWORD not in index.location
             assert PASSWORD not in repr(index)
             assert index.location == f"redis://127.0.0.1:{server.port}/0?prefix=p"
@@ -290,7 +287,7 @@ def test_hostile_passwords_never_show(make_redis_server, caplog, tmp_path, monke
     monkeypatch.chdir(tmp_path)
     with caplog.at_level(logging.DEBUG):
         with open_index(good) as index:
-            assert index.add_if_new(FP, "a") is None
+            assert index.check_and_add(FP, "a").match is None
             assert leaks(index.location + repr(index)) == []
         for uri in [*raw, good, good.replace("Xq9", "Xq8"), good + "&nope=1"]:
             result = CliRunner().invoke(main, ["stats", "--index", uri])
@@ -318,8 +315,8 @@ def test_user_and_password_with_acl(make_redis_server):
     admin.close()
     uri = f"redis://crawler:{quote(password, safe='')}@127.0.0.1:{server.port}/0?prefix=crawl"
     with open_index(uri) as index:
-        assert index.add_if_new(FP, "a") is None
-        assert index.add_if_new(flip(FP, 2), "b").key == "a"
+        assert index.check_and_add(FP, "a").match is None
+        assert index.check_and_add(flip(FP, 2), "b").match.key == "a"
 
 
 def test_rediss_with_tls_and_password(make_redis_server, tmp_path):
@@ -344,9 +341,9 @@ def test_rediss_with_tls_and_password(make_redis_server, tmp_path):
     base = f"rediss://:{PASSWORD}@127.0.0.1:{tls_port}/0?prefix=tls"
     with open_index(f"{base}&ssl_ca_certs={cert}") as index:
         assert index.location == f"rediss://127.0.0.1:{tls_port}/0?prefix=tls"
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
     with open_index(f"{base}&ssl_cert_reqs=none") as index:
-        assert index.add_if_new(flip(FP, 5), "b").key == "a"
+        assert index.check_and_add(flip(FP, 5), "b").match.key == "a"
     with pytest.raises(
         IndexUnavailable, match=f"Cannot reach Redis at rediss://127.0.0.1:{tls_port}"
     ):
@@ -360,7 +357,7 @@ def test_wrong_key_types_are_a_corrupt_index(uri, prefix, client):
     with open_index(uri) as index:
         client.set(f"{{{prefix}}}:fp", "not a hash")
         with pytest.raises(IndexCorrupt, match="another program wrote under the prefix"):
-            index.add_if_new(FP, "a")
+            index.check_and_add(FP, "a")
         with pytest.raises(IndexCorrupt, match="wrong type"):
             index.add_pages([StoredPage("a", FP, 1.0)])
         client.set(f"{{{prefix}}}:order", "not a sorted set")
@@ -374,7 +371,7 @@ def test_out_of_memory_says_so(make_redis_server):
     with open_index(f"{server.url}?prefix=full") as index:
         with pytest.raises(IndexUnavailable, match=r"is out of memory .* raise its maxmemory"):
             for i in range(100_000):
-                index.add_if_new(rng.getrandbits(64), f"https://a.example/{i}")
+                index.check_and_add(rng.getrandbits(64), f"https://a.example/{i}")
         assert len(index) > 100, "it was not full from the start"
 
 
@@ -383,11 +380,11 @@ def test_out_of_memory_says_so(make_redis_server):
 
 def test_script_flush_is_survived(uri, client):
     with open_index(uri) as index:
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
         client.script_flush()
-        assert index.add_if_new(flip(FP, 7), "b").key == "a"
+        assert index.check_and_add(flip(FP, 7), "b").match.key == "a"
         client.script_flush()
-        assert index.add_exact_if_new(1, "c") is None
+        assert index.check_and_add_exact(1, "c").match is None
         client.script_flush()
         index.forget("c")
         assert len(index) == 1
@@ -408,11 +405,11 @@ def test_server_down_at_open_names_host_and_port():
 def test_server_restart_mid_crawl_then_reconnect(make_redis_server):
     server = make_redis_server("--appendonly", "yes")
     with open_index(f"{server.url}?prefix=restart") as index:
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
         server.stop()
         calls = [
-            lambda: index.add_if_new(flip(FP, 1), "b"),
-            lambda: index.add_exact_if_new(3, "c"),
+            lambda: index.check_and_add(flip(FP, 1), "b").match,
+            lambda: index.check_and_add_exact(3, "c").match,
             lambda: index.query(FP),
             lambda: len(index),
             lambda: list(index.pages()),
@@ -425,7 +422,7 @@ def test_server_restart_mid_crawl_then_reconnect(make_redis_server):
                 assert time.monotonic() - started < 0.3, "no waiting again while it is down"
         server.start("--appendonly", "yes")
         time.sleep(index.reconnect_pause)
-        assert index.add_if_new(flip(FP, 1), "b").key == "a", "reconnected, data kept"
+        assert index.check_and_add(flip(FP, 1), "b").match.key == "a", "reconnected, data kept"
         assert len(index) == 1
 
 
@@ -481,7 +478,7 @@ def _hammer(uri: str, worker: int, clusters: list[list[int]], start, results) ->
     with open_index(uri) as index:
         start.wait()
         for fp in order:
-            if index.add_if_new(fp, f"w{worker}-{fp:016x}") is None:
+            if index.check_and_add(fp, f"w{worker}-{fp:016x}").match is None:
                 kept.append(fp)
     results.put((worker, kept))
 
@@ -492,7 +489,7 @@ def _open_new_indexes_at_once(uris: list[str], worker: int, barrier, results) ->
         barrier.wait(timeout=60)
         try:
             with open_index(uri) as index:
-                index.add_if_new(FP, f"w{worker}")
+                index.check_and_add(FP, f"w{worker}")
         except Exception as e:
             errors.append(f"{type(e).__name__}: {e}")
     results.put(errors)
@@ -564,12 +561,12 @@ def test_ttl_expired_pages_are_swept_by_a_check_not_at_open(uri, client, prefix)
                 StoredPage("recent", flip(FP, *range(8)), now - 3600),
             ]
         )
-        index.record_drop("x", index.add_if_new(flip(FP, 0), "x"))
+        index.record_drop("x", index.check_and_add(flip(FP, 0), "x").match)
     with open_index(uri + "&ttl=1d") as index:
         assert index.ttl == 86400
         assert [p.key for p in index.pages()] == ["recent"], "expired pages are not listed"
         assert len(index) == 3, "opening removes nothing"
-        assert index.add_if_new(flip(FP, 0), "new") is None, "the old page expired"
+        assert index.check_and_add(flip(FP, 0), "new").match is None, "the old page expired"
         assert len(index) == 2, "the first check swept the expired pages"
     with open_index(uri) as index:
         assert [d.key for d in index.drops()] == ["x"], "drops younger than the ttl stay"
@@ -577,54 +574,10 @@ def test_ttl_expired_pages_are_swept_by_a_check_not_at_open(uri, client, prefix)
 
 def test_ttl_sweep_runs_again_after_its_interval(uri, client, prefix):
     with open_index(uri + "&ttl=2.4") as index:  # sweeps at most every 0.1 s
-        assert index.add_if_new(FP, "a") is None
+        assert index.check_and_add(FP, "a").match is None
         time.sleep(2.6)
-        assert index.add_if_new(flip(FP, 1), "b") is None, "a expired before b was checked"
+        assert index.check_and_add(flip(FP, 1), "b").match is None, "a expired before b was checked"
         assert [p.key for p in index.pages()] == ["b"]
-
-
-# -- two crawls at once ------------------------------------------------------------------
-
-
-def _crawl(output: Path, log: Path, index_uri: str) -> subprocess.Popen:
-    env = subprocess_env()
-    return subprocess.Popen(
-        [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(output),
-         "-s", f"SIMHASH_INDEX_URI={index_uri}", "-s", f"LOG_FILE={log}"],
-        cwd=ROOT / "example_project",
-        env=env,
-    )  # fmt: skip
-
-
-def _kept(tmp_path: Path, run: str) -> list[str]:
-    log = (tmp_path / f"{run}.log").read_text("utf-8")
-    assert "Traceback" not in log, log
-    assert "simhash/errors" not in log, log
-    lines = (tmp_path / f"{run}.jl").read_text("utf-8").splitlines()
-    return [Path(unquote(urlparse(json.loads(line)["url"]).path)).name for line in lines]
-
-
-def test_two_crawls_sharing_one_index_keep_each_page_once(uri, tmp_path):
-    """Two crawls of the example site started at once on one new index keep, between them,
-    each article once and no repost; no two stored pages are near-duplicates."""
-    manifest = json.loads((ROOT / "example_project/site/manifest.json").read_text("utf-8"))
-    originals = {n for n, page in manifest["pages"].items() if page["duplicate_of"] is None}
-    crawls = [_crawl(tmp_path / f"{r}.jl", tmp_path / f"{r}.log", uri) for r in ("one", "two")]
-    for run, crawl in zip(("one", "two"), crawls, strict=True):
-        log = tmp_path / f"{run}.log"
-        assert crawl.wait(timeout=300) == 0, log.read_text("utf-8") if log.exists() else ""
-    one, two = _kept(tmp_path, "one"), _kept(tmp_path, "two")
-    assert not set(one) & set(two), "no page kept by both crawls"
-    assert sorted(one + two) == sorted(originals), "originals kept, reposts dropped"
-    with open_index(uri) as index:
-        stored = list(index.pages())
-    assert sorted(Path(unquote(urlparse(p.key).path)).name for p in stored) == sorted(originals)
-    close = [
-        (a.key, b.key)
-        for a, b in combinations(stored, 2)
-        if not (a.exact or b.exact) and hamming_distance(a.fingerprint, b.fingerprint) <= 3
-    ]
-    assert close == [], "near-duplicates kept twice"
 
 
 # -- Redis Cluster -----------------------------------------------------------------------
@@ -677,10 +630,10 @@ def test_redis_cluster_one_index_in_one_slot_atomic_across_processes(redis_clust
     uri = f"redis://127.0.0.1:{redis_cluster[0]}/0?prefix=crawl&cluster=true"
     with open_index(uri) as index:
         assert index.location == uri
-        assert index.add_if_new(FP, "a") is None
-        assert index.add_if_new(flip(FP, 1, 33), "b").key == "a"
-        assert index.add_exact_if_new(4, "c") is None
-        assert index.add_exact_if_new(4, "d").key == "c"
+        assert index.check_and_add(FP, "a").match is None
+        assert index.check_and_add(flip(FP, 1, 33), "b").match.key == "a"
+        assert index.check_and_add_exact(4, "c").match is None
+        assert index.check_and_add_exact(4, "d").match.key == "c"
         index.record_drop("b", index.query(flip(FP, 1, 33))[0])
         assert index.add_pages([StoredPage("e", flip(FP, *range(10)), 5.0)]) == 1
         assert [p.key for p in index.pages()] == ["e", "a", "c"]

@@ -40,7 +40,7 @@ def fill(path: Path, count: int = 2000, seed: int = 1) -> list[int]:
     fps = [rng.getrandbits(64) for _ in range(count)]
     with SqliteIndex(path) as index:
         for i, fp in enumerate(fps):
-            index.add_if_new(fp, f"https://example.com/{i}")
+            index.check_and_add(fp, f"https://example.com/{i}")
     return fps
 
 
@@ -218,7 +218,7 @@ def test_new_index_appears_complete(tmp_path):
         assert sorted(
             p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm"))
         ) == ["index.db"]
-        index.add_if_new(1, "a")
+        index.check_and_add(1, "a")
     with SqliteIndex(path, create=False, read_only=True) as index:
         assert len(index) == 1
 
@@ -363,7 +363,7 @@ def test_full_disk(tmpfs):
     with pytest.raises(IndexUnavailable) as info, SqliteIndex(path) as index:
         for i in range(200_000):
             fp = rng.getrandbits(64)
-            index.add_if_new(fp, f"https://example.com/{i}")
+            index.check_and_add(fp, f"https://example.com/{i}")
             stored.append(fp)
     message = str(info.value)
     assert str(path) in message
@@ -400,7 +400,7 @@ def test_keys_are_bound_parameters(tmp_path):
             # the key is looked up and deleted by in both tables.
             assert index.check_and_add_exact(rng.getrandbits(64), key).status == "new"
             assert index.check_and_add(fps[key], key).status == "changed"
-            assert index.add_exact_if_new(rng.getrandbits(64), f"{key}/short") is None
+            assert index.check_and_add_exact(rng.getrandbits(64), f"{key}/short").match is None
         for key, fp in fps.items():
             (match,) = index.query(fp, 0)
             assert match.key == key
@@ -472,7 +472,7 @@ def test_sql_is_built_from_constants_only():
 def test_path_is_not_a_sqlite_uri(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with open_index("file:index.db") as index:
-        index.add_if_new(1, "a")
+        index.check_and_add(1, "a")
     assert (tmp_path / "file:index.db").is_file()
     assert not (tmp_path / "index.db").exists()
     # SQLite's own URI options are not ours: refused, and no file made.
@@ -487,7 +487,7 @@ def test_question_mark_belongs_to_a_plain_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
     with open_index("data/what?.db") as index:
-        index.add_if_new(1, "a")
+        index.check_and_add(1, "a")
     assert (tmp_path / "data" / "what?.db").is_file()
     assert not (tmp_path / "data" / "what").exists()
     with open_index("sqlite:///data/what?.db", create=False) as index:
@@ -499,7 +499,7 @@ def test_question_mark_belongs_to_a_plain_path(tmp_path, monkeypatch):
         assert len(index) == 1 and index._timeout == 7
     # "#", "%" and "&" are part of a name too, never read as URI syntax.
     with open_index("data/a#b%20c?d&e.db") as index:
-        index.add_if_new(1, "b")
+        index.check_and_add(1, "b")
     assert (tmp_path / "data" / "a#b%20c?d&e.db").is_file()
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["a#b%20c?d&e.db", "what?.db"]
 
@@ -530,13 +530,13 @@ def test_busy_index_times_out_with_a_clear_error(tmp_path):
         other.execute("BEGIN IMMEDIATE")
         try:
             with pytest.raises(IndexUnavailable) as info:
-                index.add_if_new(1, "a")
+                index.check_and_add(1, "a")
         finally:
             other.execute("ROLLBACK")
             other.close()
         assert "Timed out after 0.2 s waiting for another process" in str(info.value)
         assert str(path) in str(info.value)
-        assert index.add_if_new(1, "a") is None
+        assert index.check_and_add(1, "a").match is None
 
 
 def test_failed_commit_is_rolled_back(tmp_path):
@@ -551,7 +551,7 @@ def test_failed_commit_is_rolled_back(tmp_path):
         reader.execute("SELECT count(*) FROM pages").fetchone()
         fp = rng.getrandbits(64)
         with pytest.raises(IndexUnavailable, match="Timed out"):
-            index.add_if_new(fp, "a")
+            index.check_and_add(fp, "a")
         reader.execute("COMMIT")
         reader.close()
         assert not index._conn.in_transaction
@@ -560,7 +560,7 @@ def test_failed_commit_is_rolled_back(tmp_path):
         other.execute("BEGIN IMMEDIATE")
         other.execute("ROLLBACK")
         other.close()
-        assert index.add_if_new(fp, "a") is None
+        assert index.check_and_add(fp, "a").match is None
         assert index.query(fp, 0)[0].key == "a"
 
 
@@ -591,7 +591,7 @@ def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
         idle.query(0)
         assert not idle._conn.in_transaction
         for i in range(COMMITS):
-            busy.add_if_new(rng.getrandbits(64), f"k{i}")
+            busy.check_and_add(rng.getrandbits(64), f"k{i}")
             if i % 25 == 0:
                 largest = max(largest, wal.stat().st_size)
                 assert not busy._conn.in_transaction

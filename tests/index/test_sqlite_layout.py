@@ -104,7 +104,7 @@ def test_a_probe_range_holds_exactly_the_fingerprints_sharing_a_key(blocks):
 def test_every_lookup_uses_an_index(tmp_path):
     with SqliteIndex(tmp_path / "index.db") as index:
         for i in range(50):
-            index.add_if_new(random.Random(i).getrandbits(64), f"k{i}")
+            index.check_and_add(random.Random(i).getrandbits(64), f"k{i}")
         conn, tables = index._conn, index.tables
         _, args = tables.probe(12345)
         statements = [

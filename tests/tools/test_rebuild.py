@@ -25,9 +25,9 @@ def built(tmp_path):
     rng = random.Random(5)
     with open_index(uri) as index:
         for i in range(300):
-            assert index.add_if_new(rng.getrandbits(64), f"page{i}") is None
-        index.add_exact_if_new(1234, "short")
-        index.add_if_new(0xF0F0_F0F0_F0F0_F0F0, "original")
+            assert index.check_and_add(rng.getrandbits(64), f"page{i}").match is None
+        index.check_and_add_exact(1234, "short")
+        index.check_and_add(0xF0F0_F0F0_F0F0_F0F0, "original")
     return uri
 
 
@@ -48,7 +48,7 @@ def test_the_new_index_finds_what_the_old_could_not(built, tmp_path):
         assert (match.key, match.distance) == ("original", 5)
         assert new.parameters.features == features
         assert sorted((p.key, p.fingerprint, p.added_at, p.exact) for p in new.pages()) == before
-        assert new.add_exact_if_new(1234, "again").key == "short"
+        assert new.check_and_add_exact(1234, "again").match.key == "short"
 
 
 def test_an_interrupted_rebuild_is_completed_by_running_it_again(built, tmp_path):

@@ -9,7 +9,7 @@ maintenance (the audit log, listing, expiry) in
 own, and the server must never evict them (``maxmemory-policy noeviction``, checked at
 open and every minute by a crawl's checks; see :meth:`RedisIndex._check_eviction`).
 
-**Atomicity.** ``add_if_new`` is one Lua script (sent with EVALSHA, loaded again after
+**Atomicity.** ``check_and_add`` is one Lua script (sent with EVALSHA, loaded again after
 a NOSCRIPT reply when the server restarted or its scripts were flushed): it probes every
 table, checks the distances and inserts only when nothing is near, while no other client's
 command runs. Of two hosts seeing near-duplicate pages at the same moment, one keeps its

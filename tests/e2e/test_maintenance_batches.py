@@ -87,7 +87,7 @@ def run_while_a_crawl_writes(path: Path, command, committed) -> tuple[float, boo
             time.sleep(0.005)
         with SqliteIndex(path, create=False) as crawl:
             started = time.perf_counter()
-            crawl.add_if_new(random.getrandbits(64), "https://example.com/new")
+            crawl.check_and_add(random.getrandbits(64), "https://example.com/new")
             waited = time.perf_counter() - started
         still_running = thread.is_alive()
     finally:
