@@ -5,7 +5,7 @@ redis-server and redis-cli programs must be on PATH), or uses ``--cluster-url``.
 
 1. loads *n* random pages into a spread index (``add_pages``) and prints each master's
    share of the index's keys and memory;
-2. runs the same stream of checks through ``add_if_new`` on the spread index and on a
+2. runs the same stream of checks through ``check_and_add`` on the spread index and on a
    single-slot index (``cluster=true`` without ``spread``) of the same *n* pages, half
    planted near-duplicates (1 to 3 bits from a stored page: all must be found, else the
    script exits non-zero), half new; prints p50 and p99 per check side by side, and each
@@ -66,7 +66,7 @@ def run_checks(index, probes: list[tuple[int, str, bool]]) -> list[float]:
     times = []
     for fp, key, planted in probes:
         started = time.perf_counter()
-        match = index.add_if_new(fp, key)
+        match = index.check_and_add(fp, key).match
         times.append(time.perf_counter() - started)
         if planted and match is None:
             sys.exit(f"a planted near-duplicate {fp:016x} was not found by {index!r}")

@@ -61,10 +61,10 @@ def _check_groups(uri: str, worker: int, groups, start, log_path: str) -> None:
             members = list(group)
             rng.shuffle(members)
             for fp in members:
-                if index.add_if_new(fp, f"w{worker}-{fp:016x}") is None:
+                if index.check_and_add(fp, f"w{worker}-{fp:016x}").match is None:
                     os.write(fd, f"{number} {fp:016x}\n".encode())
             digest = number + 1  # and a digest per group, checked by every worker
-            if index.add_exact_if_new(digest, f"w{worker}-x{number}") is None:
+            if index.check_and_add_exact(digest, f"w{worker}-x{number}").match is None:
                 os.write(fd, f"x{number} {digest:016x}\n".encode())
     os.close(fd)
 
@@ -127,7 +127,7 @@ def _check_until_killed(uri: str, worker: int, groups, start, log_path: str) -> 
             number, group = rng.choice(groups)
             fp = rng.choice(group)
             key = f"w{worker}-{turn}-{fp:016x}"
-            kept = index.add_if_new(fp, key) is None
+            kept = index.check_and_add(fp, key).match is None
             os.write(fd, (f"kept {number} {fp:016x} {key}\n" if kept else "checked\n").encode())
 
 
@@ -177,7 +177,7 @@ def test_clients_killed_at_random_points_lose_nothing_acknowledged(uri, tmp_path
         for number, group in enumerate(groups):
             for fp in group:
                 started = time.monotonic()
-                index.add_if_new(fp, f"after-{number}-{fp:016x}")
+                index.check_and_add(fp, f"after-{number}-{fp:016x}")
                 slowest = max(slowest, time.monotonic() - started)
         assert slowest < index.lease + 2.0, "no dead client blocks a check beyond its lease"
         stored = list(index.pages())
@@ -201,14 +201,14 @@ def test_a_client_dead_after_reserving_blocks_an_older_check_for_one_lease(uri):
         assert len(_dead_reservation(index, FP, "dead", oldest)) == 4
         assert index.query(FP) == [], "a pending page is no match for a reader"
         started = time.monotonic()
-        assert index.add_if_new(flip(FP, 1), "alive") is None, "the dead page was aborted"
+        assert index.check_and_add(flip(FP, 1), "alive").match is None, "the dead page was aborted"
         waited = time.monotonic() - started
         assert index.lease <= waited < index.lease + 2.0
         # A younger attempt left pending is aborted at once.
         youngest = f"{9 * 10**15:016d}{0:08x}{0:06d}"
         assert _dead_reservation(index, flip(FP, 30, 40, 50, 60), "dead-2", youngest)
         started = time.monotonic()
-        assert index.add_if_new(flip(FP, 30, 40, 50), "alive-2") is None
+        assert index.check_and_add(flip(FP, 30, 40, 50), "alive-2").match is None
         assert time.monotonic() - started < index.lease
         assert [m.key for m in index.query(flip(FP, 1))] == ["alive"]
         # The checks that met the dead pages removed them from the groups they shared.
@@ -254,13 +254,13 @@ def test_a_slow_check_aborted_by_an_older_one_cannot_commit_afterwards(uri):
         assert _dead_reservation(index, FP, "slow", slow)
         # An older check meets it pending, aborts it at once and commits.
         started = time.monotonic()
-        assert index.add_if_new(flip(FP, 3), "older") is None
+        assert index.check_and_add(flip(FP, 3), "older").match is None
         assert time.monotonic() - started < index.lease, "no waiting for a younger one"
         # The slow one wakes up: its commit is refused, it never acknowledges.
         assert _commit(index, FP, "slow", slow) is False
         assert [p.key for p in index.pages()] == ["older"]
         # A fresh attempt of it finds the older page.
-        assert index.add_if_new(FP, "slow").key == "older"
+        assert index.check_and_add(FP, "slow").match.key == "older"
 
 
 def test_a_client_dead_after_its_commit_is_kept_and_found(uri):
@@ -270,7 +270,7 @@ def test_a_client_dead_after_its_commit_is_kept_and_found(uri):
         assert _commit(index, FP, "committed", txn)
         # Killed before marking its entries committed: readers ask its home.
         started = time.monotonic()
-        assert index.add_if_new(flip(FP, 2), "later").key == "committed"
+        assert index.check_and_add(flip(FP, 2), "later").match.key == "committed"
         assert time.monotonic() - started < index.lease
         assert [p.key for p in index.pages()] == ["committed"]
 
@@ -278,7 +278,7 @@ def test_a_client_dead_after_its_commit_is_kept_and_found(uri):
 def test_spread_and_single_slot_indexes_refuse_each_other(redis_cluster):
     prefix = f"both-{uuid.uuid4().hex[:8]}"
     with open_index(f"{redis_cluster.url}&prefix={prefix}") as index:
-        index.add_if_new(FP, "a")
+        assert index.check_and_add(FP, "a").status == "new"
     with pytest.raises(NotAnIndex, match="rebuild"):
         open_index(f"{redis_cluster.url}&spread=true&prefix={prefix}")
     spread = f"{redis_cluster.url}&spread=true&prefix={prefix}-s"
@@ -296,22 +296,22 @@ def test_rebuild_converts_a_single_slot_index_into_a_spread_one_and_back(redis_c
     back = f"{redis_cluster.url}&prefix={prefix}-back"
     with open_index(single) as index:
         for i, fp in enumerate(planted_groups(4, 30)):
-            index.add_if_new(fp[0], f"k{i}")
-        index.add_exact_if_new(77, "short")
+            index.check_and_add(fp[0], f"k{i}")
+        index.check_and_add_exact(77, "short")
         expected = [(p.key, p.fingerprint, p.exact) for p in index.pages()]
     assert rebuild_index(single, spread, max_distance=3).pages == 31
     assert rebuild_index(spread, back, max_distance=3).pages == 31
     for uri in (spread, back):
         with open_index(uri) as index:
             assert [(p.key, p.fingerprint, p.exact) for p in index.pages()] == expected
-            assert index.add_if_new(flip(expected[0][1], 5), "near").key == "k0"
+            assert index.check_and_add(flip(expected[0][1], 5), "near").match.key == "k0"
 
 
 def test_keys_and_commands_spread_over_every_master(redis_cluster, uri):
     with open_index(uri) as index:
         rng = random.Random(2)
         for i in range(300):
-            index.add_if_new(rng.getrandbits(64), f"https://example.com/{i}")
+            index.check_and_add(rng.getrandbits(64), f"https://example.com/{i}")
         masters: dict[str, int] = {}
         for page in index.pages():
             for tag in [index.keys.home_of(page.key)] + [
@@ -327,4 +327,4 @@ def test_a_check_fails_rather_than_acknowledging_without_a_replica(redis_cluster
     prefix = f"r2-{uuid.uuid4().hex[:8]}"
     uri = f"{redis_cluster.url}&spread=true&replicas=2&lease=0.2s&prefix={prefix}"
     with open_index(uri) as index, pytest.raises(IndexUnavailable, match="replica"):
-        index.add_if_new(FP, "a")
+        index.check_and_add(FP, "a")

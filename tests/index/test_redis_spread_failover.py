@@ -28,7 +28,7 @@ def _check_through_failover(uri: str, worker: int, groups, start, stop, log_path
             fp = rng.choice(groups[number])
             key = f"w{worker}-{turn}-{fp:016x}"
             try:
-                kept = index.add_if_new(fp, key) is None
+                kept = index.check_and_add(fp, key).match is None
             except IndexUnavailable as e:
                 os.write(fd, f"error {str(e).replace(chr(10), ' ')}\n".encode())
                 continue
