@@ -8,8 +8,8 @@ in this process).
 import sys
 import time
 
-from scrapy_simhash.extract import get_extractor
-from scrapy_simhash.items import field_text
+from scrapy_simhash.extract.extractors import get_extractor
+from scrapy_simhash.extract.fields import field_text
 
 extractor = get_extractor("builtin")
 for count in [int(arg) for arg in sys.argv[1:]] or [5000, 20000, 40000]:

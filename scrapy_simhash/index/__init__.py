@@ -9,6 +9,9 @@ URI                                backend
 ``memory:``                        :class:`~scrapy_simhash.index.memory.MemoryIndex`
 ``redis://host:6379/0?prefix=p``   :class:`~scrapy_simhash.index.redis.RedisIndex`
 ``rediss://...`` (TLS)             (needs ``pip install 'scrapy-simhash[redis]'``)
+``redis://...?cluster=true``       one index in one slot of a Redis Cluster
+``...&cluster=true&spread=true``   one index spread over every master of the cluster:
+                                   :class:`~scrapy_simhash.index.redis.spread.RedisSpreadIndex`
 =================================  ==============================================
 
 Backend options go in the query string, e.g.

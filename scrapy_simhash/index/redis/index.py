@@ -83,6 +83,7 @@ from .scripts import (
     REMOVE_EXACT,
     STORE,
 )
+from .spread_layout import SPREAD
 from .uri import client_from_uri, describe, duration
 
 if TYPE_CHECKING:
@@ -194,6 +195,11 @@ class RedisIndex(RedisMaintenance, RedisServer):
         """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
         ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
         client, options = client_from_uri(uri)
+        spread = options.pop("spread", None)
+        if spread is not None:
+            from .spread import RedisSpreadIndex
+
+            return RedisSpreadIndex(client, **spread, **options, **parameters)  # type: ignore[return-value]
         return cls(client, **options, **parameters)
 
     # -- the lifecycle (see IndexBase._open) ---------------------------------------------
@@ -235,6 +241,11 @@ class RedisIndex(RedisMaintenance, RedisServer):
                 f"{self.location} holds a key {self._meta_key} that is not scrapy-simhash's; "
                 "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI "
                 "(?prefix=...)."
+            )
+        if meta.get("layout") == SPREAD:
+            raise NotAnIndex(
+                f"The index at {self.location} is spread over a Redis Cluster: open it with "
+                "cluster=true&spread=true in SIMHASH_INDEX_URI"
             )
         version = int(meta.get("version", "0"))
         check_layout_version(version, LAYOUT_VERSION, self.location, "layout version")

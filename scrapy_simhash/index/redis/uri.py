@@ -67,6 +67,9 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
             "ssl_certfile": str,
             "ssl_keyfile": str,
             "allow_eviction": boolean,
+            "spread": boolean,
+            "lease": duration,
+            "replicas": int,
         },
     )
     parts = split(uri)
@@ -79,6 +82,14 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
         )
     db = int(db_text)
     cluster = bool(options.pop("cluster", False))
+    spread = {
+        name: options.pop(name) for name in ("spread", "lease", "replicas") if name in options
+    }
+    if spread and not (cluster and spread.get("spread")):
+        raise UnsupportedIndexURI(
+            f"Options {', '.join(sorted(spread))} in {redact(uri)} are for an index spread over "
+            "a Redis Cluster: use them with cluster=true&spread=true"
+        )
     if cluster and db != 0:
         raise UnsupportedIndexURI(f"Redis Cluster has only database 0, not {db} ({redact(uri)})")
     wait = float(options.pop("timeout", 5.0))
@@ -113,6 +124,21 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
     if cluster:
         location += "&cluster=true"
         client = redis.RedisCluster(**kwargs)
+        if spread.pop("spread", False):
+            location += "&spread=true"
+            if ttl is not None:
+                raise UnsupportedIndexURI(
+                    f"ttl is not supported on a spread index ({redact(uri)}); remove old "
+                    "pages with: scrapy-simhash expire --older-than ..."
+                )
+            return client, dict(
+                prefix=prefix,
+                location=location,
+                bucket_bits=bucket_bits,
+                password=password,
+                allow_eviction=allow_eviction,
+                spread=dict(spread, client_kwargs=kwargs),
+            )
     else:
         client = redis.Redis(db=db, **kwargs)
     return client, dict(
