@@ -141,9 +141,15 @@ class CrawlDeduplicator:
         index = dedup.index
         try:
             stored = len(index)
-            if journal:
+            if journal and hasattr(index, "journal"):
                 self.journal = journal_for(index)
                 self._forgotten(self.journal.begin())
+            elif journal:
+                logger.info(
+                    "Simhash index %s keeps no crawl journal: a crawl killed before its "
+                    "feed is written can leave pages that no feed holds",
+                    index.location,
+                )
         except SimhashError as e:
             index.close()
             raise start_failed(e) from e
