@@ -281,8 +281,11 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                 states = await self._resolve(pending, txn) if pending else {}
                 self._cleanup([(t, f) for t, f in where if not f.committed], states)
                 committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-                if committed:
-                    self._abort(value, exact, key, txn, reserved)
+                if committed:  # a duplicate: it never commits, so abort and release at once
+                    if reserved:
+                        own = Found(0, hex64(value), txn, key, 0.0, False, exact)
+                        release = self._release(exact, hex64(value), [txn], set(reserved))
+                        self._io.later(self._io.batch([self._resolve_call(own, True), *release]))
                     return self._outcome(committed, key, value)
                 home_keys = self._home_keys(key, txn)
                 listed = member(exact, txn, hex64(value))
