@@ -41,6 +41,7 @@ import json
 import logging
 import re
 import time
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -84,6 +85,9 @@ from .scripts import (
 )
 from .spread_layout import SPREAD
 from .uri import client_from_uri, describe, duration
+
+if TYPE_CHECKING:
+    from ..journal import Journal
 
 __all__ = ["SWEEP_BATCH", "RedisIndex", "duration"]
 
@@ -414,6 +418,13 @@ class RedisIndex(RedisMaintenance, RedisServer):
     def __len__(self) -> int:
         with self._errors("count"):
             return int(self._client.hget(self._counters_key, "pages") or 0)
+
+    def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
+        """The journal of a crawl's pages not yet in its output (see
+        :mod:`scrapy_simhash.index.journal`), kept under the prefix."""
+        from .journal import RedisJournal
+
+        return RedisJournal(self, crawl, **kwargs)
 
     def close(self) -> None:
         """Close the connections. Idempotent."""
