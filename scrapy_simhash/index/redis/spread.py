@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.exceptions import RedisClusterException
@@ -65,6 +66,9 @@ from .spread_scripts import (
     STORE_HOME,
     UNLIST,
 )
+
+if TYPE_CHECKING:
+    from ..journal import Journal
 
 #: Seconds a pending attempt's owner may stay silent before waiting checks abort it.
 DEFAULT_LEASE = 5.0
@@ -212,6 +216,13 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         client, self._client = getattr(self, "_client", None), None
         if client is not None:
             client.close()
+
+    def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
+        """The journal of a crawl's pages not yet in its output (see
+        :mod:`scrapy_simhash.index.journal`), its pending keys spread like the index."""
+        from .spread_journal import SpreadJournal
+
+        return SpreadJournal(self, crawl, **kwargs)
 
     def __repr__(self) -> str:
         return f"RedisSpreadIndex({self.location!r}, {self.parameters})"
