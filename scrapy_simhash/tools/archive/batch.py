@@ -90,6 +90,8 @@ class Outcomes:
 
     order: np.ndarray
     kind: np.ndarray
+    value: np.ndarray
+    key: np.ndarray
     kept: np.ndarray
     status: np.ndarray
     matched: np.ndarray
@@ -183,6 +185,8 @@ def _outcomes(records, stored, order, first, edges, decisions) -> Outcomes:
     return Outcomes(
         rec.order,
         rec.kind,
+        rec.value,
+        rec.key,
         kept,
         status,
         matched,
@@ -262,6 +266,8 @@ def replay(records: Batch, stored: Batch, plan: BlockPlan, max_distance: int) ->
     return Outcomes(
         rec.order,
         rec.kind,
+        rec.value,
+        rec.key,
         kept,
         status,
         matched,

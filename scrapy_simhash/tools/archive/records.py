@@ -149,8 +149,21 @@ def _json_lines(part: Part) -> Iterator[tuple[int, Any]]:
             offset += len(line)
 
 
+def optional(module: str, extra: str):
+    """Import *module* of the optional *extra*, or say what to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise FeedError(
+            f"Reading and writing this format needs {module.split('.')[0]}: "
+            f"pip install 'scrapy-simhash[{extra}]'"
+        ) from None
+
+
 def _parquet_rows(part: Part) -> Iterator[tuple[int, Any]]:
-    import pyarrow.parquet as pq
+    pq = optional("pyarrow.parquet", "parquet")
 
     position = 0
     for batch in pq.ParquetFile(part.path).iter_batches():
@@ -164,7 +177,7 @@ PAGE_RECORDS = ("response", "conversion", "resource")
 
 
 def _warc_records(part: Part, key_field: str, text_field: str) -> Iterator[tuple[int, Any]]:
-    from warcio.archiveiterator import ArchiveIterator
+    ArchiveIterator = optional("warcio.archiveiterator", "warc").ArchiveIterator
 
     with open(part.path, "rb") as f:
         records = ArchiveIterator(f)
@@ -214,9 +227,8 @@ def write_kept(part_path: str, fmt: str, positions: set[int], output: str, *, ra
                         out.write(f.read(length))
                         written += 1
         elif fmt == "parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
+            pa = optional("pyarrow", "parquet")
+            pq = optional("pyarrow.parquet", "parquet")
             table = pq.read_table(part_path)
             mask = pa.array([row in positions for row in range(1, table.num_rows + 1)])
             kept = table.filter(mask)
@@ -240,8 +252,7 @@ def _spans(path: str, fmt: str, f) -> Iterator[tuple[int, int]]:
             yield offset, len(line)
             offset += len(line)
         return
-    from warcio.archiveiterator import ArchiveIterator
-
+    ArchiveIterator = optional("warcio.archiveiterator", "warc").ArchiveIterator
     with open(path, "rb") as g:
         records = ArchiveIterator(g)
         for _ in records:
