@@ -81,13 +81,72 @@ def fingerprint_frame(part: Part, job: ArchiveJob) -> pd.DataFrame:
     return _frame(fingerprint_part(part, job))
 
 
-def explode_frame(frame: pd.DataFrame, blocks: int, max_distance: int) -> pd.DataFrame:
-    """One row per record and table of the plan: ``(table, bkey, order, value)``."""
+def _with_text(
+    frame: pd.DataFrame, stored: pd.DataFrame | None = None, partition_info=None
+) -> pd.DataFrame:
+    """The records of *frame* that have text; the first partition gets the index's
+    pages, *stored*, before them."""
+    frame = frame[frame["kind"].to_numpy() != EMPTY]
+    if stored is not None and len(stored) and (partition_info or {}).get("number") == 0:
+        frame = pd.concat([stored, frame], ignore_index=True)
+    return frame
+
+
+_FIRST_META = pd.DataFrame(
+    {
+        "kind": pd.Series(dtype="int8"),
+        "value": pd.Series(dtype="uint64"),
+        "first": pd.Series(dtype="int64"),
+    }
+)
+
+
+def _firsts(frame: pd.DataFrame) -> pd.DataFrame:
+    """The first record of each group of exact duplicates (same kind and value)."""
+    first = frame.groupby(["kind", "value"], sort=False)["order"].min()
+    return first.rename("first").reset_index().astype({"kind": "int8", "value": "uint64"})
+
+
+def _earlier_states(joined: pd.DataFrame) -> pd.DataFrame:
+    """For each record of a partition of edges (shuffled on ``later``): whether an
+    earlier neighbour is kept, whether one is undecided."""
+    state = joined["earlier_state"].to_numpy()
+    flags = pd.DataFrame(
+        {
+            "order": joined["later"].to_numpy(),
+            "kept_before": (state == KEPT).astype(np.int8),
+            "open_before": (state == UNDECIDED).astype(np.int8),
+        }
+    )
+    return flags.groupby("order", sort=False).max().reset_index()
+
+
+def _initial_state(nodes: pd.DataFrame) -> pd.DataFrame:
+    """Pages of the index (negative orders) are kept; records are undecided."""
+    orders = nodes["order"].to_numpy()
+    return pd.DataFrame({"order": orders, "state": np.where(orders < 0, KEPT, UNDECIDED)})
+
+
+def _unique(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop_duplicates()
+
+
+def _ends(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Both ends of every pair: the records the rounds decide (and the index's pages)."""
+    orders = np.concatenate([pairs["earlier"].to_numpy(), pairs["later"].to_numpy()])
+    return pd.DataFrame({"order": np.unique(orders)})
+
+
+def explode_frame(firsts: pd.DataFrame, blocks: int, max_distance: int) -> pd.DataFrame:
+    """One row per fingerprint of *firsts* (the first record of each group of exact
+    duplicates: ``kind, value, first``) and table of the plan: ``(table, bkey, order,
+    value)``."""
     from ...blocks import BlockPlan
 
     plan = BlockPlan(max_distance=max_distance, blocks=blocks)
-    values = frame["value"].to_numpy(dtype=np.uint64)
-    orders = frame["order"].to_numpy(dtype=np.int64)
+    simhash = firsts["kind"].to_numpy() == SIMHASH
+    values = firsts["value"].to_numpy(dtype=np.uint64)[simhash]
+    orders = firsts["first"].to_numpy(dtype=np.int64)[simhash]
     return pd.concat(
         [
             pd.DataFrame(
@@ -125,6 +184,8 @@ def pairs_frame(rows: pd.DataFrame, blocks: int, max_distance: int) -> pd.DataFr
             )
         )
     pairs = Pairs.concat(found)
+    # Pairs of two index pages decide nothing.
+    pairs = Pairs(*(a[pairs.later >= 0] for a in (pairs.earlier, pairs.later, pairs.distance)))
     return pd.DataFrame(
         {"earlier": pairs.earlier, "later": pairs.later, "distance": pairs.distance}
     )
@@ -182,7 +243,9 @@ def run_dask(
     )
     stored_b = stored_batch(stored)
     started = time.perf_counter()
-    texts = records[records["kind"] != EMPTY]
+    # Filters run inside the partitions (plain pandas): boolean indexing of a Dask
+    # DataFrame aligns on indexes, which repeat across partitions here.
+    texts = records.map_partitions(_with_text, meta=_RECORD_META)
     repeated = int((texts["key"].value_counts() > 1).sum().compute())
     if len(stored_b):
         repeated += int(texts["key"].isin(set(stored_b.key.tolist())).sum().compute())
@@ -197,21 +260,25 @@ def run_dask(
         return ArchiveResult(parts, outcomes, stages)
 
     started = time.perf_counter()
-    everything = dd.concat([dd.from_pandas(_frame(stored_b), npartitions=1), texts])
-    firsts = everything.groupby(["kind", "value"]).order.min().rename("first").reset_index()
+    npartitions = max(records.npartitions, workers)
+    # The index's pages join the first partition (dd.concat would align the pieces on
+    # their indexes).
+    everything = records.map_partitions(_with_text, _frame(stored_b), meta=_RECORD_META)
+    # Groups by shuffles and plain pandas in each partition: the engine's groupby
+    # reductions gave wrong results once persisted (Dask 2026.8).
+    firsts = everything.shuffle(["kind", "value"], npartitions=npartitions).map_partitions(
+        _firsts, meta=_FIRST_META
+    )
     firsts = persist(firsts)
     stage("exact duplicates", f"{len(firsts):,} distinct texts", started)
 
     started = time.perf_counter()
-    npartitions = max(records.npartitions, workers)
-    simhash = firsts[firsts["kind"] == SIMHASH][["first", "value"]].rename(
-        columns={"first": "order"}
-    )
-    rows = simhash.map_partitions(
+    rows = firsts.map_partitions(
         explode_frame, plan.blocks, job.max_distance, meta=_ROW_META
     ).shuffle(["table", "bkey"], npartitions=npartitions)
-    pairs = rows.map_partitions(pairs_frame, plan.blocks, job.max_distance, meta=_PAIR_META)
-    pairs = persist(pairs[pairs["later"] >= 0])
+    pairs = persist(
+        rows.map_partitions(pairs_frame, plan.blocks, job.max_distance, meta=_PAIR_META)
+    )
     stage("candidates", f"{len(pairs):,} pairs within distance {job.max_distance}", started)
 
     started = time.perf_counter()
@@ -240,17 +307,11 @@ def run_dask(
 def _rounds(pairs, stored_b: Batch, npartitions: int, persist, max_rounds: int, remainder: int):
     """Rounds on the cluster: the state of every record with an edge, as a Dask
     DataFrame ``(order, state)``."""
-    import dask.dataframe as dd
-
-    nodes = dd.concat(
-        [
-            pairs[["earlier"]].rename(columns={"earlier": "order"}),
-            pairs[["later"]].rename(columns={"later": "order"}),
-        ]
+    nodes = pairs.map_partitions(_ends, meta={"order": "int64"})
+    nodes = nodes.shuffle("order", npartitions=npartitions).map_partitions(
+        _unique, meta={"order": "int64"}
     )
-    nodes = nodes.drop_duplicates(split_out=npartitions)
-    state = nodes.assign(state=(nodes["order"] < 0).astype("int8") * KEPT)
-    state = persist(state)
+    state = persist(nodes.map_partitions(_initial_state, meta={"order": "int64", "state": "int8"}))
     edges = pairs[["earlier", "later"]]
     rounds, left = 0, int((state["state"] == UNDECIDED).sum().compute())
     while rounds < max_rounds and left > remainder:
@@ -259,15 +320,9 @@ def _rounds(pairs, stored_b: Batch, npartitions: int, persist, max_rounds: int, 
             on="earlier",
             how="left",
         )
-        joined = joined.assign(
-            kept_before=(joined["earlier_state"] == KEPT).astype("int8"),
-            open_before=(joined["earlier_state"] == UNDECIDED).astype("int8"),
-        )
-        before = (
-            joined.groupby("later")[["kept_before", "open_before"]]
-            .max(split_out=npartitions)
-            .reset_index()
-            .rename(columns={"later": "order"})
+        before = joined.shuffle("later", npartitions=npartitions).map_partitions(
+            _earlier_states,
+            meta={"order": "int64", "kept_before": "int8", "open_before": "int8"},
         )
         merged = state.merge(before, on="order", how="left")
         state = persist(
