@@ -9,10 +9,6 @@ import signal
 import time
 
 import pytest
-
-from scrapy_simhash.feeds import read_feed, write_feed
-from scrapy_simhash.tools.archive import run_local
-
 from test_archive import (
     COMPARED,
     assert_same_as_pipeline,
@@ -20,6 +16,9 @@ from test_archive import (
     job_of,
     pipeline_verdicts,
 )
+
+from scrapy_simhash.feeds import read_feed, write_feed
+from scrapy_simhash.tools.archive import run_local
 
 distributed = pytest.importorskip("distributed", reason="needs the [dask] extra")
 pytestmark = pytest.mark.corpus
