@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ..exceptions import FeedError
 from ..index import open_index
 from ..tools.archive import (
     ArchiveJob,
@@ -28,7 +29,10 @@ def archive_mode(inputs: tuple[Path, ...], engine: str | None, scheduler: str | 
     cannot be (several, WARC, Parquet)."""
     if engine or scheduler or len(inputs) > 1:
         return True
-    return input_format(inputs[0]) in ("warc", "parquet")
+    try:
+        return input_format(inputs[0]) in ("warc", "parquet")
+    except FeedError:
+        return False  # the one-feed path says which formats it reads
 
 
 def decisions_path(first: Path) -> Path:

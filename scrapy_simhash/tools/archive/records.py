@@ -184,13 +184,14 @@ def _warc_records(part: Part, key_field: str, text_field: str) -> Iterator[tuple
         for record in records:
             if record.rec_type not in PAGE_RECORDS:
                 continue
+            # The payload first: asking warcio for the offset first leaves it empty.
+            payload = record.content_stream().read()
             offset = records.get_record_offset()
             content_type = (
                 record.http_headers.get_header("Content-Type", "")
                 if record.http_headers
                 else record.rec_headers.get_header("Content-Type", "")
             ) or ""
-            payload = record.content_stream().read()
             yield (
                 offset,
                 {
