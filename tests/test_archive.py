@@ -305,3 +305,29 @@ def test_items_without_a_key_field_get_distinct_keys(config, tmp_path):
     outcomes = run_local([str(feed)], job_of(config)).outcomes
     assert outcomes.kept.tolist() == [True, False]
     assert outcomes.key[0] != outcomes.key[1]
+
+
+class Contained:
+    """A second kind of evidence for the test: given pairs (earlier, later) of orders."""
+
+    kind, name = 2, "contained"
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def edges(self, records):
+        present = set(records.order.tolist())
+        pairs = [(a, b) for a, b in self.pairs if a in present and b in present]
+        return Edges.of([a for a, _ in pairs], [b for _, b in pairs], self.kind, [0] * len(pairs))
+
+
+def test_a_second_kind_of_evidence_drops_only_under_an_earlier_kept_record():
+    values = [0xFFFF_0000_0000_0000 >> (i * 13) for i in range(4)]  # far apart
+    records = Batch.of(range(4), [SIMHASH] * 4, values, ["a", "b", "c", "d"])
+    # b is contained in a; c in b (dropped, so no evidence); d in c (kept).
+    outcomes = decide_batch(
+        records, Batch.of_pages([]), PLAN, 3, evidence=(Contained([(0, 1), (1, 2), (2, 3)]),)
+    )
+    assert outcomes.kept.tolist() == [True, False, True, False]
+    assert outcomes.matched[[1, 3]].tolist() == [0, 2]
+    assert outcomes.evidence[[1, 3]].tolist() == [2, 2]

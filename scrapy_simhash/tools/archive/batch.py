@@ -15,6 +15,7 @@ fingerprints are replayed in order through the package's own in-memory index ins
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +51,8 @@ class Batch:
     def of(cls, order, kind, value, key=None) -> Batch:
         order = np.asarray(order, dtype=np.int64)
         if key is None:
-            key = order.astype(str).astype(object)
+            # Unnamed records: each is its own key (never repeated).
+            key = np.full(len(order), None, dtype=object)
         return cls(
             order,
             np.asarray(kind, dtype=np.int8),
@@ -106,10 +108,13 @@ def repeated_keys(records: Batch, stored: Batch) -> int:
     """How many records share a key with another record or a stored page (texts without
     text are never stored and do not count)."""
     keys = np.concatenate([stored.key, records.key[records.kind != EMPTY]])
+    keys = keys[np.not_equal(keys, None)]
     if not len(keys):
         return 0
-    _, inverse, counts = np.unique(keys.astype(str), return_inverse=True, return_counts=True)
-    return int((counts[inverse] > 1).sum())
+    counts = Counter(keys.tolist())
+    if len(counts) == len(keys):
+        return 0
+    return sum(n for n in counts.values() if n > 1)
 
 
 def exact_groups(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
@@ -142,7 +147,7 @@ def decide_batch(
     simhash = firsts.kind == SIMHASH
     pairs = near_pairs(plan, max_distance, firsts.order[simhash], firsts.value[simhash])
     edges = [Edges.of(pairs.earlier, pairs.later, NEAR, pairs.distance)]
-    edges += [test.edges(firsts.order, firsts.value) for test in evidence]
+    edges += [test.edges(firsts) for test in evidence]
     edges = Edges.concat(edges)
     edges = _without_stored_pairs(edges)
     decisions = decide(edges, kept=stored.order)

@@ -65,14 +65,16 @@ class Edges:
 
 
 class Evidence(Protocol):
-    """A test that finds edges between the records of a batch. ``kind`` is its code in
-    :attr:`Edges.evidence` (and its name in the decisions table); smaller kinds are
-    preferred as the reported match of a drop."""
+    """A second test that finds edges between the records of a batch (a page contained
+    in an earlier one, say). ``kind`` is its code in :attr:`Edges.evidence` (register
+    its name in :data:`EVIDENCE_NAMES` for the decisions table); a smaller kind is
+    preferred as the reported match of a drop. *records* is a
+    :class:`~.batch.Batch` of the first record of each group of exact duplicates."""
 
     kind: int
     name: str
 
-    def edges(self, orders: np.ndarray, values: np.ndarray) -> Edges: ...
+    def edges(self, records) -> Edges: ...
 
 
 @dataclass

@@ -82,14 +82,17 @@ def fingerprint_frame(part: Part, job: ArchiveJob) -> pd.DataFrame:
 
 
 def _with_text(
-    frame: pd.DataFrame, stored: pd.DataFrame | None = None, partition_info=None
+    frame: pd.DataFrame,
+    stored: pd.DataFrame | None = None,
+    columns: list[str] | None = None,
+    partition_info=None,
 ) -> pd.DataFrame:
-    """The records of *frame* that have text; the first partition gets the index's
-    pages, *stored*, before them."""
+    """The records of *frame* that have text (their *columns*); the first partition
+    gets the index's pages, *stored*, before them."""
     frame = frame[frame["kind"].to_numpy() != EMPTY]
     if stored is not None and len(stored) and (partition_info or {}).get("number") == 0:
         frame = pd.concat([stored, frame], ignore_index=True)
-    return frame
+    return frame[columns] if columns else frame
 
 
 _FIRST_META = pd.DataFrame(
@@ -263,7 +266,12 @@ def run_dask(
     npartitions = max(records.npartitions, workers)
     # The index's pages join the first partition (dd.concat would align the pieces on
     # their indexes).
-    everything = records.map_partitions(_with_text, _frame(stored_b), meta=_RECORD_META)
+    everything = records.map_partitions(
+        _with_text,
+        _frame(stored_b),
+        ["order", "kind", "value"],
+        meta=_RECORD_META.drop(columns="key"),
+    )
     # Groups by shuffles and plain pandas in each partition: the engine's groupby
     # reductions gave wrong results once persisted (Dask 2026.8).
     firsts = everything.shuffle(["kind", "value"], npartitions=npartitions).map_partitions(
