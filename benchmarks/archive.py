@@ -82,7 +82,7 @@ def bench_local(records: int) -> None:
 
 
 def story_items(stories: int) -> list[dict]:
-    from test_archive import edited
+    from archive_feeds import edited
 
     rng = random.Random(5)
     texts = []
@@ -110,10 +110,10 @@ def read_stories_file(path: Path) -> list[str]:
 
 def bench_e2e(stories: int, runs: int) -> None:
     from scrapy_simhash.dedup import Deduplicator, analyse_fields
-    from scrapy_simhash.feeds import dedup_items, read_feed, write_feed
     from scrapy_simhash.index import open_index
     from scrapy_simhash.settings import SimhashSettings
     from scrapy_simhash.tools.archive import ArchiveJob, run_local
+    from scrapy_simhash.tools.feeds import dedup_items, read_feed, write_feed
 
     config = SimhashSettings.from_settings({})
     params = config.analysis_params
@@ -174,10 +174,10 @@ def bench_dask(stories: int) -> None:
 
     from distributed import Client, LocalCluster
 
-    from scrapy_simhash.feeds import write_feed
     from scrapy_simhash.settings import SimhashSettings
     from scrapy_simhash.tools.archive import ArchiveJob
     from scrapy_simhash.tools.archive.distributed import run_dask
+    from scrapy_simhash.tools.feeds import write_feed
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     config = SimhashSettings.from_settings({})

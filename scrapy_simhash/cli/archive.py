@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from ..exceptions import FeedError
-from ..index import open_index
 from ..tools.archive import (
     ArchiveJob,
     input_format,
@@ -79,12 +78,7 @@ def run_archive(
         click.echo(f"{stage}: {detail}", err=True)
 
     paths = [str(p) for p in inputs]
-    with open_index(
-        index_uri,
-        max_distance=config.max_distance,
-        blocks=config.blocks,
-        features=config.fingerprinter.signature,
-    ) as index:
+    with config.open_index(index_uri) as index:
         stored = list(index.pages())
         if stored:
             click.echo(f"index: {len(stored):,} stored pages from {index.location}", err=True)

@@ -1,2 +1,4 @@
-"""Offline tools: functions behind the command line that work on whole feeds, indexes and
-archives rather than one page at a time."""
+"""The offline functions behind the command line (feeds, export and import, rebuild,
+calibration, reports, explanations, sources, archives): plain functions on an open index and a
+:class:`~scrapy_simhash.dedup.Deduplicator`, without click or Scrapy.
+"""

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...blocks import BlockPlan
 from ...index.base import StoredPage
+from ...index.blocks import BlockPlan
 from ...index.memory import MemoryIndex
 from .candidates import near_pairs
 from .decide import DROPPED, EXACT, KEPT, NEAR, Edges, Evidence, best_matches, decide

@@ -19,7 +19,7 @@ from math import comb
 
 import numpy as np
 
-from ...blocks import BlockPlan
+from ...index.blocks import BlockPlan
 
 #: Above this many records, a plan with one more block than the index's default keeps
 #: the number of candidate pairs close to linear (see :func:`choose_plan`).

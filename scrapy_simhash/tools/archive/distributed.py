@@ -144,7 +144,7 @@ def explode_frame(firsts: pd.DataFrame, blocks: int, max_distance: int) -> pd.Da
     """One row per fingerprint of *firsts* (the first record of each group of exact
     duplicates: ``kind, value, first``) and table of the plan: ``(table, bkey, order,
     value)``."""
-    from ...blocks import BlockPlan
+    from ...index.blocks import BlockPlan
 
     plan = BlockPlan(max_distance=max_distance, blocks=blocks)
     simhash = firsts["kind"].to_numpy() == SIMHASH
@@ -170,7 +170,7 @@ def explode_frame(firsts: pd.DataFrame, blocks: int, max_distance: int) -> pd.Da
 def pairs_frame(rows: pd.DataFrame, blocks: int, max_distance: int) -> pd.DataFrame:
     """The pairs within the distance among the rows of one partition of the shuffle:
     every bucket is whole in one partition."""
-    from ...blocks import BlockPlan
+    from ...index.blocks import BlockPlan
     from .candidates import Pairs
 
     plan = BlockPlan(max_distance=max_distance, blocks=blocks)

@@ -16,8 +16,8 @@ import numpy as np
 
 from ...dedup import AnalysisParams, analyse_fields
 from ...exceptions import FeedError
+from ...extract.fields import item_key
 from ...index.base import StoredPage, storable_key
-from ...items import item_key
 from .batch import KIND_CODES, Batch, Outcomes, decide_batch
 from .candidates import choose_plan
 from .records import Part, plan_parts, read_part, record_order

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ...exceptions import FeedError
-from ...feeds import spreadsheet_safe
 from ...index.base import StoredPage
+from ..feeds import spreadsheet_safe
 from .batch import EMPTY, NO_MATCH, SHORT, STATUSES
 from .decide import EVIDENCE_NAMES
 from .job import ArchiveResult

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...exceptions import FeedError
-from ...feeds import FEED_FORMATS
+from ..feeds import FEED_FORMATS
 
 #: Bits of a record's order given to its position in the file (bytes or rows): 1 TB.
 POSITION_BITS = 40
@@ -236,7 +236,7 @@ def write_kept(part_path: str, fmt: str, positions: set[int], output: str, *, ra
             pq.write_table(kept, output)
             written = kept.num_rows
         else:
-            from ...feeds import read_feed, write_feed
+            from ..feeds import read_feed, write_feed
 
             items = [item for n, item in enumerate(read_feed(part_path), 1) if n in positions]
             write_feed(output, items, raw_csv=raw_csv)
