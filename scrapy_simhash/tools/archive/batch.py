@@ -184,8 +184,9 @@ def _outcomes(records, stored, order, first, edges, decisions) -> Outcomes:
     matched[where[first_kept]] = f_first[first_kept]
     evidence[where[first_kept]] = np.where(rec.kind[where[first_kept]] == SHORT, EXACT, NEAR)
     distance[where[first_kept]] = 0
-    for w, o, f in zip(where[~first_kept], f_order[~first_kept], f_first[~first_kept], strict=True):
-        matched[w], evidence[w], distance[w] = _nearest_kept_before(edges, decisions, f, o)
+    late = ~first_kept
+    found = _nearest_kept_before(edges, decisions, f_first[late], f_order[late])
+    matched[where[late]], evidence[where[late]], distance[where[late]] = found
     status[~kept] = DUPLICATE
     return Outcomes(
         rec.order,
@@ -212,13 +213,45 @@ def _kept(orders: np.ndarray, decisions) -> np.ndarray:
     return ~found | (decisions.state[at] == KEPT) | (orders < 0)
 
 
-def _nearest_kept_before(edges: Edges, decisions, record: int, before: int):
-    near = (edges.earlier == record) | (edges.later == record)
-    other = np.where(edges.earlier[near] == record, edges.later[near], edges.earlier[near])
-    ev, dist = edges.evidence[near], edges.distance[near]
-    ok = (other < before) & _kept(other, decisions) & (other != record)
-    best = np.lexsort((other[ok], dist[ok], ev[ok]))[0]
-    return other[ok][best], ev[ok][best], dist[ok][best]
+def _nearest_kept_before(edges: Edges, decisions, firsts: np.ndarray, before: np.ndarray):
+    """For each exact duplicate whose group's first record was dropped (*firsts*, and its
+    own order *before*): the match the index reports, among the kept neighbours of the
+    group's fingerprint stored before it: the smallest (evidence, distance, order)."""
+    if not len(firsts):
+        return np.empty(0, np.int64), np.empty(0, np.int8), np.empty(0, np.int8)
+    wanted = np.unique(firsts)
+    ends = (edges.earlier, edges.later)
+    group, other, ev, dist = [], [], [], []
+    for this, that in (ends, ends[::-1]):
+        pick = np.isin(this, wanted)
+        group.append(this[pick])
+        other.append(that[pick])
+        ev.append(edges.evidence[pick])
+        dist.append(edges.distance[pick])
+    group, other, ev, dist = (np.concatenate(a) for a in (group, other, ev, dist))
+    keep = _kept(other, decisions)
+    group, other, ev, dist = group[keep], other[keep], ev[keep], dist[keep]
+    sort = np.lexsort((other, group))
+    group, other, ev, dist = group[sort], other[sort], ev[sort], dist[sort]
+    out = (np.empty(len(firsts), np.int64), np.empty(len(firsts), np.int8))
+    out = (*out, np.empty(len(firsts), np.int8))
+    starts = np.searchsorted(group, firsts)
+    ends_at = np.searchsorted(group, firsts, side="right")
+    by_first = np.argsort(firsts, kind="stable")
+    # One pass per group: a running best over its kept neighbours sorted by order, read
+    # at the last neighbour before each duplicate.
+    bounds = np.flatnonzero(np.r_[True, firsts[by_first][1:] != firsts[by_first][:-1]])
+    for lo, hi in zip(bounds, np.r_[bounds[1:], len(by_first)], strict=True):
+        rows = by_first[lo:hi]
+        a, b = starts[rows[0]], ends_at[rows[0]]
+        score = ev[a:b].astype(np.int64) * 256 + dist[a:b]
+        best = np.zeros(b - a, dtype=np.int64)
+        for k in range(1, b - a):
+            best[k] = k if score[k] < score[best[k - 1]] else best[k - 1]
+        at = np.searchsorted(other[a:b], before[rows]) - 1
+        pick = a + best[at]
+        out[0][rows], out[1][rows], out[2][rows] = other[pick], ev[pick], dist[pick]
+    return out
 
 
 def _keys_of(matched: np.ndarray, records: Batch, stored: Batch) -> np.ndarray:
