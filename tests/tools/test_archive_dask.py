@@ -91,7 +91,17 @@ def test_one_worker_decides_as_two(client, feed, config, local):
         client.wait_for_workers(2, timeout=120)
 
 
-def test_a_worker_killed_mid_job_changes_nothing(client, feed, config, local):
+def test_a_worker_killed_mid_job_changes_nothing(client, feed, config, tmp_path):
+    # Against an index's pages too: a crawl stored some of the stories before.
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    earlier = [
+        {**item, "url": f"https://old.example/{n}"} for n, item in enumerate(read_feed(feed))
+    ]
+    pipeline_verdicts(config, earlier[::7], uri)
+    with config.open_index(uri) as index:
+        stored = list(index.pages())
+    local = run_local([str(feed)], job_of(config), stored=stored).outcomes
+    assert any(o < 0 for o in local.matched.tolist()) and "rounds" in local.how
     client.wait_for_workers(2, timeout=60)
     pids = client.run(os.getpid)
     killed = []
@@ -104,6 +114,6 @@ def test_a_worker_killed_mid_job_changes_nothing(client, feed, config, local):
             killed.append(victim)
             time.sleep(0.5)
 
-    result = run(client, feed, config, progress=progress)
+    result = run(client, feed, config, progress=progress, stored=stored)
     assert killed
     same(result.outcomes, local)
