@@ -122,7 +122,6 @@ def bench_e2e(stories: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         feed = Path(tmp) / "items.jl"
         write_feed(feed, items)
-        analyse_fields(params, ["warm up the segmenter"])  # loads the dictionary once
 
         def analysis():
             for item in read_feed(feed):
@@ -143,6 +142,9 @@ def bench_e2e(stories: int, runs: int) -> None:
         def batch():
             run_local([str(feed)], job)
 
+        # One pass first: the segmenter's dictionary and the term caches fill on the first
+        # texts, for every peer alike.
+        analysis()
         peers = {
             "archive job (text -> decisions)": batch,
             "crawl-time analysis": analysis,
@@ -218,7 +220,7 @@ def main() -> None:
     parser.add_argument("--only", choices=["local", "e2e", "dask"])
     parser.add_argument("--records", type=int, default=10_000_000)
     parser.add_argument("--stories", type=int, default=6000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     if args.only in (None, "local"):
         bench_local(args.records)

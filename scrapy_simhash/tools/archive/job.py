@@ -72,16 +72,21 @@ def fingerprint_part(part: Part, job: ArchiveJob) -> Batch:
     """Read and fingerprint the records of *part*: the text of the item fields, analysed
     as the pipeline analyses them (same extractor, same short-text path)."""
     fields = job.text_fields[:1] if part.fmt == "warc" else job.text_fields
-    orders, kinds, values, keys = [], [], [], []
+    positions, kinds, values, keys = [], [], [], []
     where = Path(part.path).name
-    for position, item in read_part(part, key_field=job.key_field, text_field=fields[0]):
+    params, key_field = job.analysis, job.key_field
+    for position, item in read_part(part, key_field=key_field, text_field=fields[0]):
         if not isinstance(item, dict):
             raise FeedError(f"{part.label(position)} is a {type(item).__name__}, not an object")
-        analysis = analyse_fields(job.analysis, [item.get(name) for name in fields])
-        orders.append(record_order(part.file_index, position))
+        analysis = analyse_fields(params, [item.get(name) for name in fields])
+        positions.append(position)
         kinds.append(KIND_CODES[analysis.kind])
         values.append(analysis.value)
-        keys.append(storable_key(item_key(item.get(job.key_field), position, job.key_field, where)))
+        key = item.get(key_field)
+        if not (isinstance(key, str) and key and key.isascii()):
+            key = storable_key(item_key(key, position, key_field, where))
+        keys.append(key)
+    orders = np.asarray(positions, dtype=np.int64) + record_order(part.file_index, 0)
     return Batch.of(orders, kinds, values, keys)
 
 
