@@ -4,6 +4,7 @@ same run.
     python benchmarks/archive.py                     # all three parts
     python benchmarks/archive.py --only local --records 10000000
     python benchmarks/archive.py --only e2e --stories 8000
+    python benchmarks/archive.py --only e2e --html --stories 400   # web pages
     python benchmarks/archive.py --only dask --stories 4000
 
 * local: the local mode on precomputed fingerprints (random, with 10% near copies and
@@ -11,7 +12,9 @@ same run.
 * e2e: text -> decisions per core (reading a JSON-lines feed of Reuters stories with
   planted copies, fingerprinting, deciding) against the crawl-time analysis of the same
   items (the pipeline's analyse_fields) and against the crawl-time check (analysis and
-  an in-memory index, as ``dedup_items``); goal: >= 0.9x the analysis.
+  an in-memory index, as ``dedup_items``); goal: >= 0.9x the analysis. ``--html``: web
+  pages of the extraction corpus (HTML through the built-in extractor) instead, a fifth
+  of them twice.
 * dask: the same feed on a LocalCluster of 1, then 2 worker processes: the speed-up, and
   whether the decisions are identical.
 
@@ -74,11 +77,25 @@ def bench_local(records: int) -> None:
         f"({records / wall:,.0f} records/s); kept {kept:,}, dropped {records - kept:,}; "
         f"{outcomes.how}"
     )
-    goal = "met" if wall <= 120 else "missed"
-    print(
-        f"  goal 10M in <= 120 s: {goal} at this size ({wall * 10_000_000 / records:.0f} s "
-        "scaled to 10M)"
-    )
+    # The goal is one core's work: CPU seconds (the sorts run on one thread), since the
+    # wall time of a shared machine counts the other jobs' turns too.
+    scaled = cpu * 10_000_000 / records
+    goal = "met" if scaled <= 120 else "missed"
+    print(f"  goal 10M in <= 120 s of one core: {goal} ({scaled:.0f} CPU s scaled to 10M)")
+
+
+def page_items(pages: int) -> list[dict]:
+    """Web pages as a crawl's items (their HTML in ``content``), a fifth of them twice."""
+    import tarfile
+
+    items = []
+    with tarfile.open(CORPORA / "web-extraction" / "pages.tar.xz", "r|xz") as archive:
+        for member in archive:
+            if member.isfile() and len(items) < pages:
+                html = archive.extractfile(member).read().decode("utf-8", "replace")
+                items.append({"url": member.name, "title": "", "content": html})
+    copies = [{**item, "url": item["url"] + "?copy"} for item in items[::5]]
+    return items + copies
 
 
 def story_items(stories: int) -> list[dict]:
@@ -108,7 +125,7 @@ def read_stories_file(path: Path) -> list[str]:
     return [html.unescape(m) for m in re.findall(r"<BODY>(.*?)</BODY>", raw, re.S)]
 
 
-def bench_e2e(stories: int, runs: int) -> None:
+def bench_e2e(stories: int, runs: int, html: bool = False) -> None:
     from scrapy_simhash.dedup import Deduplicator, analyse_fields
     from scrapy_simhash.index import open_index
     from scrapy_simhash.settings import SimhashSettings
@@ -118,7 +135,7 @@ def bench_e2e(stories: int, runs: int) -> None:
     config = SimhashSettings.from_settings({})
     params = config.analysis_params
     job = ArchiveJob(params, tuple(config.text_fields), config.key_field, config.max_distance)
-    items = story_items(stories)
+    items = page_items(stories) if html else story_items(stories)
     with tempfile.TemporaryDirectory() as tmp:
         feed = Path(tmp) / "items.jl"
         write_feed(feed, items)
@@ -157,10 +174,8 @@ def bench_e2e(stories: int, runs: int) -> None:
                 fn()
                 times[name].append(time.process_time() - cpu)
     n = len(items)
-    print(
-        f"end to end, {n:,} items ({stories:,} Reuters stories and near copies), "
-        f"CPU seconds, median of {runs} alternating runs:"
-    )
+    what = "web pages and copies" if html else "Reuters stories and near copies"
+    print(f"end to end, {n:,} items ({what}), CPU seconds, median of {runs} alternating runs:")
     median = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
     for name, t in median.items():
         print(f"  {name:38s} {t:6.2f} s  {n / t:8,.0f} items/s per core")
@@ -221,13 +236,14 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000_000)
     parser.add_argument("--stories", type=int, default=6000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--html", action="store_true", help="e2e on web pages (HTML)")
     args = parser.parse_args()
     if args.only in (None, "local"):
         bench_local(args.records)
     if args.only in (None, "e2e", "dask") and not CORPORA.is_dir():
         sys.exit(f"needs the shared corpora at {CORPORA}")
     if args.only in (None, "e2e"):
-        bench_e2e(args.stories, args.runs)
+        bench_e2e(args.stories, args.runs, args.html)
     if args.only in (None, "dask"):
         bench_dask(args.stories)
 
