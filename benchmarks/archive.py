@@ -186,7 +186,7 @@ def bench_e2e(stories: int, runs: int, html: bool = False) -> None:
     )
 
 
-def bench_dask(stories: int) -> None:
+def bench_dask(stories: int, html: bool = False) -> None:
     import logging
 
     from distributed import Client, LocalCluster
@@ -201,7 +201,7 @@ def bench_dask(stories: int) -> None:
     job = ArchiveJob(
         config.analysis_params, tuple(config.text_fields), config.key_field, config.max_distance
     )
-    items = story_items(stories)
+    items = page_items(stories) if html else story_items(stories)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         feed = Path(tmp) / "items.jl"
@@ -245,7 +245,7 @@ def main() -> None:
     if args.only in (None, "e2e"):
         bench_e2e(args.stories, args.runs, args.html)
     if args.only in (None, "dask"):
-        bench_dask(args.stories)
+        bench_dask(args.stories, args.html)
 
 
 if __name__ == "__main__":
