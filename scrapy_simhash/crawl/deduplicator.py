@@ -144,7 +144,7 @@ class CrawlDeduplicator:
             if journal and hasattr(index, "journal"):
                 self.journal = journal_for(index)
                 self._forgotten(self.journal.begin())
-            elif journal:
+            elif journal:  # a backend of another package's
                 logger.info(
                     "Simhash index %s keeps no crawl journal: a crawl killed before its "
                     "feed is written can leave pages that no feed holds",
