@@ -26,6 +26,7 @@ from scrapy.utils.project import data_path
 
 from .dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from .exceptions import SimhashError, SimhashIndexError
+from .extract import FALLBACK_REASONS
 from .index import open_index
 from .indexthread import IndexThread
 from .items import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
@@ -40,14 +41,6 @@ logger = logging.getLogger(__name__)
 
 #: How many pages whose main text was not found are logged in one crawl (all are counted).
 FALLBACKS_LOGGED = 5
-FALLBACK_REASONS = {
-    "region": "the article's region held too little of the page's text",
-    "chrome": "the page's text without its chrome was too short; only the menus, sidebars, "
-    "header and footer it declares were left out",
-    "page": "even the page's text without the menus, sidebars, header and footer it "
-    "declares was too short",
-    "trafilatura": "trafilatura found no main text",
-}
 
 
 def default_index_uri() -> str:

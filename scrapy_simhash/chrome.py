@@ -144,10 +144,12 @@ _VERDICTS: dict[str, int] = {}
 
 
 def chrome_elements(
-    root: lxml.etree._Element,
+    root: lxml.etree._Element, wrappers: list | None = None
 ) -> tuple[list[lxml.etree._Element], list[lxml.etree._Element]]:
     """The elements of *root* marked as chrome (see the module's description): those the
-    page declares chrome (by tag or role), and those only named so (by class or id)."""
+    page declares chrome (by tag or role), and those only named so (by class or id).
+    Elements named chrome that hold too much of the page to be taken for chrome are
+    appended to *wrappers*, if given."""
     visible = raw_length(root)
     # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
     declared: list = []
@@ -201,7 +203,12 @@ def chrome_elements(
         # The tag only for the few elements with a verdict: reading it makes a string.
         elif element.tag not in _NEVER_CHROME:
             (named if verdict == _STRONG else weak).append(element)
-    chrome = [e for e in named if raw_length(e) <= WRAPPER_SHARE * visible]
+    chrome = []
+    for element in named:
+        if raw_length(element) <= WRAPPER_SHARE * visible:
+            chrome.append(element)
+        elif wrappers is not None:
+            wrappers.append(element)
     for element in weak:
         length = raw_length(element)
         if length <= WEAK_MAX_CHARS or (
@@ -292,6 +299,26 @@ def without_declared_chrome(html: str) -> str:
     half = 0.5 * held.get(root, 0)
     declared, _ = chrome_elements(root)
     drop_trees(element for element in declared if not (half and held.get(element, 0) >= half))
+    return block_text(root)
+
+
+def without_chrome(html: str) -> str:
+    """The visible text of *html* without any element marked chrome, declared or named
+    (see :func:`chrome_elements`), one block per line, link lines and short lines
+    included: the page's own blocks, as a list page, an index or a menu page holds its
+    content (its entries, its headings with their one-line descriptions, its table
+    cells). Teaser grids are kept: on a list page they are its entries. Marked elements go
+    whatever they hold (a licence footer, or a sidebar's "about" box, can be all of a list
+    page's paragraph text), unless one only named chrome holds a heading and too much of
+    the page to be chrome: it wraps the page (``<div class="Page-ad-margins">``)."""
+    root = visible_tree(html)
+    if root is None:
+        return ""
+    wrappers: list = []
+    declared, named = chrome_elements(root, wrappers)
+    dropped = drop_trees(declared)
+    drop_trees(named, dropped)
+    drop_trees((e for e in wrappers if next(e.iter(*HEADINGS), None) is None), dropped)
     return block_text(root)
 
 

@@ -87,7 +87,8 @@ class Analyser:
         self.min_terms = min_terms
         self.max_length = max_length
 
-    def analyse(self, text: str) -> Analysis:
+    def analyse(self, text: str, *, min_terms: int | None = None) -> Analysis:
+        """*min_terms*: this text's bar for the exact-match path, if not ``min_terms``."""
         truncated = len(text) > self.max_length
         if truncated:
             text = text[: self.max_length]
@@ -96,7 +97,7 @@ class Analyser:
             return Analysis("empty", 0, 0, truncated)
         terms = self.fingerprinter.term_extractor
         counts = terms.term_counts(text)
-        if len(counts) < self.min_terms:
+        if len(counts) < (self.min_terms if min_terms is None else min_terms):
             digest = hash_term(exact_form(text), self.fingerprinter.seed)
             return Analysis("short", digest, len(counts), truncated)
         top = terms.top_terms(counts)
@@ -131,9 +132,9 @@ class Deduplicator:
     def max_length(self) -> int:
         return self.analyser.max_length
 
-    def analyse(self, text: str) -> Analysis:
+    def analyse(self, text: str, *, min_terms: int | None = None) -> Analysis:
         """:meth:`Analyser.analyse`: touches no index."""
-        return self.analyser.analyse(text)
+        return self.analyser.analyse(text, min_terms=min_terms)
 
     def check(self, analysis: Analysis, key: str) -> Verdict:
         """Check-and-insert *analysis* under *key* (see
@@ -148,7 +149,9 @@ class Deduplicator:
         return Verdict(analysis, outcome.match, outcome.status)
 
     def check_text(self, text: str, key: str) -> Verdict:
-        return self.check(self.analyse(text), key)
+        """Analyse *text* (as :func:`analyse_text`: an extractor's result says which
+        text it is) and check it under *key*."""
+        return self.check(analyse_text(self, text), key)
 
 
 @dataclass(frozen=True)
@@ -181,10 +184,18 @@ def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     return analyse_text(analyser, fields_text(values, extractor))
 
 
+#: A text made of a page's own short blocks (``fallback="own"``: a list, an index, a menu
+#: page) with fewer distinct terms than this many times ``min_terms`` is matched on its
+#: exact text: what sets two such pages apart is a word or two (the tag a tag page lists,
+#: an index page's letter), less than a SimHash distance can tell from noise.
+OWN_EXACT_FACTOR = 4
+
+
 def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
     """:meth:`Analyser.analyse` of *text*, which tells if its extraction fell back."""
-    analysis = analyser.analyse(text)
     fallback = getattr(text, "fallback", None)
+    min_terms = OWN_EXACT_FACTOR * analyser.min_terms if fallback == "own" else None
+    analysis = analyser.analyse(text, min_terms=min_terms)
     return replace(analysis, fallback=fallback) if fallback else analysis
 
 

@@ -49,8 +49,8 @@ import re
 
 import lxml.etree
 
-from .body import Line, body_of
-from .chrome import captions, chrome_elements, without_declared_chrome
+from .body import BODY_CHARS, BODY_PARAGRAPHS, Line, body_of
+from .chrome import captions, chrome_elements, without_chrome, without_declared_chrome
 from .region import PARAGRAPH_CHARS, find_region
 from .teasers import drop_teasers
 from .text import (
@@ -76,6 +76,11 @@ TITLE_CHARS = 60
 #: FALLBACK_CHARS long.
 FALLBACK_SHARE = 0.1
 FALLBACK_CHARS = 2000
+#: A main text without long blocks (fewer than ``BODY_PARAGRAPHS`` of ``BODY_CHARS``) must
+#: hold this share of the page's own blocks (its text without chrome), else those are
+#: fingerprinted.
+OWN_SHARE = 0.6
+OWN_CHARS = 600
 
 # Link text is marked with two private-use characters before the text is serialised, so
 # that each line knows how much of it is link text; more marks say what block a line is.
@@ -196,16 +201,45 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
             return False
         return _has_words(text, min_words) or not _has_words(everything(), 2 * min_words)
 
+    own = functools.cache(lambda: composed(without_chrome(html)))
+
+    def with_own_blocks(lines: list[Line], text: str) -> str | None:
+        """*text* (made of *lines*) with the page's own short blocks around it, in the
+        page's order, when it holds too little of them: ``None`` when *text* is evidence
+        enough (long, or paragraphs of an article)."""
+        if _reading_length(text) >= OWN_CHARS or (
+            sum(line.length >= BODY_CHARS for line in lines) >= BODY_PARAGRAPHS
+        ):
+            return None
+        kept = set(text.split("\n"))
+        blocks = own().split("\n")
+        # The share of the page's own text that the main text holds: none when the main
+        # text was chrome (a licence footer, a sidebar's "about" box).
+        held = sum(len(line) for line in blocks if line in kept)
+        if held >= OWN_SHARE * sum(map(len, blocks)):
+            return None
+        widened = [line for line in blocks if line in kept or _reading_length(line) < BODY_CHARS]
+        return "\n".join(widened)
+
     lines = _good_lines("\n".join(block_text(part) for part in parts))
     text = _text(lines)
     if complete(text):
-        return MainText.of(body_of(lines, text) if body else text)
+        widened = with_own_blocks(lines, text)
+        if widened is None:
+            return MainText.of(body_of(lines, text) if body else text)
+        return MainText.of(widened, "own")
     if region is not root:
-        text = _text(_good_lines(block_text(root)))
+        lines = _good_lines(block_text(root))
+        text = _text(lines)
         if complete(text):
-            return MainText.of(text, "region")
+            widened = with_own_blocks(lines, text)
+            return MainText.of(text, "region") if widened is None else MainText.of(widened, "own")
     # Wider, but not yet the site's menus and footer: those are on every page of a site
-    # and would make its short pages near-duplicates of each other.
+    # and would make its short pages near-duplicates of each other. Then the page's own
+    # blocks: all that is not marked chrome, its lists of links included (an index's, a
+    # table of contents' entries).
+    if complete(own()):
+        return MainText.of(own(), "own")
     text = without_declared_chrome(html)
     if complete(text):
         return MainText.of(text, "chrome")

@@ -1,0 +1,174 @@
+"""A page is dropped only on evidence that covers its own content: pages that share a note,
+a sidebar, a quote or a licence footer with their siblings are kept; the diagnostics
+compute on the text the pipeline fingerprinted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fragment_sites import (
+    BLOG_TAG_BALCONY,
+    BLOG_TAG_RYE,
+    CALC,
+    DRAW,
+    NOTE,
+    doc_site,
+    quotes_tag_page,
+)
+from pipelines import subprocess_env
+
+from scrapy_simhash import Deduplicator, Fingerprinter, open_index
+from scrapy_simhash.cli import main
+from scrapy_simhash.extract import get_extractor
+
+
+def second_verdict(first: str, second: str):
+    """The verdict on page *second* after page *first*, as the default extractor reads
+    them."""
+    extract = get_extractor("builtin")
+    with open_index("memory:") as index:
+        dedup = Deduplicator(index, Fingerprinter())
+        dedup.check_text(extract(first), "first")
+        return dedup.check_text(extract(second), "second")
+
+
+def test_menu_pages_sharing_a_note_box_are_two_pages():
+    extract = get_extractor("builtin")
+    text = extract(CALC)
+    assert text.fallback == "own"
+    # The page's own blocks: its heading, its menus and their descriptions.
+    assert "Calc menus" in text and "Sorts, filters and validates ranges of cells." in text
+    assert second_verdict(DRAW, CALC).status == "new"
+
+
+def test_the_note_alone_is_still_a_copy_of_the_note():
+    page = f'<html><head><meta charset="utf-8"></head><body><p>{NOTE}</p></body></html>'
+    assert second_verdict(page, page).status == "duplicate"
+
+
+def test_blog_list_pages_sharing_a_sidebar_are_two_pages():
+    extract = get_extractor("builtin")
+    text = extract(BLOG_TAG_RYE)
+    assert "Dark rye for the winter" in text
+    # The sidebar's "about" box, the longest text of the page, is not what is compared.
+    assert "Leipzig" not in text
+    assert second_verdict(BLOG_TAG_RYE, BLOG_TAG_BALCONY).status == "new"
+
+
+def test_a_blog_list_page_crawled_twice_is_a_copy():
+    assert second_verdict(BLOG_TAG_RYE, BLOG_TAG_RYE).status == "duplicate"
+
+
+def test_tag_pages_sharing_their_one_quote_are_two_pages():
+    verdict = second_verdict(quotes_tag_page("thinking"), quotes_tag_page("world"))
+    assert verdict.status == "new"
+
+
+def test_index_pages_sharing_a_licence_footer_are_two_pages():
+    site = doc_site()
+    extract = get_extractor("builtin")
+    text = extract(site["genindex-Y.html"])
+    assert "ycor() (in module turtle)" in text and "Copyright" not in text
+    assert second_verdict(site["genindex-Y.html"], site["genindex-Q.html"]).status == "new"
+    assert second_verdict(site["genindex-Q.html"], site["contents.html"]).status == "new"
+
+
+def test_an_article_is_still_fingerprinted_by_its_main_text():
+    site = doc_site()
+    text = get_extractor("builtin")(site["tutorial.html"])
+    assert text.fallback is None
+    assert "Copyright" not in text and "Show Source" not in text
+    assert second_verdict(site["tutorial.html"], site["tutorial-3.1.html"]).status == "duplicate"
+
+
+SPIDER = """
+import json, os
+import scrapy
+
+class Pages(scrapy.Spider):
+    name = "pages"
+    custom_settings = {"TELNETCONSOLE_ENABLED": False}
+
+    async def start(self):
+        for path in json.load(open(os.environ["PAGES"])):
+            yield scrapy.Request("file://" + path)
+
+    def parse(self, response):
+        if os.environ["SHAPE"] == "html":
+            yield {"url": response.url, "html": response.text}
+        else:
+            yield {"url": response.url, "title": response.css("title::text").get(),
+                   "content": response.text}
+"""
+
+
+@pytest.mark.parametrize("shape", ["fields", "html"])
+def test_check_and_explain_agree_with_the_crawl_on_every_drop(tmp_path, shape, monkeypatch):
+    site = doc_site()
+    site.update({"menus-draw.html": DRAW, "menus-calc.html": CALC})
+    site.update({"tag-rye.html": BLOG_TAG_RYE, "tag-balcony.html": BLOG_TAG_BALCONY})
+    site.update({"quotes-thinking.html": quotes_tag_page("thinking")})
+    site.update({"quotes-world.html": quotes_tag_page("world")})
+    pages = tmp_path / "site"
+    pages.mkdir()
+    paths = []
+    for name, html in site.items():
+        (pages / name).write_text(html, encoding="utf-8")
+        paths.append(str(pages / name))
+    (tmp_path / "pages.json").write_text(json.dumps(paths), encoding="utf-8")
+    (tmp_path / "spider.py").write_text(SPIDER, encoding="utf-8")
+    index = f"sqlite:///{tmp_path / 'index.db'}"
+    settings = {"SIMHASH_INDEX_URI": index}
+    if shape == "html":
+        settings["SIMHASH_TEXT_FIELDS"] = "html"
+    command = [sys.executable, "-m", "scrapy", "runspider", str(tmp_path / "spider.py")]
+    command += ["-s", "ITEM_PIPELINES=" + json.dumps({"scrapy_simhash.SimhashDedupPipeline": 1})]
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        env=subprocess_env(PAGES=str(tmp_path / "pages.json"), SHAPE=shape),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    with open_index(index, create=False) as opened:
+        drops = list(opened.drops())
+    # Two of the three copies of the chapter (pages are fetched concurrently: whichever
+    # came first is kept), and nothing else.
+    copies = {"tutorial.html", "tutorial-3.1.html", "tutorial-print.html"}
+    assert len(drops) == 2
+    for drop in drops:
+        assert {Path(drop.key).name, Path(drop.kept_key).name} <= copies
+    monkeypatch.chdir(tmp_path)  # no Scrapy project here: the settings' defaults
+    runner = CliRunner()
+    options = ["-s", "SIMHASH_TEXT_FIELDS=html"] if shape == "html" else []
+    for drop in drops:
+        dropped, kept = drop.key.removeprefix("file://"), drop.kept_key.removeprefix("file://")
+        found = runner.invoke(main, [*options, "check", dropped, "--index", index, "--json"])
+        assert found.exit_code == 0, found.output
+        matches = json.loads(found.output)["matches"]
+        assert {"key": drop.kept_key, "distance": drop.distance} in [
+            {"key": m["key"], "distance": m["distance"]} for m in matches
+        ]
+        explained = runner.invoke(main, [*options, "explain", dropped, kept, "--json"])
+        assert explained.exit_code == 0, explained.output
+        result = json.loads(explained.output)
+        assert (result["distance"], result["duplicate"]) == (drop.distance, True)
+        shown = runner.invoke(main, [*options, "text", "--stored", drop.kept_key, "--index", index])
+        assert shown.exit_code == 0, shown.output
+        assert "the same: this is the text that was fingerprinted" in shown.output
+    # A page kept beside a sibling: check finds no stored page near it but itself.
+    found = runner.invoke(
+        main, [*options, "check", str(pages / "genindex-Q.html"), "--index", index, "--json"]
+    )
+    assert [m["key"] for m in json.loads(found.output)["matches"]] == [
+        "file://" + str(pages / "genindex-Q.html")
+    ]
