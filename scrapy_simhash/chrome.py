@@ -302,26 +302,6 @@ def without_declared_chrome(html: str) -> str:
     return block_text(root)
 
 
-def without_chrome(html: str) -> str:
-    """The visible text of *html* without any element marked chrome, declared or named
-    (see :func:`chrome_elements`), one block per line, link lines and short lines
-    included: the page's own blocks, as a list page, an index or a menu page holds its
-    content (its entries, its headings with their one-line descriptions, its table
-    cells). Teaser grids are kept: on a list page they are its entries. Marked elements go
-    whatever they hold (a licence footer, or a sidebar's "about" box, can be all of a list
-    page's paragraph text), unless one only named chrome holds a heading and too much of
-    the page to be chrome: it wraps the page (``<div class="Page-ad-margins">``)."""
-    root = visible_tree(html)
-    if root is None:
-        return ""
-    wrappers: list = []
-    declared, named = chrome_elements(root, wrappers)
-    dropped = drop_trees(declared)
-    drop_trees(named, dropped)
-    drop_trees((e for e in wrappers if next(e.iter(*HEADINGS), None) is None), dropped)
-    return block_text(root)
-
-
 def _paragraph_text_held(root: lxml.etree._Element) -> dict:
     """Element -> the characters of paragraph text under it, for every element that holds
     some: added up from the bottom in one pass (measuring each element's subtree made

@@ -16,6 +16,7 @@ import functools
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
+from .body import has_article
 from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, hash_term
 from .index.base import Match, NearDuplicateIndex, Status
@@ -184,31 +185,38 @@ def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     return analyse_text(analyser, fields_text(values, extractor))
 
 
-#: A text made of a page's own short blocks (``fallback="own"``: a list, an index, a menu
-#: page) with fewer distinct terms than this many times ``min_terms`` is matched on its
-#: exact text: what sets two such pages apart is a word or two (the tag a tag page lists,
-#: an index page's letter), less than a SimHash distance can tell from noise.
-OWN_EXACT_FACTOR = 4
+#: The text of an HTML page without an article (fewer than ``BODY_PARAGRAPHS`` paragraphs
+#: of ``BODY_CHARS``: a list, an index, a menu page, a reference page of short blocks)
+#: with fewer distinct terms than this many times ``min_terms`` is matched on its exact
+#: text: what sets two such pages of a site apart is a word or two (the tag a tag page
+#: lists, an index page's letter, the table a reference page describes), less than a
+#: SimHash distance can tell from the noise of a template.
+BLOCKS_EXACT_FACTOR = 4
 
 
 def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
-    """:meth:`Analyser.analyse` of *text*, which tells if its extraction fell back."""
-    fallback = getattr(text, "fallback", None)
-    min_terms = OWN_EXACT_FACTOR * analyser.min_terms if fallback == "own" else None
+    """:meth:`Analyser.analyse` of *text*, which tells if it came from HTML (a
+    :class:`~scrapy_simhash.main_text.MainText`) and if its extraction fell back."""
+    min_terms = None
+    if isinstance(text, MainText) and not has_article(text):
+        min_terms = BLOCKS_EXACT_FACTOR * analyser.min_terms
     analysis = analyser.analyse(text, min_terms=min_terms)
+    fallback = getattr(text, "fallback", None)
     return replace(analysis, fallback=fallback) if fallback else analysis
 
 
 def fields_text(values: list[object], extractor: Extractor | None) -> str:
     """The text of item fields *values*, one field after the other: what is analysed,
-    in a worker process or in the crawl's. When the extraction of a field fell back to a
-    wider text, the result is a :class:`~scrapy_simhash.main_text.MainText` that says
-    why."""
+    in a worker process or in the crawl's. When a field was HTML, the result is a
+    :class:`~scrapy_simhash.main_text.MainText`, which says why when its extraction fell
+    back to a wider text."""
     fallbacks: list[str] = []
     text = "\n".join(
         field_text(value, extractor=extractor, fallbacks=fallbacks) for value in values
     )
-    return MainText.of(text, fallbacks[0]) if fallbacks else text
+    if not fallbacks:
+        return text
+    return MainText.of(text, next((reason for reason in fallbacks if reason), None))
 
 
 @functools.lru_cache(maxsize=4)

@@ -69,9 +69,8 @@ def field_reports(item: Mapping[str, Any], config: Any) -> list[FieldReport]:
         fallbacks: list[str] = []
         text = field_text(value, extractor=config.html_extractor, fallbacks=fallbacks)
         html = isinstance(value, str) and looks_like_html(value[:4096])
-        reports.append(
-            FieldReport(name, "html" if html else "text", str(text), (fallbacks or [None])[0])
-        )
+        reason = fallbacks[0] if fallbacks else None
+        reports.append(FieldReport(name, "html" if html else "text", str(text), reason or None))
     return reports
 
 

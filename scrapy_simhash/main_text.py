@@ -49,8 +49,9 @@ import re
 
 import lxml.etree
 
-from .body import BODY_CHARS, BODY_PARAGRAPHS, Line, body_of
-from .chrome import captions, chrome_elements, without_chrome, without_declared_chrome
+from .body import Line, body_of, reading_length
+from .chrome import captions, chrome_elements, without_declared_chrome
+from .own_blocks import with_own_blocks, without_chrome
 from .region import PARAGRAPH_CHARS, find_region
 from .teasers import drop_teasers
 from .text import (
@@ -76,11 +77,6 @@ TITLE_CHARS = 60
 #: FALLBACK_CHARS long.
 FALLBACK_SHARE = 0.1
 FALLBACK_CHARS = 2000
-#: A main text without long blocks (fewer than ``BODY_PARAGRAPHS`` of ``BODY_CHARS``) must
-#: hold this share of the page's own blocks (its text without chrome), else those are
-#: fingerprinted.
-OWN_SHARE = 0.6
-OWN_CHARS = 600
 
 # Link text is marked with two private-use characters before the text is serialised, so
 # that each line knows how much of it is link text; more marks say what block a line is.
@@ -101,9 +97,6 @@ _MARKS = re.compile("[" + _MARK_CHARS + "]")
 HEADING_CHARS = 200
 #: Lines above the first paragraph searched for the heading the article starts with.
 HEADLINE_LINES = 4
-# CJK characters carry about as much as a short word each; counting them three times
-# makes a Chinese sentence as "long" as its English translation.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # Words read one by one before the rest of a text is read at once (see _has_words).
 _WORDS_ONE_BY_ONE = 1000
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
@@ -203,28 +196,10 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
 
     own = functools.cache(lambda: composed(without_chrome(html)))
 
-    def with_own_blocks(lines: list[Line], text: str) -> str | None:
-        """*text* (made of *lines*) with the page's own short blocks around it, in the
-        page's order, when it holds too little of them: ``None`` when *text* is evidence
-        enough (long, or paragraphs of an article)."""
-        if _reading_length(text) >= OWN_CHARS or (
-            sum(line.length >= BODY_CHARS for line in lines) >= BODY_PARAGRAPHS
-        ):
-            return None
-        kept = set(text.split("\n"))
-        blocks = own().split("\n")
-        # The share of the page's own text that the main text holds: none when the main
-        # text was chrome (a licence footer, a sidebar's "about" box).
-        held = sum(len(line) for line in blocks if line in kept)
-        if held >= OWN_SHARE * sum(map(len, blocks)):
-            return None
-        widened = [line for line in blocks if line in kept or _reading_length(line) < BODY_CHARS]
-        return "\n".join(widened)
-
     lines = _good_lines("\n".join(block_text(part) for part in parts))
     text = _text(lines)
     if complete(text):
-        widened = with_own_blocks(lines, text)
+        widened = with_own_blocks(lines, text, own)
         if widened is None:
             return MainText.of(body_of(lines, text) if body else text)
         return MainText.of(widened, "own")
@@ -232,7 +207,7 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
         lines = _good_lines(block_text(root))
         text = _text(lines)
         if complete(text):
-            widened = with_own_blocks(lines, text)
+            widened = with_own_blocks(lines, text, own)
             return MainText.of(text, "region") if widened is None else MainText.of(widened, "own")
     # Wider, but not yet the site's menus and footer: those are on every page of a site
     # and would make its short pages near-duplicates of each other. Then the page's own
@@ -319,12 +294,12 @@ def _good_lines(text: str) -> list[Line]:
             after_links = True
             continue
         after_links = False
-        size = block[0] if block is not None else _reading_length(line)
+        size = block[0] if block is not None else reading_length(line)
         if size >= PARAGRAPH_CHARS:
             if first is None:
                 first = len(lines)
             last = len(lines)
-        own = size if block is None else _reading_length(line)
+        own = size if block is None else reading_length(line)
         lines.append(Line(line, own, block and (block[2], block[0]), item))
         paragraphs.append(paragraph)
         headings.append(_HEADING_RANK[heading.group()] if heading else 0)
@@ -394,19 +369,12 @@ def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool, int]]:
             continue
         if end - start > 1:
             group = lines[start:end]
-            length = sum(map(_reading_length, group))
+            length = sum(map(reading_length, group))
             paragraph = _PARA in group[0]
             for number in range(start, end):
                 blocks[number] = (length, paragraph, start)
         start = end
     return blocks
-
-
-def _reading_length(line: str) -> int:
-    """The length of *line*, each CJK character counted three times (see ``_CJK``)."""
-    if line.isascii():
-        return len(line)
-    return len(line) + 2 * len(_CJK.findall(line))
 
 
 def _has_words(text: str, count: int) -> bool:
