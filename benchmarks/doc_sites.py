@@ -24,7 +24,7 @@ outside the site's header, sidebar and footer (Python: the ``role="main"`` eleme
 PostgreSQL: the page without ``.navheader`` and ``.navfooter``) are near-copies: the
 Jaccard similarity of their sets of 5-word shingles (lower-cased words) is >= 0.8.
 Anything else is a *false drop*. For every drop the two texts the pipeline fingerprinted
-are printed (as :func:`scrapy_simhash.fingerprinted.fingerprinted_text` gives them, which
+are printed (as :func:`scrapy_simhash.tools.fingerprinted.fingerprinted_text` gives them, which
 ``scrapy-simhash text`` prints), cut to ``--chars`` characters.
 
 ``--offline`` extracts and fingerprints the pages in this process (the pipeline's
@@ -46,9 +46,9 @@ from pathlib import Path
 import lxml.html
 
 from scrapy_simhash.dedup import Deduplicator, analyse_text
-from scrapy_simhash.fingerprinted import fingerprinted_text
 from scrapy_simhash.index import open_index
 from scrapy_simhash.settings import SimhashSettings
+from scrapy_simhash.tools.fingerprinted import fingerprinted_text
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "doc-sites"

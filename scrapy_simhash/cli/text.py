@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..analysis.fingerprint import format_fingerprint, hamming_distance
 from ..dedup import analyse_text
-from ..extract import FALLBACK_REASONS
-from ..fingerprint import format_fingerprint, hamming_distance
-from ..fingerprinted import field_reports, fingerprinted_text, item_from_source
+from ..extract.extractors import FALLBACK_REASONS
 from ..index import open_index
-from ..sources import read_source
+from ..tools.fingerprinted import field_reports, fingerprinted_text, item_from_source
+from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
     INDEX_SETTINGS,
