@@ -15,9 +15,9 @@ Each site is crawled twice, each time into a new SQLite index, with ``scrapy run
 over ``file://`` pages in a child process, pages requested in the order of their paths:
 
 * ``html``: items ``{"url", "html"}`` (the page's HTML), ``SIMHASH_TEXT_FIELDS="html"``;
-* ``fields``: items ``{"url", "title", "content"}`` (the ``<title>``'s text and the page's
-  HTML), ``SIMHASH_TEXT_FIELDS`` at its default (``["title", "content"]``), as a new user's
-  spider would yield them.
+* ``fields``: items ``{"url", "title", "content"}`` (the page's headline: its ``h1``, else
+  its ``<title>``; and the page's HTML), ``SIMHASH_TEXT_FIELDS`` at its default
+  (``["title", "content"]``), as a spider written for the site would yield them.
 
 Ground truth, from the text itself: a drop is true when the two pages' visible texts
 outside the site's header, sidebar and footer (Python: the ``role="main"`` element;
@@ -48,7 +48,7 @@ import lxml.html
 from scrapy_simhash.dedup import Deduplicator, analyse_text
 from scrapy_simhash.index import open_index
 from scrapy_simhash.settings import SimhashSettings
-from scrapy_simhash.tools.fingerprinted import fingerprinted_text
+from scrapy_simhash.tools.fingerprinted import fingerprinted_text, page_title
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "doc-sites"
@@ -73,11 +73,11 @@ class Pages(scrapy.Spider):
         if os.environ["DOC_SHAPE"] == "html":
             yield {"url": response.url, "html": response.text}
         else:
-            yield {
-                "url": response.url,
-                "title": response.css("title::text").get(""),
-                "content": response.text,
-            }
+            # The headline, as careful spiders take it: <title> carries a site suffix.
+            title = next(filter(None, (" ".join("".join(response.css(q).getall()).split())
+                                       for q in ("article h1 ::text", "h1 ::text",
+                                                 "title::text"))), "")
+            yield {"url": response.url, "title": title, "content": response.text}
 """
 _WORDS = re.compile(r"\w+")
 
@@ -98,8 +98,7 @@ def item_of(path: str, shape: str) -> dict:
     url = "file://" + path
     if shape == "html":
         return {"url": url, "html": html}
-    titles = lxml.html.document_fromstring(html.encode("utf-8")).xpath("//title/text()")
-    return {"url": url, "title": titles[0] if titles else "", "content": html}
+    return {"url": url, "title": page_title(html), "content": html}
 
 
 def settings_for(shape: str, index_uri: str) -> dict[str, str]:

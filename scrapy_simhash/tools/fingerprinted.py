@@ -77,8 +77,8 @@ def field_reports(item: Mapping[str, Any], config: Any) -> list[FieldReport]:
 def item_from_page(html: str, url: str, config: Any) -> dict[str, Any]:
     """The item a spider yields for a page as the settings read it: the key field holds
     *url*; a title field named in ``SIMHASH_TEXT_FIELDS`` (``title``, ``headline``,
-    ``name``) the page's ``<title>``; the other text fields the page (its HTML, or the
-    text as it is)."""
+    ``name``) the page's headline (:func:`page_title`); the other text fields the page
+    (its HTML, or the text as it is)."""
     item: dict[str, Any] = {config.key_field: url}
     titles = [name for name in config.text_fields if name in TITLE_FIELDS]
     others = [name for name in config.text_fields if name not in TITLE_FIELDS]
@@ -94,14 +94,20 @@ def item_from_page(html: str, url: str, config: Any) -> dict[str, Any]:
 
 
 def page_title(html: str) -> str:
-    """The text of the page's ``<title>``, whitespace collapsed; ``""`` if none."""
+    """The page's headline as a careful spider takes it for a title field: the text of the
+    first ``h1`` inside an ``article``, else of the first ``h1``, else of the
+    ``<title>`` (which often carries a per-site suffix), whitespace collapsed; ``""`` if
+    none."""
     root = parse_html(html)
     if root is None:
         return ""
-    title = root.find(".//title")
-    if title is None:
-        return ""
-    return " ".join("".join(title.itertext()).split())
+    for path in (".//article//h1", ".//h1", ".//title"):
+        found = root.find(path)
+        if found is not None:
+            text = " ".join("".join(found.itertext()).split())
+            if text:
+                return text
+    return ""
 
 
 def item_from_source(value: str, config: Any, url: str = "") -> dict[str, Any]:
