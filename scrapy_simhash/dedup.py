@@ -7,7 +7,8 @@ analyser; its :meth:`~Deduplicator.check` does the atomic check-and-insert.
 Texts with fewer than ``min_terms`` distinct terms are too short for SimHash distances to
 mean much (a one-word change moves many bits of a fingerprint of five terms, and unrelated
 short texts share heavy terms by chance): they are matched exactly on their normalised text
-instead, never by distance.
+instead, never by distance. The text of an HTML page of short blocks takes that path below
+``BLOCKS_EXACT_FACTOR`` times ``min_terms`` (:func:`analyse_text`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 from .analysis.fingerprint import Fingerprinter, hash_term
-from .extract.body import has_article
+from .extract.body import mostly_paragraphs
 from .extract.extractors import Extractor, get_extractor
 from .extract.fields import field_text
 from .extract.main_text import MainText
@@ -179,12 +180,12 @@ def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     return analyse_text(analyser, fields_text(values, extractor))
 
 
-#: The text of an HTML page without an article (fewer than ``BODY_PARAGRAPHS`` paragraphs
-#: of ``BODY_CHARS``: a list, an index, a menu page, a reference page of short blocks)
-#: with fewer distinct terms than this many times ``min_terms`` is matched on its exact
-#: text: what sets two such pages of a site apart is a word or two (the tag a tag page
-#: lists, an index page's letter, the table a reference page describes), less than a
-#: SimHash distance can tell from the noise of a template.
+#: The text of an HTML page of short blocks (paragraphs of ``BODY_CHARS`` hold less than
+#: ``BODY_SHARE`` of it: a list, an index, a menu page, a reference page of a table) with
+#: fewer distinct terms than this many times ``min_terms`` is matched on its exact text:
+#: what sets two such pages of a site apart is a word or two (the tag a tag page lists, an
+#: index page's letter, the table a reference page describes), less than a SimHash
+#: distance can tell from the noise of a template.
 BLOCKS_EXACT_FACTOR = 4
 
 
@@ -192,7 +193,7 @@ def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
     """:meth:`Analyser.analyse` of *text*, which tells if it came from HTML (a
     :class:`~scrapy_simhash.extract.main_text.MainText`) and if its extraction fell back."""
     min_terms = None
-    if isinstance(text, MainText) and not has_article(text):
+    if isinstance(text, MainText) and not mostly_paragraphs(text):
         min_terms = BLOCKS_EXACT_FACTOR * analyser.min_terms
     analysis = analyser.analyse(text, min_terms=min_terms)
     fallback = getattr(text, "fallback", None)

@@ -69,15 +69,15 @@ def body_of(lines: list[Line], text: str) -> str:
     return kept if len(kept) >= BODY_SHARE * len(text) else text
 
 
-def has_article(text: str) -> bool:
-    """Whether *text* has ``BODY_PARAGRAPHS`` paragraphs (lines of ``BODY_CHARS``)."""
-    found = 0
-    for line in text.split("\n"):
-        if len(line) >= BODY_CHARS // 3 and reading_length(line) >= BODY_CHARS:
-            found += 1
-            if found >= BODY_PARAGRAPHS:
-                return True
-    return False
+def mostly_paragraphs(text: str) -> bool:
+    """Whether paragraphs (lines of ``BODY_CHARS``) hold ``BODY_SHARE`` of *text*: prose,
+    rather than a page of short blocks (headings, entries, table cells)."""
+    held = sum(
+        len(line)
+        for line in text.split("\n")
+        if len(line) >= BODY_CHARS // 3 and reading_length(line) >= BODY_CHARS
+    )
+    return held >= BODY_SHARE * len(text)
 
 
 # CJK characters carry about as much as a short word each; counting them three times
