@@ -20,7 +20,7 @@ from typing import Literal
 from .analysis.fingerprint import Fingerprinter, hash_term
 from .extract.body import mostly_paragraphs
 from .extract.extractors import Extractor, get_extractor
-from .extract.fields import field_text
+from .extract.fields import CROWDED, field_text
 from .extract.main_text import MainText
 from .extract.text import exact_form, normalize_characters
 from .index.base import Match, NearDuplicateIndex, Status
@@ -196,6 +196,8 @@ def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
     if isinstance(text, MainText) and not mostly_paragraphs(text):
         min_terms = BLOCKS_EXACT_FACTOR * analyser.min_terms
     analysis = analyser.analyse(text, min_terms=min_terms)
+    if getattr(text, "crowded", False):  # tags cut before parsing: counted as truncated
+        analysis = replace(analysis, truncated=True)
     fallback = getattr(text, "fallback", None)
     return replace(analysis, fallback=fallback) if fallback else analysis
 
@@ -211,7 +213,11 @@ def fields_text(values: list[object], extractor: Extractor | None) -> str:
     )
     if not fallbacks:
         return text
-    return MainText.of(text, next((reason for reason in fallbacks if reason), None))
+    reasons = [reason for reason in fallbacks if reason and reason != CROWDED]
+    marked = MainText.of(text, reasons[0] if reasons else None)
+    if CROWDED in fallbacks:
+        marked.crowded = True  # type: ignore[attr-defined]
+    return marked
 
 
 @functools.lru_cache(maxsize=4)

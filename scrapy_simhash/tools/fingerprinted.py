@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dedup import fields_text
-from ..extract.fields import field_text
+from ..extract.fields import CROWDED, field_text
 from ..extract.main_text import MainText
 from ..extract.text import looks_like_html, parse_html
 
@@ -69,7 +69,7 @@ def field_reports(item: Mapping[str, Any], config: Any) -> list[FieldReport]:
         fallbacks: list[str] = []
         text = field_text(value, extractor=config.html_extractor, fallbacks=fallbacks)
         html = isinstance(value, str) and looks_like_html(value[:4096])
-        reason = fallbacks[0] if fallbacks else None
+        reason = next((r for r in fallbacks if r and r != CROWDED), None)
         reports.append(FieldReport(name, "html" if html else "text", str(text), reason or None))
     return reports
 

@@ -82,6 +82,7 @@ def test_every_command_has_help_with_an_example(run):
             "forget",
             "import",
             "rebuild",
+            "secret",
             "text",
             "stats",
             "vacuum",
