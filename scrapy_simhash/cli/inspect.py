@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import click
 
 from ..analysis.fingerprint import format_fingerprint
+from ..dedup import analyse_text
 from ..exceptions import IndexNotFound
 from ..index import open_index
 from ..tools.explain import explain as explain_texts
@@ -128,7 +129,7 @@ def check(
             )
         else:
             label, text = read_source(source, env.text_of)
-            analysis = env.deduplicator(index).analyse(text)
+            analysis = analyse_text(env.deduplicator(index), text)
             kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
         found = neighbours(
             index,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analysis.fingerprint import format_fingerprint, hamming_distance
-from ..dedup import Analysis, Deduplicator
+from ..dedup import Analysis, Deduplicator, analyse_text
 from ..extract.text import normalize_text
 from ..index.blocks import BlockPlan
 
@@ -61,7 +61,7 @@ def _analysis(analysis: Analysis) -> dict:
 
 def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> Explanation:
     """Compare two texts as the index would (same fingerprinter and thresholds)."""
-    a, b = dedup.analyse(text_a), dedup.analyse(text_b)
+    a, b = analyse_text(dedup, text_a), analyse_text(dedup, text_b)
     distance = None
     bits: tuple[int, ...] = ()
     blocks: tuple[int, ...] = ()
