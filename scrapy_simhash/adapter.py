@@ -18,14 +18,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
-from scrapy import signals
-from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
 from .dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
-from .exceptions import SimhashError, SimhashIndexError
+from .exceptions import SetupFailed, SimhashError, SimhashIndexError
 from .index import open_index
 from .indexthread import IndexThread
 from .items import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
@@ -58,10 +57,6 @@ def default_index_uri() -> str:
     return "sqlite:///" + path
 
 
-#: The finish reason of a crawl that a setting or the index stopped before it began.
-SETUP_ERROR_REASON = "simhash_setup_error"
-
-
 def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
     """The validated ``SIMHASH_*`` settings of *crawler* and its index URI; raises
     ``NotConfigured`` when ``SIMHASH_ENABLED`` is False and
@@ -75,27 +70,35 @@ def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
     return config, config.index_uri or default_index_uri()
 
 
-def refuse_to_start(crawler: Crawler, error: SimhashError) -> NotConfigured:
-    """What a component's ``from_crawler`` raises when its settings cannot work: the
-    component is left out (``NotConfigured``, which Scrapy expects from ``from_crawler``)
-    and, once the spider opens, before any request, the crawl is stopped with *error* in
-    one log line (``CloseSpider``, which Scrapy honours from a ``spider_opened``
-    handler). An exception raised from ``from_crawler`` itself would instead come out as
-    an asyncio "Task exception was never retrieved" traceback."""
+def setup_failed(error: SimhashError) -> SetupFailed:
+    """Log *error* (a setting or an index that cannot work) in one ERROR line and return
+    the :class:`~scrapy_simhash.exceptions.SetupFailed` to raise from ``from_crawler`` or
+    ``open_spider``.
 
-    def stop() -> None:
-        raise start_failed(error)
-
-    # weak=False: nothing else holds this function.
-    crawler.signals.connect(stop, signal=signals.spider_opened, weak=False)
-    return NotConfigured()
-
-
-def start_failed(error: SimhashError) -> CloseSpider:
-    """Log *error* (a setting or an index that cannot work) in one line; return the
-    ``CloseSpider`` that stops the crawl before its first request."""
+    Raised there, before the spider opens, it makes ``scrapy crawl`` exit with status 1
+    and keeps Scrapy from opening the feed storage, so an existing ``-O`` file is left as
+    it was. (``CloseSpider`` would stop the crawl too, but Scrapy then opens the feeds and
+    exits 0.) Scrapy hands the exception to asyncio, which would print it again as "Task
+    exception was never retrieved" with a traceback: that record is filtered out, as the
+    reason is already in the log."""
     logger.error("%s. The crawl is stopped before it starts.", str(error).rstrip("."))
-    return CloseSpider(SETUP_ERROR_REASON)
+    asyncio_logger = logging.getLogger("asyncio")
+    if _ALREADY_LOGGED not in asyncio_logger.filters:
+        asyncio_logger.addFilter(_ALREADY_LOGGED)
+    failed = SetupFailed(str(error))
+    failed.__cause__ = error
+    return failed
+
+
+class _AlreadyLogged(logging.Filter):
+    """Drops asyncio's report of a :class:`SetupFailed` nobody awaited: its reason was
+    logged when it was raised."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], SetupFailed))
+
+
+_ALREADY_LOGGED = _AlreadyLogged()
 
 
 class CrawlDeduplicator:
@@ -126,10 +129,13 @@ class CrawlDeduplicator:
         self.workers: WorkerPool | None = None
         self.params = config.analysis_params
 
-    def open(self) -> Deduplicator:
-        """Open the index (and start the workers); an index that cannot be opened as
-        configured (a scheme, file, permission or parameter problem) is logged in one
-        line and stops the crawl (``CloseSpider``) before its first request."""
+    def open_index(self) -> Deduplicator:
+        """Open the index, once; an index that cannot be opened as configured (a scheme,
+        file, permission, server or parameter problem) is logged in one line and raised
+        as :class:`~scrapy_simhash.exceptions.SetupFailed`, which stops the crawl before
+        it starts."""
+        if self.dedup is not None:
+            return self.dedup
         config = self.config
         try:
             index = open_index(
@@ -139,12 +145,12 @@ class CrawlDeduplicator:
                 features=config.fingerprinter.signature,
             )
         except SimhashError as e:
-            raise start_failed(e) from e
+            raise setup_failed(e) from e
         try:
             stored = len(index)
         except SimhashError as e:
             index.close()
-            raise start_failed(e) from e
+            raise setup_failed(e) from e
         self.dedup = Deduplicator(
             index,
             config.fingerprinter,
@@ -162,10 +168,16 @@ class CrawlDeduplicator:
             index.plan.table_count,
             " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
         )
-        self.index_thread = IndexThread()
-        if config.workers:
-            self.workers = self._start_workers(config.workers)
         return self.dedup
+
+    def open(self) -> Deduplicator:
+        """Open the index (see :meth:`open_index`), start the index's thread and the
+        worker processes."""
+        dedup = self.open_index()
+        self.index_thread = IndexThread()
+        if self.config.workers:
+            self.workers = self._start_workers(self.config.workers)
+        return dedup
 
     def _start_workers(self, count: int) -> WorkerPool | None:
         """The worker pool, or ``None`` (with a warning) where the pages are to be

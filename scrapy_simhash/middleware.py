@@ -16,7 +16,7 @@ from scrapy import Request, signals
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.utils.misc import load_object
 
-from .adapter import CrawlDeduplicator, refuse_to_start, settings_from_crawler
+from .adapter import CrawlDeduplicator, settings_from_crawler, setup_failed
 from .dedup import Verdict
 from .exceptions import ConfigurationError
 from .index.uri import redact
@@ -71,8 +71,11 @@ class SimhashDedupMiddleware:
         try:
             config, index_uri = settings_from_crawler(crawler)
         except ConfigurationError as e:
-            raise refuse_to_start(crawler, e) from e
+            raise setup_failed(e) from e
         middleware = cls(config, index_uri, crawler.stats, crawler)
+        # Opened now, not when the spider opens: Scrapy opens the feeds then, and an
+        # index that cannot be opened must stop the crawl before (see setup_failed).
+        middleware.runner.open_index()
         crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         if _pipeline_enabled(crawler):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 
-from .adapter import CrawlDeduplicator, default_index_uri, refuse_to_start, settings_from_crawler
+from .adapter import CrawlDeduplicator, default_index_uri, settings_from_crawler, setup_failed
 from .dedup import Deduplicator
 from .exceptions import ConfigurationError
 from .items import FieldCensus, item_key
@@ -69,8 +69,12 @@ class SimhashDedupPipeline:
         try:
             config, index_uri = settings_from_crawler(crawler)
         except ConfigurationError as e:
-            raise refuse_to_start(crawler, e) from e
-        return cls(config, index_uri, crawler.stats, crawler)
+            raise setup_failed(e) from e
+        pipeline = cls(config, index_uri, crawler.stats, crawler)
+        # Opened now, not in open_spider: an index that cannot be opened then stops the
+        # crawl before Scrapy builds the rest of the engine (see setup_failed).
+        pipeline.runner.open_index()
+        return pipeline
 
     def _check_fields(self, at_close: bool = False) -> None:
         """Warn when most items lacked the configured text or key fields: nothing else

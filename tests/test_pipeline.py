@@ -9,13 +9,13 @@ import re
 
 import pytest
 from pipelines import ARTICLE, make_pipeline, simhash_stats
-from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import Addon, LogFormatter, NearDuplicate, SimhashDedupPipeline, open_index
 from scrapy_simhash.adapter import settings_from_crawler
-from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch
+from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch, SetupFailed
 from scrapy_simhash.pipeline import Unchanged
 
 OTHER = (
@@ -58,10 +58,11 @@ def test_bad_settings_say_what_is_wrong(settings, message):
     crawler = get_crawler(settings_dict=settings)
     with pytest.raises(ConfigurationError, match=message):
         settings_from_crawler(crawler)
-    # From the pipeline itself: left out of the crawl, which a spider_opened handler stops
-    # (the real crawl is in test_first_hour.py).
-    with pytest.raises(NotConfigured):
+    # From the pipeline itself: SetupFailed, which stops the crawl before the spider opens
+    # (the real crawl, its exit status and its feed file are in test_first_hour.py).
+    with pytest.raises(SetupFailed, match=message) as excinfo:
         SimhashDedupPipeline.from_crawler(get_crawler(settings_dict=settings))
+    assert isinstance(excinfo.value.__cause__, ConfigurationError)
 
 
 @pytest.mark.parametrize(
@@ -217,8 +218,7 @@ async def test_concurrent_near_duplicates_keep_exactly_one(tmp_path):
     assert simhash_stats(pipeline)["dropped"] == 15
 
 
-@deferred_f_from_coro_f
-async def test_index_with_other_parameters_is_refused(tmp_path, caplog):
+def test_index_with_other_parameters_is_refused(tmp_path, caplog):
     make_pipeline(tmp_path).close_spider()
     crawler = get_crawler(
         settings_dict={
@@ -226,13 +226,11 @@ async def test_index_with_other_parameters_is_refused(tmp_path, caplog):
             "SIMHASH_TOP_N": 64,
         }
     )
-    pipeline = SimhashDedupPipeline.from_crawler(crawler)
     with (
         caplog.at_level(logging.ERROR, logger="scrapy_simhash"),
-        pytest.raises(CloseSpider) as excinfo,
+        pytest.raises(SetupFailed) as excinfo,
     ):
-        pipeline.open_spider()
-    assert excinfo.value.reason == "simhash_setup_error"
+        SimhashDedupPipeline.from_crawler(crawler)
     assert isinstance(excinfo.value.__cause__, IndexParameterMismatch)
     [record] = caplog.records
     assert "features: index has" in record.getMessage()
