@@ -14,7 +14,9 @@ processes (:mod:`scrapy_simhash.workers`).
 from __future__ import annotations
 
 import logging
+import math
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -28,7 +30,7 @@ from .exceptions import SetupFailed, SimhashError, SimhashIndexError
 from .index import open_index
 from .indexthread import IndexThread
 from .items import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
-from .settings import SimhashSettings, setting_bool, unknown_settings
+from .settings import SimhashSettings, setting_bool, unknown_settings, with_spider_arguments
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
 if TYPE_CHECKING:
@@ -66,7 +68,8 @@ def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
         raise NotConfigured("SIMHASH_ENABLED is False")
     for message in unknown_settings(crawler.settings):
         logger.warning("%s", message)
-    config = SimhashSettings.from_settings(crawler.settings)
+    settings = with_spider_arguments(crawler.settings, getattr(crawler, "spider", None))
+    config = SimhashSettings.from_settings(settings)
     return config, config.index_uri or default_index_uri()
 
 
@@ -123,6 +126,10 @@ class CrawlDeduplicator:
         self.crawler = crawler
         self.stats_prefix = stats_prefix
         self.dedup: Deduplicator | None = None
+        #: When this crawl began: a page stored under its own key since then was seen in
+        #: this crawl (twice, or by another process on the same index), not unchanged
+        #: since the last crawl.
+        self.started = time.time()
         #: The thread that runs every check on the index, while open.
         self.index_thread: IndexThread | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
@@ -147,10 +154,19 @@ class CrawlDeduplicator:
         except SimhashError as e:
             raise setup_failed(e) from e
         try:
+            # An explicit reset, logged: every page is forgotten, the audit log is kept.
+            forgotten = index.expire(math.inf) if config.reset else None
             stored = len(index)
         except SimhashError as e:
             index.close()
             raise setup_failed(e) from e
+        if forgotten is not None:
+            logger.warning(
+                "SIMHASH_RESET: the index %s forgot the %d pages it held; every page of "
+                "this crawl is new to it",
+                index.location,
+                forgotten,
+            )
         self.dedup = Deduplicator(
             index,
             config.fingerprinter,
@@ -312,7 +328,9 @@ class CrawlDeduplicator:
             self.inc("truncated")
         if analysis.fallback:
             self.extraction_fell_back(analysis.fallback, key)
-        if verdict.status in ("changed", "unchanged"):
+        if verdict.status == "unchanged" and self.seen_in_this_crawl(verdict):
+            self.inc("repeated")
+        elif verdict.status in ("changed", "unchanged"):
             self.inc(verdict.status)
         if verdict.status != "duplicate":
             if not self.drops(verdict):
@@ -324,12 +342,18 @@ class CrawlDeduplicator:
         if analysis.kind == "simhash":
             self.inc(f"distance/{verdict.match.distance}")
 
-    @staticmethod
-    def describe(key: str, verdict: Verdict) -> str:
+    def seen_in_this_crawl(self, verdict: Verdict) -> bool:
+        """Whether the page of an ``unchanged`` *verdict* was stored since this crawl
+        began (a URL fetched twice), rather than by an earlier crawl."""
+        return verdict.match is not None and verdict.match.added_at >= self.started
+
+    def describe(self, key: str, verdict: Verdict) -> str:
         match = verdict.match
         assert match is not None
         if verdict.status == "unchanged":
             how = "same text" if verdict.analysis.kind == "short" else f"distance {match.distance}"
+            if self.seen_in_this_crawl(verdict):
+                return f"{key} was already seen in this crawl ({how})"
             return f"{key} is unchanged since the last crawl ({how})"
         if verdict.analysis.kind == "short":
             return f"{key} has the same text as {match.key}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -41,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_ON_INDEX_ERROR": "keep",
     "SIMHASH_FLAG_ONLY": False,
     "SIMHASH_DROP_UNCHANGED": True,
+    "SIMHASH_RESET": False,
     "SIMHASH_FLAG_FIELD": "simhash_duplicate_of",
     "SIMHASH_MIDDLEWARE_CONTENT_TYPES": ["text/html", "application/xhtml+xml"],
 }
@@ -76,6 +78,8 @@ class SimhashSettings:
     flag_only: bool = False
     #: Drop a re-crawled page whose text is unchanged since it was stored under its key.
     drop_unchanged: bool = True
+    #: Forget every page of the index when the crawl opens it (as DELTAFETCH_RESET).
+    reset: bool = False
     flag_field: str = "simhash_duplicate_of"
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
@@ -249,6 +253,7 @@ class SimhashSettings:
             on_index_error=getstr("SIMHASH_ON_INDEX_ERROR").lower(),
             flag_only=getbool("SIMHASH_FLAG_ONLY"),
             drop_unchanged=getbool("SIMHASH_DROP_UNCHANGED"),
+            reset=getbool("SIMHASH_RESET"),
             flag_field=getstr("SIMHASH_FLAG_FIELD").strip(),
             middleware_content_types=_media_types(
                 setting_list(
@@ -256,6 +261,25 @@ class SimhashSettings:
                 )
             ),
         )
+
+
+#: Spider arguments (``scrapy crawl news -a simhash_reset=1``) that set a setting for one
+#: crawl, as scrapy-deltafetch's ``deltafetch_reset`` does.
+SPIDER_ARGUMENTS = {
+    "simhash_reset": "SIMHASH_RESET",
+    "simhash_drop_unchanged": "SIMHASH_DROP_UNCHANGED",
+}
+
+
+def with_spider_arguments(settings: Any, spider: object) -> Any:
+    """*settings* with the :data:`SPIDER_ARGUMENTS` that *spider* was given (as its
+    attributes) in place of the settings they name."""
+    given = {
+        setting: getattr(spider, argument)
+        for argument, setting in SPIDER_ARGUMENTS.items()
+        if hasattr(spider, argument)
+    }
+    return ChainMap(given, settings) if given else settings
 
 
 def setting_list(name: str, value: Any) -> tuple[str, ...]:
