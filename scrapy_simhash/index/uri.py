@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-from ..exceptions import UnsupportedIndexURI
+from ..exceptions import ConfigurationError, UnsupportedIndexURI
 
 #: Schemes whose URIs name a file, not a server: an ``@`` there is part of a path.
 _FILE_SCHEMES = ("sqlite", "file", "memory")
@@ -71,6 +71,10 @@ def _parse_options(uri: str, query: str, allowed: dict[str, type]) -> dict[str, 
             )
         try:
             options[name] = allowed[name](value)
+        except ConfigurationError as e:  # a message of its own: what to write instead
+            raise UnsupportedIndexURI(
+                f"Option {name}={value!r} in index URI {redact(uri)}: {e}"
+            ) from None
         except ValueError:
             raise UnsupportedIndexURI(
                 f"Option {name}={value!r} in index URI {redact(uri)} is not a valid "
