@@ -121,7 +121,8 @@ class SimhashDedupPipeline:
             raise RuntimeError("SimhashDedupPipeline.process_item called before open_spider")
         adapter = ItemAdapter(item)
         values = [adapter.get(name) for name in self.config.text_fields]
-        for name in self.census.add(adapter):
+        lacking = self.census.add(adapter)
+        for name in lacking:
             self._inc(f"fields/missing/{name}")
         if not self._fields_checked and self.census.items >= FIELD_CHECK_AFTER:
             self._check_fields()
@@ -135,6 +136,13 @@ class SimhashDedupPipeline:
             self._inc("errors/analysis")
             return item
         if analysis is None:  # counted and logged: a worker process hung on it
+            return item
+        if analysis.kind == "short" and self.census.left_out(lacking):
+            # Without the field most items lack, what is left (a title alone) is no page:
+            # distinct pages share it, and an exact match on it would drop them. Let
+            # through, counted, and named in the fields warning until the settings change.
+            self._inc(analysis.kind)
+            self._inc("skipped/fields")
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
         verdict = await self.runner.decide(analysis, key)

@@ -184,17 +184,53 @@ async def test_a_recrawl_tells_unchanged_changed_and_duplicate_pages_apart(
 @deferred_f_from_coro_f
 async def test_short_and_empty_texts(tmp_path):
     pipeline = make_pipeline(tmp_path)
-    await pipeline.process_item({"url": "s1", "title": "Blue cotton shirt, size M"})
+    shirt = "Blue cotton shirt, size M"
+    await pipeline.process_item({"url": "s1", "title": "Shirt", "content": shirt})
     # Short texts are never matched by distance, only exactly (after normalisation).
-    await pipeline.process_item({"url": "s2", "title": "Blue cotton shirt, size L"})
+    await pipeline.process_item({"url": "s2", "title": "Shirt", "content": shirt[:-1] + "L"})
     with pytest.raises(NearDuplicate, match=r"^s3 has the same text as s1$"):
-        await pipeline.process_item({"url": "s3", "title": "  BLUE cotton  shirt, size M"})
+        await pipeline.process_item(
+            {"url": "s3", "title": "shirt", "content": "  BLUE " + shirt[5:]}
+        )
     empty = {"url": "e1", "other": "no text fields"}
     assert await pipeline.process_item(empty) is empty
     assert await pipeline.process_item({"url": "e2", "title": None, "content": ""})
     pipeline.close_spider()
     s = simhash_stats(pipeline)
     assert (s["short"], s["empty"], s["kept"], s["dropped/exact"]) == (3, 2, 4, 1)
+
+
+@deferred_f_from_coro_f
+async def test_a_title_alone_is_not_a_page(tmp_path):
+    """SIMHASH_TEXT_FIELDS names a field the items lack (body, not content): what is left,
+    a title, is shared by distinct pages. They are let through, counted, never dropped."""
+    pipeline = make_pipeline(tmp_path, SIMHASH_TEXT_FIELDS=["title", "body"])
+    items = [
+        {"url": f"https://docs.example/{n}", "title": "Reference", "content": f"{ARTICLE} {n}"}
+        for n in range(12)
+    ]
+    for item in items:
+        assert await pipeline.process_item(item) is item
+    pipeline.close_spider()
+    s = simhash_stats(pipeline)
+    assert s["skipped/fields"] == 12
+    assert "dropped" not in s and "kept" not in s
+    assert s["checked"] == 12 and s["fields/missing/body"] == 12
+
+
+@deferred_f_from_coro_f
+async def test_a_field_missing_now_and_then_is_not_skipped(tmp_path):
+    """One item in many without its content is checked on its title, as before: the
+    settings are right, and the item is short, matched only on its exact text."""
+    pipeline = make_pipeline(tmp_path)
+    for n in range(4):
+        with contextlib.suppress(NearDuplicate):  # the same article again is a duplicate
+            await pipeline.process_item({"url": f"u{n}", "title": "Tram", "content": ARTICLE})
+    await pipeline.process_item({"url": "t1", "title": "A page without its text"})
+    with pytest.raises(NearDuplicate, match=r"^t2 has the same text as t1$"):
+        await pipeline.process_item({"url": "t2", "title": "A page without its text"})
+    pipeline.close_spider()
+    assert "skipped/fields" not in simhash_stats(pipeline)
 
 
 @deferred_f_from_coro_f
@@ -287,9 +323,11 @@ def test_log_formatter_omits_the_item_for_near_duplicates(tmp_path):
         (
             {"url": "https://a.example/", "title": "Tram", "contents": ARTICLE},
             "SIMHASH_TEXT_FIELDS=['title', 'content']: 10 of 10 items have no 'content' "
-            "(their fields: 'url', 'title', 'contents'), so they are checked on 'title' alone. "
-            "Set SIMHASH_TEXT_FIELDS to the fields that hold the page's text, e.g. "
-            "SIMHASH_TEXT_FIELDS = ['title', 'contents'] [after the first 10 items]",
+            "(their fields: 'url', 'title', 'contents'), so they are checked on 'title' alone, "
+            "and those whose 'title' alone is too short to be a page are let through unchecked "
+            "(simhash/skipped/fields). Set SIMHASH_TEXT_FIELDS to the fields that hold the "
+            "page's text, e.g. SIMHASH_TEXT_FIELDS = ['title', 'contents'] "
+            "[after the first 10 items]",
         ),
     ],
 )
