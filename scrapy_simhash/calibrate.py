@@ -105,13 +105,13 @@ class FingerprintTable:
     for brute-force distances; 8 bytes per page plus its key."""
 
     def __init__(self, pages: Iterable[StoredPage]) -> None:
-        fingerprints = array("Q")
-        self.keys: list[str] = []
-        for page in pages:
-            if not page.exact:
-                fingerprints.append(page.fingerprint)
-                self.keys.append(page.key)
-        self.fingerprints = np.frombuffer(fingerprints, dtype=np.uint64)
+        # In the order of their keys, not of the index: pages at the same distance are
+        # listed, and sampled, the same way whatever order a concurrent crawl stored them in.
+        stored = sorted((p.key, p.fingerprint) for p in pages if not p.exact)
+        self.keys: list[str] = [key for key, _ in stored]
+        self.fingerprints = np.frombuffer(
+            array("Q", (fingerprint for _, fingerprint in stored)), dtype=np.uint64
+        )
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -143,7 +143,9 @@ def calibrate(
     result = Calibration(index.plan.max_distance, len(table), min(sample, len(table)))
     examples: defaultdict[int, list[Pair]] = defaultdict(list)
     shown: set[frozenset[str]] = set()  # each pair once, whichever way round
-    for drop in index.drops():
+    # In the order of their URLs, not of the log: the same pages give the same report,
+    # whatever order a concurrent crawl dropped them in.
+    for drop in sorted(index.drops(), key=lambda d: (d.key, d.kept_key)):
         if drop.is_revisit:
             result.revisits += 1
         elif not drop.exact:
@@ -245,7 +247,7 @@ def advice(result: Calibration, location: str) -> list[str]:
         )
         if nearest_kept is not None and nearest_kept <= k + ADVICE_RANGE:
             lines += [
-                f"{at_threshold} drops were at distance {k}, and kept pages come as near as "
+                f"{_drops(at_threshold)} at distance {k}, and kept pages come as near as "
                 f"{nearest_kept} to each other: the threshold is where distinct pages begin. "
                 f"SIMHASH_MAX_DISTANCE = {k - 1} would keep the pages dropped at {k}, such as:",
                 *would_keep,
@@ -261,13 +263,17 @@ def advice(result: Calibration, location: str) -> list[str]:
                 else "no two kept pages were compared"
             )
             lines += [
-                f"{at_threshold} drops were at distance {k} and {apart}: the threshold sits "
+                f"{_drops(at_threshold)} at distance {k} and {apart}: the threshold sits "
                 "in the gap between copies and distinct pages; keep it. A smaller "
                 f"SIMHASH_MAX_DISTANCE would keep the pages dropped at {k}, such as:",
                 *would_keep,
                 "Lower it only if those are different pages.",
             ]
     return lines
+
+
+def _drops(count: int) -> str:
+    return f"{count} drop was" if count == 1 else f"{count} drops were"
 
 
 def _listed(pairs: list[Pair]) -> list[str]:

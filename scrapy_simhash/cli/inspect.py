@@ -324,4 +324,4 @@ def dropped(
             how = "exact" if row["exact"] else f"d={row['distance']}"
             how = f"same {how}" if row["unchanged"] else how
             click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
-        click.echo(f"{len(rows)} drops.")
+        click.echo("1 drop." if len(rows) == 1 else f"{len(rows)} drops.")
