@@ -21,7 +21,7 @@ from .extract import Extractor, get_extractor
 from .fingerprint import Fingerprinter, seed_from_secret
 from .index.uri import redact
 
-#: Every setting with its default; the README's settings table lists the same.
+#: Every setting with its default; the settings table of docs/usage.md lists the same.
 DEFAULTS: dict[str, Any] = {
     "SIMHASH_ENABLED": True,
     "SIMHASH_INDEX_URI": None,
@@ -346,7 +346,7 @@ def unknown_settings(names: Iterable[str]) -> list[str]:
             + (
                 f"; did you mean SIMHASH_{close[0]}?"
                 if close
-                else "; see the README's settings table"
+                else "; see the settings in docs/usage.md"
             )
         )
     return messages

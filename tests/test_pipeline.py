@@ -85,7 +85,7 @@ def test_misspelt_settings_are_named(caplog):
         settings_from_crawler(crawler)
     assert [r.getMessage() for r in caplog.records] == [
         "SIMHASH_TEXT_FIELD is not a setting of scrapy-simhash; did you mean SIMHASH_TEXT_FIELDS?",
-        "SIMHASH_X is not a setting of scrapy-simhash; see the README's settings table",
+        "SIMHASH_X is not a setting of scrapy-simhash; see the settings in docs/usage.md",
     ]
 
 
