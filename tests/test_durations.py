@@ -55,7 +55,7 @@ def test_cutoffs():
 
 
 def test_a_redis_ttl_says_what_to_write():
-    from scrapy_simhash.index.redis_uri import client_from_uri
+    from scrapy_simhash.index.redis.uri import client_from_uri
 
     with pytest.raises(UnsupportedIndexURI, match="write 1min for minutes"):
         client_from_uri("redis://localhost:6379/0?ttl=1m")
