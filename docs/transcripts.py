@@ -21,7 +21,7 @@ hold options: ``<!-- transcript: grep='Dropped:|simhash/' status=1 -->``.
   (pages downloaded concurrently); ``volatile=REGEX``: what may differ between runs.
 - The sandbox's path is written as ``/home/you/scrapy-simhash`` (in commands too). Times,
   dates and sizes in bytes may differ from one run to the next: ``--check`` compares them
-  as placeholders; ``--update`` writes the new run's.
+  as placeholders; ``--update`` writes the new run's where something else changed.
 """
 
 from __future__ import annotations
@@ -185,6 +185,8 @@ def run_file(path: Path, update: bool) -> list[str]:
                         lineterm="",
                     )
                     problems.append(f"{path}:{block.start}: `{command}`\n" + "\n".join(diff))
+                else:
+                    shown = expected  # the same but for times and sizes: left as written
                 new_body += [f"$ {command}", *shown]
             lines[block.start + 1 : block.end] = new_body
             # Later blocks move with this one's new length.
