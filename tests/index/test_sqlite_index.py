@@ -289,7 +289,7 @@ def test_relative_path_makes_its_directory_as_the_default_does(tmp_path, monkeyp
     """sqlite:///.scrapy/news.db in a fresh project: made like .scrapy/simhash.db."""
     monkeypatch.chdir(tmp_path)
     with open_index("sqlite:///.scrapy/news.db") as index:
-        index.add_if_new(1, "a")
+        index.check_and_add(1, "a")
     assert (tmp_path / ".scrapy" / "news.db").is_file()
     # Reading never creates anything.
     with pytest.raises(IndexNotFound):
