@@ -19,6 +19,8 @@ __all__ = ["duration", "parse_cutoff"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _CHOICES = "90s, 45min, 12h, 30d, 2w"
+#: The longest duration taken: 1000 years (a time that far back or ahead is still a date).
+MAX_DURATION = 1000 * 365.25 * 86400
 
 
 def duration(value: str, *, allow_zero: bool = False) -> float:
@@ -40,6 +42,10 @@ def duration(value: str, *, allow_zero: bool = False) -> float:
     if seconds <= 0 and not allow_zero:
         raise ConfigurationError(
             f"{value!r} is zero: nothing would be kept at all; give more than 0 ({_CHOICES})"
+        )
+    if seconds > MAX_DURATION:
+        raise ConfigurationError(
+            f"{value!r} is longer than 1000 years, which no date can go back or forward by"
         )
     return seconds
 

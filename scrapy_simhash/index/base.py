@@ -371,15 +371,25 @@ def own_key_first(matches: list[tuple[int, int, Match]], key: str) -> Outcome | 
     return None
 
 
+#: Longest key stored, in UTF-8 bytes (longer ones are cut, at a character): longer than
+#: URLs that web servers accept (8 KB by default in Apache and nginx), short enough that
+#: a crafted export of many keys cannot make an import hold much memory per page.
+MAX_KEY_BYTES = 16384
+
+
 def storable_key(key: str) -> str:
     """*key* as every backend stores it. A lone surrogate (``"\\ud800"``, from a broken
     decoder upstream) cannot be written as UTF-8, which SQLite and Redis need: it becomes
-    its escape (``\\ud800`` as six characters). Any other key is returned unchanged."""
+    its escape (``\\ud800`` as six characters). A key longer than :data:`MAX_KEY_BYTES`
+    is cut there. Any other key is returned unchanged."""
     try:
-        key.encode("utf-8")
+        encoded = key.encode("utf-8")
     except UnicodeEncodeError:
-        return key.encode("utf-8", "backslashreplace").decode("utf-8")
-    return key
+        encoded = key.encode("utf-8", "backslashreplace")
+    else:
+        if len(encoded) <= MAX_KEY_BYTES:
+            return key
+    return encoded[:MAX_KEY_BYTES].decode("utf-8", "ignore")
 
 
 def storable_pages(pages: Iterable[StoredPage]) -> Iterator[StoredPage]:

@@ -61,10 +61,33 @@ class RedisBackend(Backend):
         return f"{self.server.url}?prefix={self.prefix}"
 
 
-BACKENDS = {b.name: b for b in (MemoryBackend, SqliteBackend, RedisBackend)}
+class RedisSpreadBackend(Backend):
+    """A fresh key prefix per test, spread over the session's Redis Cluster."""
+
+    name = "redis-spread"
+
+    def __init__(self, tmp_path, request):
+        super().__init__(tmp_path, request)
+        self.cluster = request.getfixturevalue("redis_cluster")
+        self.prefix = f"contract-{uuid.uuid4().hex[:12]}"
+
+    def uri(self) -> str:
+        return f"{self.cluster.url}&spread=true&prefix={self.prefix}"
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+BACKENDS = {b.name: b for b in (MemoryBackend, SqliteBackend, RedisBackend, RedisSpreadBackend)}
+
+
+#: Every test on the cluster runs in one pytest-xdist worker, so the session starts one.
+ON_CLUSTER = pytest.mark.xdist_group("redis-cluster")
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(name, marks=[ON_CLUSTER] if name == "redis-spread" else [])
+        for name in sorted(BACKENDS)
+    ]
+)
 def backend(request, tmp_path) -> Backend:
     return BACKENDS[request.param](tmp_path, request)
 
