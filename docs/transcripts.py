@@ -43,8 +43,8 @@ SHOWN_ROOT = "/home/you/scrapy-simhash"
 MARKER = re.compile(r"^<!-- transcript(?::\s*(?P<options>.*?))?\s*-->$")
 VOLATILE = [
     (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\+00:00| UTC)?"), "<time>"),
-    (re.compile(r"\d[\d,]* bytes"), "<n> bytes"),
     (re.compile(r"\d+(?:\.\d+)? bytes per page"), "<n> bytes per page"),
+    (re.compile(r"\d[\d,]*(?: -> \d[\d,]*)? bytes"), "<n> bytes"),
 ]
 INSTALL = re.compile(r"^(python3? -m venv |\S*pip install )")
 
