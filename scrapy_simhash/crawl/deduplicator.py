@@ -201,7 +201,7 @@ class CrawlDeduplicator:
         *journal*: keep the crawl's journal of pages not yet in the output (see
         :mod:`scrapy_simhash.index.journal`); first forget the pages of dead crawls."""
         dedup = self.open_index()
-        if journal:
+        if journal and hasattr(dedup.index, "journal"):
             try:
                 self.journal = journal_for(dedup.index)
                 self._forgotten(self.journal.begin())
@@ -209,6 +209,12 @@ class CrawlDeduplicator:
                 self.dedup = None
                 dedup.index.close()
                 raise setup_failed(e) from e
+        elif journal:  # a backend of another package's
+            logger.info(
+                "Simhash index %s keeps no crawl journal: a crawl killed before its "
+                "feed is written can leave pages that no feed holds",
+                dedup.index.location,
+            )
         self.index_thread = IndexThread()
         if self.config.workers:
             self.workers = self._start_workers(self.config.workers)
