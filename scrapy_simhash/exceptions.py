@@ -8,6 +8,8 @@ Every error the package raises on purpose derives from :class:`SimhashError`, so
     ├── ExportFormatError         a file given to import is not an export, or is damaged
     ├── FeedError                 a feed file (scrapy-simhash dedup) cannot be read or written
     ├── SourceError               a page to check (file, URL) cannot be read
+    ├── SetupFailed               a crawl was stopped before it started (a setting or the
+    │                             index cannot work; the reason is logged)
     └── SimhashIndexError         anything about an index
         ├── IndexNotFound         the index does not exist and creating it was not allowed
         ├── IndexParameterMismatch  stored parameters differ from the requested ones
@@ -45,6 +47,13 @@ class FeedError(SimhashError, ValueError):
 
 class SourceError(SimhashError, ValueError):
     """A page given to check or explain (a file, a URL) cannot be read."""
+
+
+class SetupFailed(SimhashError):
+    """A crawl component could not start: a setting or the index cannot work. Raised from
+    ``from_crawler`` or ``open_spider``, before the spider opens, so that ``scrapy crawl``
+    exits with status 1 and no feed file is opened (or truncated). The reason was logged
+    in one ERROR line; the original error is the ``__cause__``."""
 
 
 class SimhashIndexError(SimhashError):

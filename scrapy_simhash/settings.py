@@ -10,6 +10,7 @@ import difflib
 import logging
 import os
 import re
+from collections import ChainMap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -25,7 +26,7 @@ from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
 
 #: Every setting with its default, the one table of them (SimhashSettings reads its
-#: defaults here); the README's settings table lists the same.
+#: defaults here); the settings table of docs/usage.md lists the same.
 DEFAULTS: dict[str, Any] = {
     "SIMHASH_ENABLED": True,
     "SIMHASH_INDEX_URI": None,
@@ -46,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_ON_INDEX_ERROR": "keep",
     "SIMHASH_FLAG_ONLY": False,
     "SIMHASH_DROP_UNCHANGED": True,
+    "SIMHASH_RESET": False,
     "SIMHASH_FLAG_FIELD": "simhash_duplicate_of",
     "SIMHASH_MIDDLEWARE_CONTENT_TYPES": ["text/html", "application/xhtml+xml"],
 }
@@ -99,6 +101,8 @@ class SimhashSettings:
     flag_only: bool = DEFAULTS["SIMHASH_FLAG_ONLY"]
     #: Drop a re-crawled page whose text is unchanged since it was stored under its key.
     drop_unchanged: bool = DEFAULTS["SIMHASH_DROP_UNCHANGED"]
+    #: Forget every page of the index when the crawl opens it (as DELTAFETCH_RESET).
+    reset: bool = DEFAULTS["SIMHASH_RESET"]
     flag_field: str = DEFAULTS["SIMHASH_FLAG_FIELD"]
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = tuple(DEFAULTS["SIMHASH_MIDDLEWARE_CONTENT_TYPES"])
@@ -295,6 +299,7 @@ class SimhashSettings:
             on_index_error=getstr("SIMHASH_ON_INDEX_ERROR").lower(),
             flag_only=getbool("SIMHASH_FLAG_ONLY"),
             drop_unchanged=getbool("SIMHASH_DROP_UNCHANGED"),
+            reset=getbool("SIMHASH_RESET"),
             flag_field=getstr("SIMHASH_FLAG_FIELD").strip(),
             middleware_content_types=_media_types(
                 setting_list(
@@ -302,6 +307,25 @@ class SimhashSettings:
                 )
             ),
         )
+
+
+#: Spider arguments (``scrapy crawl news -a simhash_reset=1``) that set a setting for one
+#: crawl, as scrapy-deltafetch's ``deltafetch_reset`` does.
+SPIDER_ARGUMENTS = {
+    "simhash_reset": "SIMHASH_RESET",
+    "simhash_drop_unchanged": "SIMHASH_DROP_UNCHANGED",
+}
+
+
+def with_spider_arguments(settings: Any, spider: object) -> Any:
+    """*settings* with the :data:`SPIDER_ARGUMENTS` that *spider* was given (as its
+    attributes) in place of the settings they name."""
+    given = {
+        setting: getattr(spider, argument)
+        for argument, setting in SPIDER_ARGUMENTS.items()
+        if hasattr(spider, argument)
+    }
+    return ChainMap(given, settings) if given else settings
 
 
 def setting_list(name: str, value: Any) -> tuple[str, ...]:
@@ -364,7 +388,7 @@ def unknown_settings(names: Iterable[str]) -> list[str]:
             + (
                 f"; did you mean SIMHASH_{close[0]}?"
                 if close
-                else "; see the README's settings table"
+                else "; see the settings in docs/usage.md"
             )
         )
     return messages

@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_simhash"
 BELOW: dict[str, set[str]] = {
     "exceptions": set(),
     "features": set(),  # the fingerprint's width and feature signature, as plain values
-    "durations": set(),
+    "durations": {"exceptions"},  # its errors are ConfigurationErrors
     "_speedups": set(),  # the compiled accelerator
     "analysis": {"exceptions", "features", "_speedups"},
     "index": {"exceptions", "features", "durations"},

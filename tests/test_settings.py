@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 
 import pytest
 
 from scrapy_simhash import open_index
 from scrapy_simhash.exceptions import IndexParameterMismatch
-from scrapy_simhash.settings import SimhashSettings, index_uri
+from scrapy_simhash.settings import DEFAULTS, SimhashSettings, index_uri
 
 
 def test_the_configured_uri_wins_and_no_directory_is_made(tmp_path):
@@ -52,3 +54,9 @@ def test_one_table_of_defaults():
     assert SimhashSettings.from_settings({}) == SimhashSettings()
     assert SimhashSettings().drop_log_level == logging.INFO
     assert SimhashSettings().middleware_content_types == ("text/html", "application/xhtml+xml")
+
+
+def test_the_settings_table_of_the_docs_lists_every_setting():
+    usage = Path(__file__).resolve().parents[1] / "docs" / "usage.md"
+    listed = re.findall(r"^\| `(SIMHASH_[A-Z_]+)` \|", usage.read_text(encoding="utf-8"), re.M)
+    assert sorted(listed) == sorted(DEFAULTS)

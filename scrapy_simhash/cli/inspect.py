@@ -72,7 +72,12 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
         f"Drops       {data['drops']} ({data['drops'] - data['drops_exact']} near, "
         f"{data['drops_exact']} exact)" + (f"; by distance {by_distance}" if by_distance else "")
     )
-    if data["drops"]:
+    if data["unchanged_revisits"]:
+        click.echo(
+            f"Unchanged   {data['unchanged_revisits']} re-visits of stored pages whose text "
+            "had not changed (not duplicates)"
+        )
+    if data["last_drop"] is not None:
         click.echo(f"Last drop   {when(data['last_drop'])}")
 
 
@@ -142,7 +147,7 @@ def check(
         dropped_for = [
             {"key": d.key, "distance": d.distance, "at": d.at}
             for d in (index.drops() if stored else ())
-            if d.kept_key == source
+            if d.kept_key == source and not d.is_revisit
         ]
         duplicate_at = index.plan.max_distance
     if as_json:
@@ -314,4 +319,4 @@ def dropped(
             how = "exact" if row["exact"] else f"d={row['distance']}"
             how = f"same {how}" if row["unchanged"] else how
             click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
-        click.echo(f"{len(rows)} drops.")
+        click.echo("1 drop." if len(rows) == 1 else f"{len(rows)} drops.")

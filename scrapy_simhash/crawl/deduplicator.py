@@ -14,24 +14,31 @@ processes (:mod:`scrapy_simhash.crawl.workers`).
 from __future__ import annotations
 
 import logging
+import math
 import os
+import time
 from typing import TYPE_CHECKING, Any, Literal
 
 from itemadapter import ItemAdapter
-from scrapy import signals
-from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.project import data_path
 
 from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
-from ..exceptions import SimhashError, SimhashIndexError
+from ..exceptions import SetupFailed, SimhashError, SimhashIndexError
 from ..extract.extractors import FALLBACK_REASONS
 from ..extract.fields import plain_value
 from ..index.base import NearDuplicateIndex
 from ..index.journal import Journal, journal_for
-from ..settings import SimhashSettings, index_uri, setting_bool, unknown_settings
+from ..settings import (
+    SimhashSettings,
+    index_uri,
+    setting_bool,
+    unknown_settings,
+    with_spider_arguments,
+)
 from .indexthread import IndexThread
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
@@ -48,9 +55,6 @@ FALLBACKS_LOGGED = 5
 #: What a crawl component does with a page (see :meth:`CrawlDeduplicator.action`).
 Action = Literal["keep", "unchanged", "flag", "drop"]
 
-#: The finish reason of a crawl that a setting or the index stopped before it began.
-SETUP_ERROR_REASON = "simhash_setup_error"
-
 
 def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
     """The validated ``SIMHASH_*`` settings of *crawler* and its index URI; raises
@@ -61,31 +65,40 @@ def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
         raise NotConfigured("SIMHASH_ENABLED is False")
     for message in unknown_settings(crawler.settings):
         logger.warning("%s", message)
-    config = SimhashSettings.from_settings(crawler.settings)
+    settings = with_spider_arguments(crawler.settings, getattr(crawler, "spider", None))
+    config = SimhashSettings.from_settings(settings)
     return config, index_uri(config.index_uri, data_path, create=True)
 
 
-def refuse_to_start(crawler: Crawler, error: SimhashError) -> NotConfigured:
-    """What a component's ``from_crawler`` raises when its settings cannot work: the
-    component is left out (``NotConfigured``, which Scrapy expects from ``from_crawler``)
-    and, once the spider opens, before any request, the crawl is stopped with *error* in
-    one log line (``CloseSpider``, which Scrapy honours from a ``spider_opened``
-    handler). An exception raised from ``from_crawler`` itself would instead come out as
-    an asyncio "Task exception was never retrieved" traceback."""
+def setup_failed(error: SimhashError) -> SetupFailed:
+    """Log *error* (a setting or an index that cannot work) in one ERROR line and return
+    the :class:`~scrapy_simhash.exceptions.SetupFailed` to raise from ``from_crawler`` or
+    ``open_spider``.
 
-    def stop() -> None:
-        raise start_failed(error)
-
-    # weak=False: nothing else holds this function.
-    crawler.signals.connect(stop, signal=signals.spider_opened, weak=False)
-    return NotConfigured()
-
-
-def start_failed(error: SimhashError) -> CloseSpider:
-    """Log *error* (a setting or an index that cannot work) in one line; return the
-    ``CloseSpider`` that stops the crawl before its first request."""
+    Raised there, before the spider opens, it makes ``scrapy crawl`` exit with status 1
+    and keeps Scrapy from opening the feed storage, so an existing ``-O`` file is left as
+    it was. (``CloseSpider`` would stop the crawl too, but Scrapy then opens the feeds and
+    exits 0.) Scrapy hands the exception to asyncio, which would print it again as "Task
+    exception was never retrieved" with a traceback: that record is filtered out, as the
+    reason is already in the log."""
     logger.error("%s. The crawl is stopped before it starts.", str(error).rstrip("."))
-    return CloseSpider(SETUP_ERROR_REASON)
+    asyncio_logger = logging.getLogger("asyncio")
+    if _ALREADY_LOGGED not in asyncio_logger.filters:
+        asyncio_logger.addFilter(_ALREADY_LOGGED)
+    failed = SetupFailed(str(error))
+    failed.__cause__ = error
+    return failed
+
+
+class _AlreadyLogged(logging.Filter):
+    """Drops asyncio's report of a :class:`SetupFailed` nobody awaited: its reason was
+    logged when it was raised."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], SetupFailed))
+
+
+_ALREADY_LOGGED = _AlreadyLogged()
 
 
 class CrawlDeduplicator:
@@ -110,6 +123,10 @@ class CrawlDeduplicator:
         self.crawler = crawler
         self.stats_prefix = stats_prefix
         self.dedup: Deduplicator | None = None
+        #: When this crawl began: a page stored under its own key since then was seen in
+        #: this crawl (twice, or by another process on the same index), not unchanged
+        #: since the last crawl.
+        self.started = time.time()
         #: The thread that runs every check on the index, while open.
         self.index_thread: IndexThread | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
@@ -119,33 +136,33 @@ class CrawlDeduplicator:
         self.journal: Journal | None = None
         self._open_index: NearDuplicateIndex | None = None
 
-    def open(self, *, journal: bool = False) -> Deduplicator:
-        """Open the index (and start the workers); an index that cannot be opened as
-        configured (a scheme, file, permission or parameter problem) is logged in one
-        line and stops the crawl (``CloseSpider``) before its first request.
-
-        *journal*: keep the crawl's journal of pages not yet in the output (see
-        :mod:`scrapy_simhash.index.journal`); first forget the pages of dead crawls."""
+    def open_index(self) -> Deduplicator:
+        """Open the index, once; an index that cannot be opened as configured (a scheme,
+        file, permission, server or parameter problem) is logged in one line and raised
+        as :class:`~scrapy_simhash.exceptions.SetupFailed`, which stops the crawl before
+        it starts."""
+        if self.dedup is not None:
+            return self.dedup
         config = self.config
         try:
             dedup = config.open_deduplicator(self.index_uri)
         except SimhashError as e:
-            raise start_failed(e) from e
+            raise setup_failed(e) from e
         index = dedup.index
         try:
+            # An explicit reset, logged: every page is forgotten, the audit log is kept.
+            forgotten = index.expire(math.inf) if config.reset else None
             stored = len(index)
-            if journal and hasattr(index, "journal"):
-                self.journal = journal_for(index)
-                self._forgotten(self.journal.begin())
-            elif journal:  # a backend of another package's
-                logger.info(
-                    "Simhash index %s keeps no crawl journal: a crawl killed before its "
-                    "feed is written can leave pages that no feed holds",
-                    index.location,
-                )
         except SimhashError as e:
             index.close()
-            raise start_failed(e) from e
+            raise setup_failed(e) from e
+        if forgotten is not None:
+            logger.warning(
+                "SIMHASH_RESET: the index %s forgot the %d pages it held; every page of "
+                "this crawl is new to it",
+                index.location,
+                forgotten,
+            )
         self.dedup = dedup
         logger.info(
             "Simhash index %s: %d pages stored, max distance %d%s, %d tables%s",
@@ -168,10 +185,33 @@ class CrawlDeduplicator:
             if config.fingerprinter.term_extractor.segmenter.backend == "rjieba"
             else "jieba (pip install 'scrapy-simhash[fast]' for rjieba: the same words, faster)",
         )
-        self.index_thread = IndexThread()
-        if config.workers:
-            self.workers = self._start_workers(config.workers)
         return self.dedup
+
+    def open(self, *, journal: bool = False) -> Deduplicator:
+        """Open the index (see :meth:`open_index`), start the index's thread and the
+        worker processes.
+
+        *journal*: keep the crawl's journal of pages not yet in the output (see
+        :mod:`scrapy_simhash.index.journal`); first forget the pages of dead crawls."""
+        dedup = self.open_index()
+        if journal and hasattr(dedup.index, "journal"):
+            try:
+                self.journal = journal_for(dedup.index)
+                self._forgotten(self.journal.begin())
+            except SimhashError as e:
+                self.dedup = None
+                dedup.index.close()
+                raise setup_failed(e) from e
+        elif journal:  # a backend of another package's
+            logger.info(
+                "Simhash index %s keeps no crawl journal: a crawl killed before its "
+                "feed is written can leave pages that no feed holds",
+                dedup.index.location,
+            )
+        self.index_thread = IndexThread()
+        if self.config.workers:
+            self.workers = self._start_workers(self.config.workers)
+        return dedup
 
     def _start_workers(self, count: int) -> WorkerPool | None:
         """The worker pool, or ``None`` (with a warning) where the pages are to be
@@ -379,7 +419,9 @@ class CrawlDeduplicator:
             self.inc("truncated")
         if analysis.fallback:
             self.extraction_fell_back(analysis.fallback, key)
-        if verdict.status in ("changed", "unchanged"):
+        if verdict.status == "unchanged" and self.seen_in_this_crawl(verdict):
+            self.inc("repeated")
+        elif verdict.status in ("changed", "unchanged"):
             self.inc(verdict.status)
         if verdict.status != "duplicate":
             if not self.drops(verdict):
@@ -391,12 +433,18 @@ class CrawlDeduplicator:
         if analysis.kind == "simhash":
             self.inc(f"distance/{verdict.match.distance}")
 
-    @staticmethod
-    def describe(key: str, verdict: Verdict) -> str:
+    def seen_in_this_crawl(self, verdict: Verdict) -> bool:
+        """Whether the page of an ``unchanged`` *verdict* was stored since this crawl
+        began (a URL fetched twice), rather than by an earlier crawl."""
+        return verdict.match is not None and verdict.match.added_at >= self.started
+
+    def describe(self, key: str, verdict: Verdict) -> str:
         match = verdict.match
         assert match is not None
         if verdict.status == "unchanged":
             how = "same text" if verdict.analysis.kind == "short" else f"distance {match.distance}"
+            if self.seen_in_this_crawl(verdict):
+                return f"{key} was already seen in this crawl ({how})"
             return f"{key} is unchanged since the last crawl ({how})"
         if verdict.analysis.kind == "short":
             return f"{key} has the same text as {match.key}"

@@ -20,7 +20,7 @@ from ..dedup import Verdict
 from ..exceptions import ConfigurationError
 from ..index.uri import redact
 from ..settings import SimhashSettings
-from .deduplicator import CrawlDeduplicator, refuse_to_start, settings_from_crawler
+from .deduplicator import CrawlDeduplicator, settings_from_crawler, setup_failed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -71,8 +71,11 @@ class SimhashDedupMiddleware:
         try:
             config, index_uri = settings_from_crawler(crawler)
         except ConfigurationError as e:
-            raise refuse_to_start(crawler, e) from e
+            raise setup_failed(e) from e
         middleware = cls(config, index_uri, crawler.stats, crawler)
+        # Opened now, not when the spider opens: Scrapy opens the feeds then, and an
+        # index that cannot be opened must stop the crawl before (see setup_failed).
+        middleware.runner.open_index()
         crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         if _pipeline_enabled(crawler):

@@ -18,8 +18,8 @@ from ..index.journal import HEARTBEAT
 from ..settings import SimhashSettings
 from .deduplicator import (
     CrawlDeduplicator,
-    refuse_to_start,
     settings_from_crawler,
+    setup_failed,
 )
 from .near_duplicate import NearDuplicate, Unchanged
 from .output import FLUSH_INTERVAL, Output
@@ -80,8 +80,12 @@ class SimhashDedupPipeline:
         try:
             config, index_uri = settings_from_crawler(crawler)
         except ConfigurationError as e:
-            raise refuse_to_start(crawler, e) from e
-        return cls(config, index_uri, crawler.stats, crawler)
+            raise setup_failed(e) from e
+        pipeline = cls(config, index_uri, crawler.stats, crawler)
+        # Opened now, not in open_spider: an index that cannot be opened then stops the
+        # crawl before Scrapy builds the rest of the engine (see setup_failed).
+        pipeline.runner.open_index()
+        return pipeline
 
     def _check_fields(self, at_close: bool = False) -> None:
         """Warn when most items lacked the configured text or key fields: nothing else
@@ -176,7 +180,7 @@ class SimhashDedupPipeline:
             raise RuntimeError("SimhashDedupPipeline.process_item called before open_spider")
         self._inc("checked")
         try:
-            values, key = self._read(item)
+            values, key, lacking = self._read(item)
         except Exception:
             # An item the fields of which cannot even be read: still one counted outcome.
             logger.exception("Could not read the fields of an item; the item is kept")
@@ -189,6 +193,13 @@ class SimhashDedupPipeline:
             self._inc("errors/analysis")
             return item
         if analysis is None:  # counted and logged: a worker process hung on it
+            return item
+        if analysis.kind == "short" and self.census.left_out(lacking):
+            # Without the field most items lack, what is left (a title alone) is no page:
+            # distinct pages share it, and an exact match on it would drop them. Let
+            # through, counted, and named in the fields warning until the settings change.
+            self._inc(analysis.kind)
+            self._inc("skipped/fields")
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
         verdict = await self.runner.decide(analysis, key)
@@ -209,16 +220,19 @@ class SimhashDedupPipeline:
             return item
         raise NearDuplicate(message, verdict, self.config.drop_log_level)
 
-    def _read(self, item: Any) -> tuple[list[Any], str]:
-        """The values of the text fields of *item* and its key; counts its fields."""
+    def _read(self, item: Any) -> tuple[list[Any], str, list[str]]:
+        """The values of the text fields of *item*, its key, and the configured fields it
+        lacks; counts its fields."""
         adapter = ItemAdapter(item)
         values = [adapter.get(name) for name in self.config.text_fields]
-        for name in self.census.add(adapter):
+        lacking = self.census.add(adapter)
+        for name in lacking:
             self._inc(f"fields/missing/{name}")
         if not self._fields_checked and self.census.items >= FIELD_CHECK_AFTER:
             self._check_fields()
         key_field = self.config.key_field
-        return values, item_key(adapter.get(key_field), self.census.items, key_field, self._crawl)
+        key = item_key(adapter.get(key_field), self.census.items, key_field, self._crawl)
+        return values, key, lacking
 
     def _inc(self, name: str) -> None:
         self.runner.inc(name)

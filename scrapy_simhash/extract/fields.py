@@ -84,6 +84,11 @@ class FieldCensus:
     def _mostly_missing(self, name: str) -> bool:
         return self.missing[name] * 2 > self.items
 
+    def left_out(self, lacking: list[str]) -> list[str]:
+        """Of the fields an item lacks (*lacking*, from :meth:`add`), the text fields that
+        most items so far lacked too: the settings name a field the items do not have."""
+        return [n for n in lacking if n in self.text_fields and self._mostly_missing(n)]
+
     def problem(self) -> str | None:
         """A warning when most items lacked a configured field: what happens to them and
         which setting to change to what; ``None`` when the fields were there."""
@@ -100,7 +105,11 @@ class FieldCensus:
                 effect = "nothing of theirs is fingerprinted and they are kept unchecked"
             else:
                 kept = [n for n in self.text_fields if n not in absent_text]
-                effect = f"they are checked on {_names(kept)} alone"
+                effect = (
+                    f"they are checked on {_names(kept)} alone, and those whose "
+                    f"{_names(kept, ' and ')} alone is too short to be a page are let "
+                    "through unchecked (simhash/skipped/fields)"
+                )
             suggested = self._text_suggestion()
             parts.append(
                 f"SIMHASH_TEXT_FIELDS={list(self.text_fields)!r}: {self._count(absent_text)} "

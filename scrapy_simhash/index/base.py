@@ -79,6 +79,13 @@ class DropRecord:
     #: as a duplicate of another page.
     unchanged: bool = False
 
+    @property
+    def is_revisit(self) -> bool:
+        """A page dropped because it was unchanged since it was stored under its own key
+        (a re-crawl), not as a duplicate of another page (entries written before
+        ``unchanged`` existed tell it by the two keys)."""
+        return self.unchanged or self.key == self.kept_key
+
 
 @dataclass(frozen=True)
 class IndexParameters:

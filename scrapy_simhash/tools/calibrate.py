@@ -68,6 +68,18 @@ class Calibration:
     nearest: Counter[int] = field(default_factory=Counter)  #: distance -> sampled pages
     dropped: Counter[int] = field(default_factory=Counter)  #: distance -> drops (audit log)
     examples: dict[int, list[Pair]] = field(default_factory=dict)
+    #: Audit-log entries of unchanged re-visits (a page and its own stored entry), left
+    #: out of the histogram: they say nothing about the threshold.
+    revisits: int = 0
+
+    def pairs(self, distance: int, dropped: bool) -> list[Pair]:
+        """The example pairs at *distance*, dropped ones or kept ones."""
+        return [p for p in self.examples.get(distance, ()) if p.dropped == dropped]
+
+    @property
+    def nearest_kept(self) -> int | None:
+        """The smallest distance between a sampled kept page and its nearest kept page."""
+        return min(self.nearest) if self.nearest else None
 
     @property
     def distances(self) -> range:
@@ -84,6 +96,7 @@ class Calibration:
             "examples": {
                 str(d): [vars(p) for p in pairs] for d, pairs in sorted(self.examples.items())
             },
+            "unchanged_revisits": self.revisits,
         }
 
 
@@ -92,13 +105,13 @@ class FingerprintTable:
     for brute-force distances; 8 bytes per page plus its key."""
 
     def __init__(self, pages: Iterable[StoredPage]) -> None:
-        fingerprints = array("Q")
-        self.keys: list[str] = []
-        for page in pages:
-            if not page.exact:
-                fingerprints.append(page.fingerprint)
-                self.keys.append(page.key)
-        self.fingerprints = np.frombuffer(fingerprints, dtype=np.uint64)
+        # In the order of their keys, not of the index: pages at the same distance are
+        # listed, and sampled, the same way whatever order a concurrent crawl stored them in.
+        stored = sorted((p.key, p.fingerprint) for p in pages if not p.exact)
+        self.keys: list[str] = [key for key, _ in stored]
+        self.fingerprints = np.frombuffer(
+            array("Q", (fingerprint for _, fingerprint in stored)), dtype=np.uint64
+        )
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -129,10 +142,17 @@ def calibrate(
     table = FingerprintTable(index.pages())
     result = Calibration(index.plan.max_distance, len(table), min(sample, len(table)))
     examples: defaultdict[int, list[Pair]] = defaultdict(list)
-    for drop in index.drops():
-        if not drop.exact:
+    shown: set[frozenset[str]] = set()  # each pair once, whichever way round
+    # In the order of their URLs, not of the log: the same pages give the same report,
+    # whatever order a concurrent crawl dropped them in.
+    for drop in sorted(index.drops(), key=lambda d: (d.key, d.kept_key)):
+        if drop.is_revisit:
+            result.revisits += 1
+        elif not drop.exact:
             result.dropped[drop.distance] += 1
-            if len(examples[drop.distance]) < pairs:
+            pair = frozenset((drop.key, drop.kept_key))
+            if len(examples[drop.distance]) < pairs and pair not in shown:
+                shown.add(pair)
                 examples[drop.distance].append(Pair(drop.key, drop.kept_key, drop.distance, True))
     if len(table) > 1:
         chosen = random.Random(seed).sample(range(len(table)), result.sampled)
@@ -142,7 +162,9 @@ def calibrate(
             j = int(np.argmin(distances))
             d = int(distances[j])
             result.nearest[d] += 1
-            if sum(not p.dropped for p in examples[d]) < pairs:
+            pair = frozenset((table.keys[i], table.keys[j]))
+            if sum(not p.dropped for p in examples[d]) < pairs and pair not in shown:
+                shown.add(pair)
                 examples[d].append(Pair(table.keys[i], table.keys[j], d, False))
     else:
         result.sampled = 0
@@ -155,7 +177,10 @@ def render_text(result: Calibration, width: int = 40) -> str:
     lines = [
         f"Nearest stored neighbour of {result.sampled} of {result.stored} stored pages, and "
         f"{sum(result.dropped.values())} drops from the audit log; "
-        f"threshold {result.max_distance}",
+        f"threshold {result.max_distance}"
+        + (
+            f" ({result.revisits} re-visits of unchanged pages left out)" if result.revisits else ""
+        ),
         "",
         "distance  dropped  nearest",
     ]
@@ -182,30 +207,88 @@ ADVICE_RANGE = 3
 
 
 def advice(result: Calibration, location: str) -> list[str]:
-    """What to run to move the threshold the way the histogram may suggest, exactly as
-    the user would type it: a rebuild for a larger distance (kept pairs just above the
-    threshold), a setting for a smaller one (drops at the threshold)."""
+    """What the histogram says about the threshold, with the pairs on both sides of each
+    change it mentions and what the change would keep and drop, and what to run, exactly
+    as the user would type it.
+
+    A larger distance is offered when kept pages have their nearest kept page just above
+    the threshold (copies the index may be missing). A smaller one is offered only when
+    kept pages come that near too: then the drops at the threshold sit among distinct
+    pages. Drops at the threshold far below the nearest kept pages are in the gap between
+    copies and distinct pages, where a threshold belongs; lowering it would only undo
+    them (the example's re-dated repost at distance 3 is such a drop)."""
     k = result.max_distance
-    lines = []
+    lines: list[str] = []
+    nearest_kept = result.nearest_kept
     above = [d for d in range(k + 1, k + 1 + ADVICE_RANGE) if result.nearest.get(d)]
     if above:
         d = above[0]
         target = _beside(location, f"-k{d}")
         lines += [
             f"{result.nearest[d]} sampled pages have their nearest kept page at distance {d}. "
-            "If the example pairs there are copies, build an index that drops them (the old "
-            "index is only read), then set SIMHASH_INDEX_URI and SIMHASH_MAX_DISTANCE as it "
-            "says:",
+            f"A threshold of {d} would drop one page of each such pair, such as:",
+            *_listed(result.pairs(d, dropped=False)),
+            "and keep pages further apart"
+            + _as_in(result, d + 1, dropped=False)
+            + ". If the pairs it would drop are copies, build an index that drops them (the "
+            "old index is only read), then set SIMHASH_INDEX_URI and SIMHASH_MAX_DISTANCE as "
+            "it says:",
             f"  scrapy-simhash rebuild --index {location} --max-distance {d} --into {target}",
         ]
-    if k > 0 and result.dropped.get(k):
-        lines += [
-            f"{result.dropped[k]} drops were at distance {k}. If the example pairs there are "
-            "different pages, drop only nearer ones (the index answers any smaller distance, "
-            "no rebuild): in settings.py",
-            f"  SIMHASH_MAX_DISTANCE = {k - 1}",
-        ]
+    at_threshold = result.dropped.get(k, 0)
+    if k > 0 and at_threshold:
+        would_keep = _listed(result.pairs(k, dropped=True))
+        still = sum(n for d, n in result.dropped.items() if d < k)
+        still_dropped = (
+            f"and still drop the {still} drops at distance {k - 1} or less"
+            + _as_in(result, k - 1, dropped=True, down=True)
+            if still
+            else "and drop nothing that is dropped now"
+        )
+        if nearest_kept is not None and nearest_kept <= k + ADVICE_RANGE:
+            lines += [
+                f"{_drops(at_threshold)} at distance {k}, and kept pages come as near as "
+                f"{nearest_kept} to each other: the threshold is where distinct pages begin. "
+                f"SIMHASH_MAX_DISTANCE = {k - 1} would keep the pages dropped at {k}, such as:",
+                *would_keep,
+                still_dropped + ".",
+                "Only if the pairs it would keep are different pages, set in settings.py (the "
+                "index answers any smaller distance, no rebuild):",
+                f"  SIMHASH_MAX_DISTANCE = {k - 1}",
+            ]
+        else:
+            apart = (
+                f"the nearest kept pages are {nearest_kept} apart"
+                if nearest_kept is not None
+                else "no two kept pages were compared"
+            )
+            lines += [
+                f"{_drops(at_threshold)} at distance {k} and {apart}: the threshold sits "
+                "in the gap between copies and distinct pages; keep it. A smaller "
+                f"SIMHASH_MAX_DISTANCE would keep the pages dropped at {k}, such as:",
+                *would_keep,
+                "Lower it only if those are different pages.",
+            ]
     return lines
+
+
+def _drops(count: int) -> str:
+    return f"{count} drop was" if count == 1 else f"{count} drops were"
+
+
+def _listed(pairs: list[Pair]) -> list[str]:
+    return [f"    {p.distance:>2}  {p.key}  ~  {p.other}" for p in pairs]
+
+
+def _as_in(result: Calibration, start: int, *, dropped: bool, down: bool = False) -> str:
+    """``" (as X ~ Y at distance d)"``: the first example pair at *start* or beyond
+    (below, with *down*), or nothing when there is none."""
+    distances = range(start, -1, -1) if down else range(start, max(result.distances) + 1)
+    for d in distances:
+        pairs = result.pairs(d, dropped=dropped)
+        if pairs:
+            return f" (as {pairs[0].key} ~ {pairs[0].other} at distance {d})"
+    return ""
 
 
 def _beside(location: str, suffix: str) -> str:

@@ -27,7 +27,9 @@ def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
             oldest = page.added_at
         if newest is None or page.added_at > newest:
             newest = page.added_at
-    drops = list(index.drops())
+    records = list(index.drops())
+    # A re-visit of a page unchanged since it was stored is no duplicate of anything.
+    drops = [d for d in records if not d.is_revisit]
     plan, params = index.plan, index.parameters
     size = index.size()
     near_drops = Counter(d.distance for d in drops if not d.exact)
@@ -47,7 +49,8 @@ def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
         "drops": len(drops),
         "drops_exact": sum(d.exact for d in drops),
         "drops_by_distance": {str(d): n for d, n in sorted(near_drops.items())},
-        "last_drop": drops[-1].at if drops else None,
+        "unchanged_revisits": len(records) - len(drops),
+        "last_drop": records[-1].at if records else None,
     }
 
 

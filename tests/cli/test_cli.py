@@ -254,6 +254,38 @@ def test_check_a_stored_page(run, index_uri):
     ]
 
 
+def test_unchanged_revisits_are_no_duplicates(run, index_uri):
+    """A re-crawl drops unchanged pages and logs them (matched with their own entry):
+    stats counts them apart, and check never lists a page as a duplicate of itself."""
+    with open_index(index_uri) as index:
+        config = SimhashSettings()
+        dedup = Deduplicator(index, config.fingerprinter, min_terms=config.min_terms)
+        for name in PAGES:
+            text = config.html_extractor((SITE / name).read_text(encoding="utf-8"))
+            verdict = dedup.check_text(text, url(name))
+            assert verdict.status == "unchanged"
+            index.record_drop(url(name), verdict.match, unchanged=True)
+    text = run("stats", "--index", index_uri).output
+    assert "Drops       2 (2 near, 0 exact); by distance 0: 2" in text
+    assert (
+        f"Unchanged   {len(PAGES)} re-visits of stored pages whose text had not changed "
+        "(not duplicates)"
+    ) in text
+    data = json.loads(run("stats", "--index", index_uri, "--json").output)
+    assert (data["drops"], data["unchanged_revisits"]) == (2, len(PAGES))
+    lines = run("check", url("tram.html"), "--index", index_uri).output.splitlines()
+    assert lines[-2:] == [
+        "Dropped as its duplicates (audit log):",
+        f"   0  {url('tram-copy.html')}",
+    ]
+    output = run("calibrate", "--index", index_uri).output
+    assert f"({len(PAGES)} re-visits of unchanged pages left out)" in output
+    for line in output.splitlines():
+        if "~" in line:
+            first, _, second = line.partition("  ~  ")
+            assert first.split()[-1] != second.strip(), line
+
+
 def test_check_a_file_and_stdin(run, index_uri):
     result = run("check", str(SITE / "tram-copy.html"), "--index", index_uri, "--json")
     data = json.loads(result.output)

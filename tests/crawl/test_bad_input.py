@@ -142,7 +142,7 @@ async def test_nested_and_self_holding_lists_reach_worker_processes(tmp_path):
 
 @deferred_f_from_coro_f
 async def test_same_bad_item_twice_is_a_duplicate_not_a_crash(tmp_path):
-    pipeline = make_pipeline(tmp_path)
+    pipeline = make_pipeline(tmp_path, SIMHASH_TEXT_FIELDS=["content"])
     item = {"url": "u1", "content": "Café crème ".encode("latin-1") * 300}
     await pipeline.process_item(item)
     with pytest.raises(NearDuplicate):

@@ -84,29 +84,17 @@ async def test_hostile_values_end_in_exactly_one_counted_outcome(tmp_path, field
 )
 def test_settings_that_cannot_work_stop_the_crawl_at_start(tmp_path, caplog, setting, value, says):
     from pipelines import make_crawler
-    from scrapy import signals
-    from scrapy.exceptions import CloseSpider, NotConfigured
 
     from scrapy_simhash import SimhashDedupPipeline
+    from scrapy_simhash.exceptions import SetupFailed
 
     if isinstance(value, str):
         value = value.format(tmp=tmp_path)
     crawler = make_crawler(tmp_path, **{setting: value})
-    try:
-        pipeline = SimhashDedupPipeline.from_crawler(crawler)
-    except NotConfigured:
-        # Refused in from_crawler: the crawl is stopped when the spider opens.
-        [(_, failure)] = [
-            (receiver, result)
-            for receiver, result in crawler.signals.send_catch_log(signal=signals.spider_opened)
-            if "refuse_to_start" in getattr(receiver, "__qualname__", "")
-        ]
-        error = failure.value
-    else:
-        with pytest.raises(CloseSpider) as excinfo:
-            pipeline.open_spider()
-        error = excinfo.value
-    assert isinstance(error, CloseSpider) and error.reason == "simhash_setup_error"
+    # Refused in from_crawler, before the spider opens (a real crawl then exits with
+    # status 1: tests/e2e/test_first_hour.py).
+    with pytest.raises(SetupFailed):
+        SimhashDedupPipeline.from_crawler(crawler)
     [line] = [r.getMessage() for r in caplog.records if r.name.startswith("scrapy_simhash")]
     assert says in line and line.endswith("The crawl is stopped before it starts."), line
     assert not (tmp_path / "x.db").exists()

@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import SimhashDedupMiddleware
 from scrapy_simhash.crawl.deduplicator import settings_from_crawler
-from scrapy_simhash.exceptions import ConfigurationError
+from scrapy_simhash.exceptions import ConfigurationError, SetupFailed
 
 HERE = Path(__file__).resolve().parents[1] / "sites" / "middleware"
 SITE = HERE / "site"
@@ -118,8 +118,8 @@ def test_no_content_types_is_an_error():
     crawler = get_crawler(settings_dict={"SIMHASH_MIDDLEWARE_CONTENT_TYPES": []})
     with pytest.raises(ConfigurationError, match="SIMHASH_MIDDLEWARE_CONTENT_TYPES is empty"):
         settings_from_crawler(crawler)
-    # The middleware is left out and the crawl stopped when the spider opens.
-    with pytest.raises(NotConfigured):
+    # The crawl is stopped before the spider opens.
+    with pytest.raises(SetupFailed, match="SIMHASH_MIDDLEWARE_CONTENT_TYPES is empty"):
         SimhashDedupMiddleware.from_crawler(crawler)
 
 

@@ -9,14 +9,14 @@ import re
 
 import pytest
 from pipelines import ARTICLE, make_pipeline, simhash_stats
-from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash import Addon, LogFormatter, NearDuplicate, SimhashDedupPipeline, open_index
 from scrapy_simhash.crawl.deduplicator import settings_from_crawler
 from scrapy_simhash.crawl.pipeline import Unchanged
-from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch
+from scrapy_simhash.exceptions import ConfigurationError, IndexParameterMismatch, SetupFailed
 
 OTHER = (
     "A severe drought has left farmers in the southern provinces with half of their usual "
@@ -58,10 +58,11 @@ def test_bad_settings_say_what_is_wrong(settings, message):
     crawler = get_crawler(settings_dict=settings)
     with pytest.raises(ConfigurationError, match=message):
         settings_from_crawler(crawler)
-    # From the pipeline itself: left out of the crawl, which a spider_opened handler stops
-    # (the real crawl is in test_first_hour.py).
-    with pytest.raises(NotConfigured):
+    # From the pipeline itself: SetupFailed, which stops the crawl before the spider opens
+    # (the real crawl, its exit status and its feed file are in test_first_hour.py).
+    with pytest.raises(SetupFailed, match=message) as excinfo:
         SimhashDedupPipeline.from_crawler(get_crawler(settings_dict=settings))
+    assert isinstance(excinfo.value.__cause__, ConfigurationError)
 
 
 @pytest.mark.parametrize(
@@ -84,7 +85,7 @@ def test_misspelt_settings_are_named(caplog):
         settings_from_crawler(crawler)
     assert [r.getMessage() for r in caplog.records] == [
         "SIMHASH_TEXT_FIELD is not a setting of scrapy-simhash; did you mean SIMHASH_TEXT_FIELDS?",
-        "SIMHASH_X is not a setting of scrapy-simhash; see the README's settings table",
+        "SIMHASH_X is not a setting of scrapy-simhash; see the settings in docs/usage.md",
     ]
 
 
@@ -183,17 +184,53 @@ async def test_a_recrawl_tells_unchanged_changed_and_duplicate_pages_apart(
 @deferred_f_from_coro_f
 async def test_short_and_empty_texts(tmp_path):
     pipeline = make_pipeline(tmp_path)
-    await pipeline.process_item({"url": "s1", "title": "Blue cotton shirt, size M"})
+    shirt = "Blue cotton shirt, size M"
+    await pipeline.process_item({"url": "s1", "title": "Shirt", "content": shirt})
     # Short texts are never matched by distance, only exactly (after normalisation).
-    await pipeline.process_item({"url": "s2", "title": "Blue cotton shirt, size L"})
+    await pipeline.process_item({"url": "s2", "title": "Shirt", "content": shirt[:-1] + "L"})
     with pytest.raises(NearDuplicate, match=r"^s3 has the same text as s1$"):
-        await pipeline.process_item({"url": "s3", "title": "  BLUE cotton  shirt, size M"})
+        await pipeline.process_item(
+            {"url": "s3", "title": "shirt", "content": "  BLUE " + shirt[5:]}
+        )
     empty = {"url": "e1", "other": "no text fields"}
     assert await pipeline.process_item(empty) is empty
     assert await pipeline.process_item({"url": "e2", "title": None, "content": ""})
     pipeline.close_spider()
     s = simhash_stats(pipeline)
     assert (s["short"], s["empty"], s["kept"], s["dropped/exact"]) == (3, 2, 4, 1)
+
+
+@deferred_f_from_coro_f
+async def test_a_title_alone_is_not_a_page(tmp_path):
+    """SIMHASH_TEXT_FIELDS names a field the items lack (body, not content): what is left,
+    a title, is shared by distinct pages. They are let through, counted, never dropped."""
+    pipeline = make_pipeline(tmp_path, SIMHASH_TEXT_FIELDS=["title", "body"])
+    items = [
+        {"url": f"https://docs.example/{n}", "title": "Reference", "content": f"{ARTICLE} {n}"}
+        for n in range(12)
+    ]
+    for item in items:
+        assert await pipeline.process_item(item) is item
+    pipeline.close_spider()
+    s = simhash_stats(pipeline)
+    assert s["skipped/fields"] == 12
+    assert "dropped" not in s and "kept" not in s
+    assert s["checked"] == 12 and s["fields/missing/body"] == 12
+
+
+@deferred_f_from_coro_f
+async def test_a_field_missing_now_and_then_is_not_skipped(tmp_path):
+    """One item in many without its content is checked on its title, as before: the
+    settings are right, and the item is short, matched only on its exact text."""
+    pipeline = make_pipeline(tmp_path)
+    for n in range(4):
+        with contextlib.suppress(NearDuplicate):  # the same article again is a duplicate
+            await pipeline.process_item({"url": f"u{n}", "title": "Tram", "content": ARTICLE})
+    await pipeline.process_item({"url": "t1", "title": "A page without its text"})
+    with pytest.raises(NearDuplicate, match=r"^t2 has the same text as t1$"):
+        await pipeline.process_item({"url": "t2", "title": "A page without its text"})
+    pipeline.close_spider()
+    assert "skipped/fields" not in simhash_stats(pipeline)
 
 
 @deferred_f_from_coro_f
@@ -217,8 +254,7 @@ async def test_concurrent_near_duplicates_keep_exactly_one(tmp_path):
     assert simhash_stats(pipeline)["dropped"] == 15
 
 
-@deferred_f_from_coro_f
-async def test_index_with_other_parameters_is_refused(tmp_path, caplog):
+def test_index_with_other_parameters_is_refused(tmp_path, caplog):
     make_pipeline(tmp_path).close_spider()
     crawler = get_crawler(
         settings_dict={
@@ -226,13 +262,11 @@ async def test_index_with_other_parameters_is_refused(tmp_path, caplog):
             "SIMHASH_TOP_N": 64,
         }
     )
-    pipeline = SimhashDedupPipeline.from_crawler(crawler)
     with (
         caplog.at_level(logging.ERROR, logger="scrapy_simhash"),
-        pytest.raises(CloseSpider) as excinfo,
+        pytest.raises(SetupFailed) as excinfo,
     ):
-        pipeline.open_spider()
-    assert excinfo.value.reason == "simhash_setup_error"
+        SimhashDedupPipeline.from_crawler(crawler)
     assert isinstance(excinfo.value.__cause__, IndexParameterMismatch)
     [record] = caplog.records
     assert "features: index has" in record.getMessage()
@@ -289,9 +323,11 @@ def test_log_formatter_omits_the_item_for_near_duplicates(tmp_path):
         (
             {"url": "https://a.example/", "title": "Tram", "contents": ARTICLE},
             "SIMHASH_TEXT_FIELDS=['title', 'content']: 10 of 10 items have no 'content' "
-            "(their fields: 'url', 'title', 'contents'), so they are checked on 'title' alone. "
-            "Set SIMHASH_TEXT_FIELDS to the fields that hold the page's text, e.g. "
-            "SIMHASH_TEXT_FIELDS = ['title', 'contents'] [after the first 10 items]",
+            "(their fields: 'url', 'title', 'contents'), so they are checked on 'title' alone, "
+            "and those whose 'title' alone is too short to be a page are let through unchecked "
+            "(simhash/skipped/fields). Set SIMHASH_TEXT_FIELDS to the fields that hold the "
+            "page's text, e.g. SIMHASH_TEXT_FIELDS = ['title', 'contents'] "
+            "[after the first 10 items]",
         ),
     ],
 )

@@ -96,13 +96,17 @@ def start_crawl(
     project: Path = PROJECT,
     default_index: bool = False,
     settings: dict[str, object] | None = None,
+    arguments: dict[str, object] | None = None,
 ) -> subprocess.Popen:
     """Start ``scrapy crawl news`` in *project*, exporting to ``<run>.jl``, logging to
-    ``<run>.log``, with extra *settings*. The index is ``index.db`` in *tmp_path*, or with
-    *default_index* wherever the package puts it when ``SIMHASH_INDEX_URI`` is not set."""
+    ``<run>.log``, with extra *settings* (``-s``) and spider *arguments* (``-a``). The
+    index is ``index.db`` in *tmp_path*, or with *default_index* wherever the package puts
+    it when ``SIMHASH_INDEX_URI`` is not set."""
     index = [] if default_index else ["-s", f"SIMHASH_INDEX_URI=sqlite:///{tmp_path / 'index.db'}"]
     for name, value in (settings or {}).items():
         index += ["-s", f"{name}={value}"]
+    for name, value in (arguments or {}).items():
+        index += ["-a", f"{name}={value}"]
     env = subprocess_env()
     command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(tmp_path / f"{run}.jl")]
     command += [*index, "-s", f"LOG_FILE={tmp_path / f'{run}.log'}"]
@@ -200,6 +204,30 @@ def test_crawl_keeps_originals_and_drops_planted_duplicates_then_recrawls(tmp_pa
         assert len(index.find(page.as_uri())) == 1, "one entry per key: the new text"
         assert len(index) == len(ORIGINALS)
 
+    # A third crawl with the reset option (as scrapy-deltafetch's deltafetch_reset):
+    # the index forgets its pages, and every article is exported again.
+    arguments = {"simhash_reset": 1}
+    items, stats = crawl(
+        tmp_path, "reset", project=project, default_index=True, arguments=arguments
+    )
+    assert sorted(file_name(item["url"]) for item in items) == sorted(ORIGINALS)
+    assert stats.get("simhash/kept") == len(ORIGINALS)
+    assert stats.get("simhash/dropped") == len(DUPLICATES)
+    assert "simhash/unchanged" not in stats
+    log = (tmp_path / "reset.log").read_text(encoding="utf-8")
+    assert f"forgot the {len(ORIGINALS)} pages it held" in log
+
+    # A fourth, re-exporting the unchanged pages instead: all kept, none stored twice.
+    arguments = {"simhash_drop_unchanged": 0}
+    items, stats = crawl(
+        tmp_path, "again", project=project, default_index=True, arguments=arguments
+    )
+    assert sorted(file_name(item["url"]) for item in items) == sorted(ORIGINALS)
+    assert stats.get("simhash/unchanged") == len(ORIGINALS)
+    assert stats.get("simhash/dropped") == len(DUPLICATES)
+    with open_index(str(index_path)) as index:
+        assert len(index) == len(ORIGINALS)
+
 
 @pytest.mark.parametrize(
     "reactor",
@@ -229,9 +257,16 @@ def test_two_crawls_at_once_on_one_index_keep_each_page_once(tmp_path):
     assert sorted(kept) == sorted(ORIGINALS)
     dropped = sum(stats.get("simhash/dropped", 0) for _, stats in results)
     assert dropped == 2 * len(DUPLICATES)
-    # The run that came second to a page found it stored under its own URL.
-    unchanged = sum(stats.get("simhash/unchanged", 0) for _, stats in results)
-    assert unchanged == len(ORIGINALS)
+    # The run that came second to a page found it stored under its own URL, by the other
+    # run during this crawl: "seen in this crawl", not "unchanged since the last crawl".
+    repeated = sum(stats.get("simhash/repeated", 0) for _, stats in results)
+    assert repeated == len(ORIGINALS)
+    assert not any("simhash/unchanged" in stats for _, stats in results)
+    log = (tmp_path / "a.log").read_text(encoding="utf-8") + (tmp_path / "b.log").read_text(
+        encoding="utf-8"
+    )
+    assert "was already seen in this crawl" in log
+    assert "unchanged since the last crawl" not in log
 
 
 @pytest.mark.parametrize("name", sorted(DUPLICATES))

@@ -5,7 +5,9 @@ stops the crawl with one log line before any request."""
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +92,15 @@ def project(tmp_path_factory) -> Path:
 
 def crawl(project: Path, index: Path | str, *settings: str) -> str:
     """Run ``scrapy crawl pages`` in *project* with the index at *index*; its log."""
+    return run_crawl(project, index, *settings)[1]
+
+
+def run_crawl(
+    project: Path, index: Path | str, *settings: str, feed: Path | None = None, hide: str = ""
+) -> tuple[int, str]:
+    """``scrapy crawl pages`` in *project* with the index at *index* (and ``-O feed``):
+    its exit status and its log. *hide*: a directory put on the module path after the
+    package under test, whose modules hide installed ones."""
     uri = index if isinstance(index, str) else f"sqlite:///{index}"
     args = [
         "-s",
@@ -103,15 +114,23 @@ def crawl(project: Path, index: Path | str, *settings: str) -> str:
     ]
     for setting in settings:
         args += ["-s", setting]
+    if feed is not None:
+        args += ["-O", str(feed)]
     done = subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "pages", *args],
         cwd=project,
-        env=subprocess_env(),
+        env=with_path(subprocess_env(), hide),
         capture_output=True,
         text=True,
         timeout=180,
     )
-    return done.stdout + done.stderr
+    return done.returncode, done.stdout + done.stderr
+
+
+def with_path(env: dict[str, str], directory: str) -> dict[str, str]:
+    if directory:
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], directory])
+    return env
 
 
 def stat(log: str, name: str) -> int | None:
@@ -159,44 +178,107 @@ def test_the_settings_it_names_make_it_work(project, tmp_path):
     assert stat(log, "simhash/kept") == 2
 
 
-def assert_stopped_in_one_line(log: str, *expected: str) -> str:
-    """The crawl stopped before any request, with one ERROR line that says *expected*."""
+#: What an earlier crawl exported: a failed start must leave it as it was.
+EARLIER_FEED = b'{"link": "file:///earlier", "headline": "kept from an earlier crawl"}\n'
+
+
+def assert_stopped_in_one_line(
+    project: Path, tmp_path: Path, index: Path | str, *settings: str, expected: tuple[str, ...]
+) -> str:
+    """A crawl with a setup mistake exits with status 1 before any request, with one
+    ERROR line that says *expected*, and leaves the ``-O`` feed file's bytes as they were."""
+    feed = tmp_path / "kept.jl"
+    feed.write_bytes(EARLIER_FEED)
+    status, log = run_crawl(project, index, *settings, feed=feed)
+    assert status == 1, log
+    assert feed.read_bytes() == EARLIER_FEED, log
     errors = [line for line in log.splitlines() if " ERROR: " in line]
     assert len(errors) == 1, log
     for text in expected:
         assert text in errors[0], errors[0]
     assert "[scrapy_simhash" in errors[0]
+    assert errors[0].endswith("The crawl is stopped before it starts."), errors[0]
     assert "Traceback" not in log
     assert "Task exception was never retrieved" not in log
-    assert "'finish_reason': 'simhash_setup_error'" in log
     assert "downloader/request_count" not in log  # no request was made
+    assert "Stored jl feed" not in log
     return errors[0]
 
 
-def test_unknown_index_scheme_stops_the_crawl_in_one_line(project):
+def test_unknown_index_scheme_stops_the_crawl_in_one_line(project, tmp_path):
     assert_stopped_in_one_line(
-        crawl(project, "mysql://db.example/crawl"), "No index backend for the scheme 'mysql'"
+        project,
+        tmp_path,
+        "mysql://db.example/crawl",
+        expected=("No index backend for the scheme 'mysql'",),
     )
 
 
 def test_index_in_a_directory_that_cannot_exist_stops_the_crawl(project, tmp_path):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the index's directory should be", encoding="utf-8")
-    assert_stopped_in_one_line(crawl(project, blocker / "index.db"), str(blocker))
+    assert_stopped_in_one_line(project, tmp_path, blocker / "index.db", expected=(str(blocker),))
 
 
 def test_changed_parameters_stop_the_crawl_in_one_line(project, tmp_path):
     index = tmp_path / "index.db"
     assert "'finish_reason': 'finished'" in crawl(project, index)
     line = assert_stopped_in_one_line(
-        crawl(project, index, "SIMHASH_MAX_DISTANCE=4"), "max_distance", str(index)
+        project, tmp_path, index, "SIMHASH_MAX_DISTANCE=4", expected=("max_distance", str(index))
     )
     assert "3" in line and "4" in line
 
 
 def test_bad_setting_stops_the_crawl_in_one_line(project, tmp_path):
     line = assert_stopped_in_one_line(
-        crawl(project, tmp_path / "index.db", "SIMHASH_MAX_DISTANCE=70"),
-        "SIMHASH_MAX_DISTANCE=70 must be between 0 and 31",
+        project,
+        tmp_path,
+        tmp_path / "index.db",
+        "SIMHASH_MAX_DISTANCE=70",
+        expected=("SIMHASH_MAX_DISTANCE=70 must be between 0 and 31",),
     )
     assert "SIMHASH_BLOCKS" not in line  # the user never set it
+
+
+def test_unreachable_redis_stops_the_crawl_in_one_line(project, tmp_path):
+    with socket.socket() as sock:  # a local port where nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    assert_stopped_in_one_line(
+        project,
+        tmp_path,
+        f"redis://127.0.0.1:{port}/0",
+        "SIMHASH_ON_INDEX_ERROR=close",
+        expected=(f"Cannot reach Redis at redis://127.0.0.1:{port}/0",),
+    )
+
+
+def test_missing_extra_stops_the_crawl_in_one_line(project, tmp_path):
+    # The crawl's Python cannot import redis: as without pip install 'scrapy-simhash[redis]'.
+    hidden = tmp_path / "without-redis"
+    hidden.mkdir()
+    (hidden / "redis.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'redis'\", name='redis')\n",
+        encoding="utf-8",
+    )
+    status, log = run_crawl(project, "redis://127.0.0.1:6379/0", hide=str(hidden))
+    assert status == 1, log
+    errors = [line for line in log.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, log
+    assert "scrapy-simhash[redis]" in errors[0], errors[0]
+    feed = tmp_path / "kept.jl"
+    feed.write_bytes(EARLIER_FEED)
+    status, log = run_crawl(project, "redis://127.0.0.1:6379/0", feed=feed, hide=str(hidden))
+    assert status == 1 and feed.read_bytes() == EARLIER_FEED, log
+
+
+def test_the_middleware_stops_the_crawl_in_one_line_too(project, tmp_path):
+    """The spider middleware opens its index when it is built too: the same exit status."""
+    assert_stopped_in_one_line(
+        project,
+        tmp_path,
+        "mysql://db.example/crawl",
+        "ITEM_PIPELINES={}",
+        'SPIDER_MIDDLEWARES={"scrapy_simhash.SimhashDedupMiddleware": 600}',
+        expected=("No index backend for the scheme 'mysql'",),
+    )

@@ -285,6 +285,24 @@ def test_missing_directory(tmp_path):
     assert not path.parent.exists()
 
 
+def test_relative_path_makes_its_directory_as_the_default_does(tmp_path, monkeypatch):
+    """sqlite:///.scrapy/news.db in a fresh project: made like .scrapy/simhash.db."""
+    monkeypatch.chdir(tmp_path)
+    with open_index("sqlite:///.scrapy/news.db") as index:
+        index.check_and_add(1, "a")
+    assert (tmp_path / ".scrapy" / "news.db").is_file()
+    # Reading never creates anything.
+    with pytest.raises(IndexNotFound):
+        open_index("sqlite:///other/news.db", create=False)
+    assert not (tmp_path / "other").exists()
+    # A file where the directory should be is still an error.
+    (tmp_path / "blocked").write_text("a file", encoding="utf-8")
+    with pytest.raises(IndexUnavailable, match="directory blocked is not a directory"):
+        open_index("sqlite:///blocked/news.db")
+    with pytest.raises(IndexUnavailable, match="cannot make its directory blocked/sub"):
+        open_index("sqlite:///blocked/sub/news.db")
+
+
 # -- read-only and full file systems: a small tmpfs of our own -----------------------------
 
 

@@ -32,8 +32,9 @@ def test_nearest_pages_with_the_fallback(monkeypatch):
     pages = [StoredPage(f"k{i}", rng.getrandbits(64), float(i)) for i in range(3000)]
     table = FingerprintTable(pages)
     probe = pages[17].fingerprint ^ 0b1011
+    # The table holds the pages in the order of their keys.
     assert table.distances(probe).tolist() == [
-        hamming_distance(probe, p.fingerprint) for p in pages
+        hamming_distance(probe, p.fingerprint) for p in sorted(pages, key=lambda p: p.key)
     ]
     assert table.nearest(probe, 1)[0][:2] == (3, "k17")
 
@@ -58,4 +59,62 @@ def test_advice_gives_the_commands_to_run():
     quiet = Calibration(3, 100, 100, nearest=Counter({20: 100}))
     assert advice(quiet, "/data/pages.db") == []
     remote = advice(result, "redis://localhost:6379/0")
-    assert "--into NEW-INDEX-URI" in remote[1]
+    assert any("--into NEW-INDEX-URI" in line for line in remote)
+
+
+def pair(a: str, b: str, distance: int, dropped: bool):
+    from scrapy_simhash.tools.calibrate import Pair
+
+    return Pair(a, b, distance, dropped)
+
+
+def test_advice_never_lowers_the_threshold_below_drops_in_the_gap():
+    """Drops at the threshold far from the nearest kept pages (the example's re-dated
+    repost at 3, kept pages 18 apart) are right where the threshold belongs: lowering it
+    would only undo them."""
+    from collections import Counter
+
+    from scrapy_simhash.tools.calibrate import Calibration, advice
+
+    redated = pair("redated.html", "original.html", 3, True)
+    mirror = pair("mirror.html", "other.html", 0, True)
+    result = Calibration(
+        3,
+        14,
+        14,
+        nearest=Counter({18: 2, 24: 12}),
+        dropped=Counter({0: 6, 3: 1}),
+        examples={0: [mirror], 3: [redated], 18: [pair("a.html", "b.html", 18, False)]},
+    )
+    lines = advice(result, "/data/pages.db")
+    assert not any("SIMHASH_MAX_DISTANCE = 2" in line for line in lines), lines
+    assert "keep it" in lines[0] and "nearest kept pages are 18 apart" in lines[0]
+    # What a smaller threshold would undo is shown.
+    assert "     3  redated.html  ~  original.html" in lines
+
+
+def test_advice_to_lower_shows_what_it_keeps_and_what_it_still_drops():
+    from collections import Counter
+
+    from scrapy_simhash.tools.calibrate import Calibration, advice
+
+    result = Calibration(
+        3,
+        100,
+        100,
+        nearest=Counter({4: 3, 20: 97}),
+        dropped=Counter({1: 5, 3: 2}),
+        examples={
+            1: [pair("copy.html", "story.html", 1, True)],
+            3: [pair("other-story.html", "story.html", 3, True)],
+            4: [pair("a.html", "b.html", 4, False)],
+        },
+    )
+    text = "\n".join(advice(result, "/data/pages.db"))
+    assert "SIMHASH_MAX_DISTANCE = 2 would keep the pages dropped at 3, such as:" in text
+    assert "     3  other-story.html  ~  story.html" in text
+    assert "still drop the 5 drops at distance 2 or less (as copy.html ~ story.html" in text
+    assert "  SIMHASH_MAX_DISTANCE = 2" in text
+    # The larger threshold is offered too, with the pairs it would drop.
+    assert "A threshold of 4 would drop one page of each such pair" in text
+    assert "     4  a.html  ~  b.html" in text

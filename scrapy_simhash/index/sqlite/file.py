@@ -86,10 +86,23 @@ def create_file(path: Path, parameters: IndexParameters) -> None:
     """Build a new index beside *path* and link it into place: another process sees
     no file or a complete index, never an empty file; of two processes creating the
     same index at once, the first link wins and the other opens that one."""
+    if not path.is_absolute() and ".." not in path.parts and not path.parent.exists():
+        # A relative path (sqlite:///.scrapy/news.db) is the project's own, as the default
+        # index is: its directory is made as the default's is. An absolute one is not, so
+        # that a mistyped mount point is an error, not a new tree on another disk; nor is
+        # one that climbs out (b/../x.db is taken as written: b must exist).
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise IndexUnavailable(
+                f"Cannot create the index {path}: cannot make its directory {path.parent} "
+                f"({e.strerror}); create it or choose another path"
+            ) from None
     if not path.parent.is_dir():
+        problem = "is not a directory" if path.parent.exists() else "does not exist"
         raise IndexUnavailable(
-            f"Cannot create the index {path}: directory {path.parent} "
-            "does not exist; create it or choose another path"
+            f"Cannot create the index {path}: directory {path.parent} {problem}; create it "
+            "or choose another path"
         )
     temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     try:
