@@ -22,6 +22,7 @@ from ..exceptions import (
     IndexUnavailable,
     SimhashIndexError,
 )
+from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors, contained
 from ..features import DEFAULT_FEATURES
 
 _MASK64 = (1 << 64) - 1
@@ -37,6 +38,14 @@ class Match:
     fingerprint: int  #: its fingerprint (for exact entries: the digest of its text)
     distance: int  #: Hamming distance to the probed fingerprint (0 for exact entries)
     added_at: float  #: when it was stored, seconds since the epoch
+    #: For a page found by containment (see :mod:`scrapy_simhash.anchors`): the anchors
+    #: it shares with the probed page; empty for a page found by distance.
+    shared: tuple[int, ...] = ()
+
+    @property
+    def contained(self) -> bool:
+        """Found because one page's long paragraphs are in the other's, not by distance."""
+        return bool(self.shared)
 
 
 #: What a check found, seen from the page checked under its key:
@@ -67,6 +76,8 @@ class StoredPage:
     fingerprint: int  #: its SimHash, or for ``exact`` entries the digest of its text
     added_at: float
     exact: bool = False  #: stored by :meth:`NearDuplicateIndex.add_exact_if_new`
+    #: Its paragraph anchors (without their lines' lengths), if any.
+    anchors: Anchors | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,9 @@ class DropRecord:
     #: Dropped as unchanged since the last crawl (it matched its own stored entry), not
     #: as a duplicate of another page.
     unchanged: bool = False
+    #: Paragraph anchors shared with the kept page when it was dropped as contained in it
+    #: (0: dropped by distance, or exactly).
+    shared: int = 0
 
 
 @dataclass(frozen=True)
@@ -163,12 +177,19 @@ class NearDuplicateIndex(Protocol):
     #: Where the index lives, for messages (never contains a password).
     location: str
 
-    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+    def check_and_add(
+        self, fingerprint: int, key: str, anchors: Anchors | None = None
+    ) -> Outcome:
         """Atomically: find the nearest stored page within ``max_distance`` of
         *fingerprint*, preferring the entry stored under *key* itself (``unchanged``) to
-        any other (``duplicate``); with none, store *fingerprint* under *key*, replacing
-        what was stored under *key* (``changed``) or not (``new``). An index holds one
-        entry per key: the newest."""
+        any other (``duplicate``); with none, and with *anchors*, the earliest stored page
+        of another key that the page is contained in or that is contained in it
+        (``duplicate``, its match says the shared anchors; see
+        :func:`~scrapy_simhash.anchors.contained`, anchors stored for more than
+        :data:`~scrapy_simhash.anchors.MAX_ANCHOR_PAGES` pages are ignored); with none,
+        store *fingerprint* and *anchors* under *key*, replacing what was stored under
+        *key* (``changed``) or not (``new``). An index holds one entry per key: the
+        newest."""
         ...
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
@@ -177,7 +198,9 @@ class NearDuplicateIndex(Protocol):
         a page whose text became short replaces its fingerprint, and the other way."""
         ...
 
-    def add_if_new(self, fingerprint: int, key: str) -> Match | None:
+    def add_if_new(
+        self, fingerprint: int, key: str, anchors: Anchors | None = None
+    ) -> Match | None:
         """:meth:`check_and_add`, returning the match (``None`` when stored)."""
         ...
 
@@ -309,8 +332,10 @@ class IndexBase:
 
     # -- shared behaviour --------------------------------------------------------------
 
-    def add_if_new(self, fingerprint: int, key: str) -> Match | None:
-        return self.check_and_add(fingerprint, key).match  # type: ignore[attr-defined]
+    def add_if_new(
+        self, fingerprint: int, key: str, anchors: Anchors | None = None
+    ) -> Match | None:
+        return self.check_and_add(fingerprint, key, anchors).match  # type: ignore[attr-defined]
 
     def add_exact_if_new(self, digest: int, key: str) -> Match | None:
         return self.check_and_add_exact(digest, key).match  # type: ignore[attr-defined]
@@ -357,6 +382,18 @@ def check_layout_version(version: int, supported: int, location: str, what: str)
         )
 
 
+def check_anchors_format(stored: str | None, location: str) -> None:
+    """Refuse an index whose paragraph anchors were made otherwise than this
+    scrapy-simhash makes them (they would never match)."""
+    if stored != ANCHORS_FORMAT:
+        raise IndexParameterMismatch(
+            f"The index at {location} stores paragraph anchors of the format {stored!r}; "
+            f"this scrapy-simhash makes {ANCHORS_FORMAT!r}, and the two never match. Use "
+            "the scrapy-simhash that built it, or point SIMHASH_INDEX_URI at a new index "
+            "(scrapy-simhash export, then import into the new one, keeps its pages)"
+        )
+
+
 def stored_parameters(meta: Mapping[str, str], location: str, where: str) -> IndexParameters:
     """The parameters in the stored *meta* (read from *where*), else :class:`IndexCorrupt`."""
     try:
@@ -378,6 +415,38 @@ def own_key_first(matches: list[tuple[int, int, Match]], key: str) -> Outcome | 
     if matches:
         return Outcome("duplicate", min(matches, key=lambda m: m[:2])[2])
     return None
+
+
+def container(
+    anchors: Anchors, hits: Mapping[int, Iterable[object]], stored
+) -> tuple[object, tuple[int, ...]] | None:
+    """The containment test of a check, shared by the backends. *hits* maps each anchor
+    of the probed page to the ids of the stored pages holding it, at most
+    ``MAX_ANCHOR_PAGES + 1`` of them (more: boilerplate, ignored); *stored* maps an id
+    to ``(order, summary)`` (see :attr:`~scrapy_simhash.anchors.Anchors.summary`), or
+    ``None`` for a page not to match (another process's expired page, the page's own key).
+    Returns ``(id, shared anchors)`` of the earliest stored page that passes
+    :func:`~scrapy_simhash.anchors.contained`, else ``None``."""
+    by_page: dict[object, list[int]] = {}
+    for anchor, pages in hits.items():
+        pages = list(pages)
+        if len(pages) <= MAX_ANCHOR_PAGES:
+            for page in pages:
+                by_page.setdefault(page, []).append(anchor)
+    found = []
+    for page, hashes in by_page.items():
+        if len(hashes) < 2:
+            continue
+        info = stored(page)
+        if info is None:
+            continue
+        shared, chars = anchors.shared_with(hashes)
+        if contained(len(shared), chars, anchors.summary, info[1]):
+            found.append((info[0], page, shared))
+    if not found:
+        return None
+    _, page, shared = min(found, key=lambda f: f[0])
+    return page, tuple(sorted(shared))
 
 
 def storable_key(key: str) -> str:

@@ -27,13 +27,16 @@ from ..exceptions import (
     IndexUnavailable,
     SimhashIndexError,
 )
+from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
 from .base import (
     IndexBase,
     IndexParameters,
     Match,
     Outcome,
     RequestedParameters,
+    check_anchors_format,
     check_layout_version,
+    container,
     nearest,
     own_key_first,
     storable_key,
@@ -46,13 +49,16 @@ from .sqlite_file import (
     retry_while_locked,
     sqlite_path,
 )
+from .sqlite_anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
 from .sqlite_layout import (
     APPLICATION_ID,
+    PRE_ANCHORS_VERSION,
     SCHEMA_VERSION,
     UPGRADABLE_VERSION,
     missing_layout,
     sqlite_file_uri,
     upgrade_from_v1,
+    upgrade_from_v2,
 )
 from .sqlite_maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .sqlite_tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
@@ -96,7 +102,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     survives any crash of the process, ``FULL`` also a power cut, at a cost in commits per
     second. *timeout* is how long a write waits for another process's transaction.
     *read_only* opens an existing index without writing anything (also on a read-only
-    file system). An empty or foreign file is never turned into an index.
+    file system). An empty or foreign file is never turned into an index. *upgrade*
+    adds the anchor tables to an index written before them (else it is refused).
     """
 
     def __init__(
@@ -110,9 +117,11 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         synchronous: str = "NORMAL",
         timeout: float = 30.0,
         read_only: bool = False,
+        upgrade: bool = False,
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        self._upgrade_anchors = upgrade and not read_only
         self.location = str(self.path)
         synchronous = synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
@@ -199,6 +208,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _load(self) -> IndexParameters:
         if self._version() == UPGRADABLE_VERSION:
             self._upgrade()
+        if self._version() == PRE_ANCHORS_VERSION:
+            self._add_anchor_tables()
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
             version = self._version()
@@ -217,6 +228,10 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             missing = missing_layout(self._conn)
             if not missing:
                 parameters = self._stored_parameters()
+                stored = self._conn.execute(
+                    "SELECT value FROM simhash_meta WHERE name = 'anchors'"
+                ).fetchone()
+                check_anchors_format(stored and stored[0], self.location)
                 self.tables = BlockTables(parameters.plan)
                 missing = self.tables.missing(self._conn)
             self._refuse_missing(missing)
@@ -261,6 +276,24 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             "Upgraded the index %s in %.1f s; `scrapy-simhash vacuum` gives the space its "
             "old tables took back to the disk",
             self.path, time.monotonic() - started,
+        )  # fmt: skip
+
+    def _add_anchor_tables(self) -> None:
+        """Upgrade a version-2 file (no anchors) when asked to, else refuse it naming
+        the command that does."""
+        if not self._upgrade_anchors:
+            raise IndexUnavailable(
+                f"The index {self.path} has schema version {PRE_ANCHORS_VERSION}, written "
+                f"before paragraph anchors (this scrapy-simhash writes version "
+                f"{SCHEMA_VERSION}); it was left untouched. Upgrade it (its pages are kept, "
+                f"and found by distance only) with: scrapy-simhash upgrade --index {self.path}"
+            )
+        with self._transaction():
+            if self._version() == PRE_ANCHORS_VERSION:
+                upgrade_from_v2(self._conn)
+        logger.warning(
+            "Upgraded the index %s to schema version %d (paragraph anchors, %s)",
+            self.path, SCHEMA_VERSION, ANCHORS_FORMAT,
         )  # fmt: skip
 
     def _check_writable(self) -> None:
@@ -354,15 +387,43 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         with self._errors("query"):
             return [match for _, _, match in self._matches(fingerprint, k)]
 
-    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+    def check_and_add(
+        self, fingerprint: int, key: str, anchors: Anchors | None = None
+    ) -> Outcome:
         key = storable_key(key)
         with self._errors("add"), self._transaction():
             found = own_key_first(self._matches(fingerprint, self.max_distance), key)
             if found is not None:
                 return found
+            if anchors:
+                match = self._container(fingerprint, anchors, key)
+                if match is not None:
+                    return Outcome("duplicate", match)
             replaced = self._replace(key)
-            self.tables.add(self._conn, fingerprint, key, time.time())
+            page = self.tables.add(self._conn, fingerprint, key, time.time())
+            add_anchors(self._conn, [(page, anchors)] if anchors else [])
         return Outcome("changed" if replaced else "new")
+
+    def _container(self, fingerprint: int, anchors: Anchors, key: str) -> Match | None:
+        """Inside a check's transaction: the earliest stored page of another key that the
+        page is contained in, or that is contained in it (see base.container)."""
+        hits = anchor_hits(self._conn, anchors.hashes)
+        counted = [pages for pages in hits.values() if len(pages) <= MAX_ANCHOR_PAGES]
+        candidates = {page for pages in counted for page in pages}
+        if not candidates:
+            return None
+        pages = page_summaries(self._conn, candidates)
+        found = container(
+            anchors,
+            hits,
+            lambda p: (p, pages[p][0]) if p in pages and pages[p][1] != key else None,
+        )
+        if found is None:
+            return None
+        page, shared = found
+        _, other_key, other, added_at = pages[page]
+        other = from_signed64(other)
+        return Match(other_key, other, (fingerprint ^ other).bit_count(), added_at, shared)
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)
@@ -389,6 +450,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             (key_hash(key), key),
         ).fetchall()
         self.tables.remove(self._conn, doomed)
+        remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
         exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
         return len(doomed) + exact
 
