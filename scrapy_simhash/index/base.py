@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
 
+from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors, contained
 from ..blocks import BlockPlan, default_blocks
 from ..exceptions import (
     IndexCorrupt,
@@ -22,7 +23,6 @@ from ..exceptions import (
     IndexUnavailable,
     SimhashIndexError,
 )
-from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors, contained
 from ..features import DEFAULT_FEATURES
 
 _MASK64 = (1 << 64) - 1
@@ -177,9 +177,7 @@ class NearDuplicateIndex(Protocol):
     #: Where the index lives, for messages (never contains a password).
     location: str
 
-    def check_and_add(
-        self, fingerprint: int, key: str, anchors: Anchors | None = None
-    ) -> Outcome:
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         """Atomically: find the nearest stored page within ``max_distance`` of
         *fingerprint*, preferring the entry stored under *key* itself (``unchanged``) to
         any other (``duplicate``); with none, and with *anchors*, the earliest stored page

@@ -6,6 +6,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from ..anchors import MAX_ANCHOR_PAGES, Anchors
 from .base import (
     DropRecord,
     IndexBase,
@@ -20,7 +21,6 @@ from .base import (
     storable_key,
     storable_pages,
 )
-from ..anchors import MAX_ANCHOR_PAGES, Anchors
 from .uri import uri_options
 
 
@@ -90,9 +90,7 @@ class MemoryIndex(IndexBase):
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         return [m for _, _, m in self._matches(fingerprint, self._query_distance(max_distance))]
 
-    def check_and_add(
-        self, fingerprint: int, key: str, anchors: Anchors | None = None
-    ) -> Outcome:
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         key = storable_key(key)
         found = own_key_first(self._matches(fingerprint, self.max_distance), key)
         if found is not None:
@@ -111,7 +109,7 @@ class MemoryIndex(IndexBase):
             return None if page[1] == key else (page_id, self._anchors[page_id].summary)
 
         hits = {
-            a: sorted(self._anchor_pages[a])[:MAX_ANCHOR_PAGES + 1]
+            a: sorted(self._anchor_pages[a])[: MAX_ANCHOR_PAGES + 1]
             for a in anchors.hashes
             if a in self._anchor_pages
         }

@@ -21,13 +21,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
 from ..exceptions import (
     ConfigurationError,
     IndexCorrupt,
     IndexUnavailable,
     SimhashIndexError,
 )
-from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
 from .base import (
     IndexBase,
     IndexParameters,
@@ -42,6 +42,7 @@ from .base import (
     storable_key,
     stored_parameters,
 )
+from .sqlite_anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
 from .sqlite_file import (
     check_application,
     check_file,
@@ -49,7 +50,6 @@ from .sqlite_file import (
     retry_while_locked,
     sqlite_path,
 )
-from .sqlite_anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
 from .sqlite_layout import (
     APPLICATION_ID,
     PRE_ANCHORS_VERSION,
@@ -387,9 +387,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         with self._errors("query"):
             return [match for _, _, match in self._matches(fingerprint, k)]
 
-    def check_and_add(
-        self, fingerprint: int, key: str, anchors: Anchors | None = None
-    ) -> Outcome:
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         key = storable_key(key)
         with self._errors("add"), self._transaction():
             found = own_key_first(self._matches(fingerprint, self.max_distance), key)

@@ -39,9 +39,9 @@ import sqlite3
 import time
 from pathlib import Path
 
+from ..anchors import ANCHORS_FORMAT
 from ..blocks import BlockPlan
 from .base import IndexParameters
-from ..anchors import ANCHORS_FORMAT
 from .sqlite_anchors import ANCHOR_LAYOUT, create_anchor_tables
 from .sqlite_tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
