@@ -55,6 +55,7 @@ def open_index(
     features: str | None = None,
     create: bool = True,
     read_only: bool = False,
+    upgrade: bool = False,
 ) -> NearDuplicateIndex:
     """Open (or create) the index at *uri*.
 
@@ -66,6 +67,7 @@ def open_index(
     default when it is created (``max_distance=3``, ``blocks=max_distance + 2``, the default
     fingerprinter's features). A parameter that differs from the stored one raises
     :class:`~scrapy_simhash.exceptions.IndexParameterMismatch` showing both values.
+    *upgrade*: an index written before paragraph anchors is upgraded (else refused).
     """
     return _backend_for(uri).from_uri(
         uri,
@@ -74,6 +76,7 @@ def open_index(
         features=features,
         create=create,
         read_only=read_only,
+        **({"upgrade": True} if upgrade else {}),
     )
 
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..anchors import Anchors
 from .base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .redis_layout import hex64, parse_member, record_tail, records
 
@@ -26,6 +27,14 @@ _BATCH = 1000
 SWEEP_BATCH = 100
 
 
+def page_anchors(value: str | None) -> Anchors | None:
+    """A page's anchors as ``{prefix}:pa`` stores them (``[hex, chars, cover, ...]``)."""
+    if value is None:
+        return None
+    _, chars, cover, *hashes = json.loads(value)
+    return Anchors(tuple(hashes), (), chars, cover)
+
+
 class RedisMaintenance:
     """The maintenance half of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
 
@@ -38,6 +47,7 @@ class RedisMaintenance:
         _exact_key: str
         _order_key: str
         _keys_key: str
+        _page_anchors_key: str
         _meta_key: str
         _counters_key: str
         _next_sweep: float
@@ -65,6 +75,8 @@ class RedisMaintenance:
         }
         if unchanged:
             fields["unchanged"] = 1
+        if match.shared:
+            fields["shared"] = len(match.shared)
         with self._errors("record a drop"):
             self._client.xadd(self._drops_key, fields)
 
@@ -82,6 +94,7 @@ class RedisMaintenance:
                     fields["exact"] == "1",
                     float(fields["at"]),
                     fields.get("unchanged") == "1",
+                    int(fields.get("shared", 0)),
                 )
                 if since is None or record.at >= since:
                     yield record
@@ -118,7 +131,13 @@ class RedisMaintenance:
             pipe = self._pipeline()
             for _, exact, value in parsed:
                 pipe.hget(self._exact_key if exact else self._fp_key, value)
+            for seq, exact, _ in parsed:
+                if not exact:
+                    pipe.hget(self._page_anchors_key, str(seq))
             values = pipe.execute()
+        found_anchors = iter(values[len(parsed) :])
+        anchors = {seq: page_anchors(next(found_anchors)) for seq, exact, _ in parsed if not exact}
+        values = values[: len(parsed)]
         for (seq, exact, hex_value), stored in zip(parsed, values, strict=True):
             if stored is None:
                 continue
@@ -129,7 +148,7 @@ class RedisMaintenance:
                 continue
             for record_seq, key, at in records(stored):
                 if record_seq == seq:
-                    yield seq, StoredPage(key, int(hex_value, 16), at)
+                    yield seq, StoredPage(key, int(hex_value, 16), at, anchors=anchors[seq])
 
     def pages(self) -> Iterator[StoredPage]:
         low = "-inf" if self.ttl is None else repr(time.time() - self.ttl)
@@ -182,6 +201,8 @@ class RedisMaintenance:
                     keys, members = self._script_keys(page.fingerprint)
                     args = [len(members), *members, hex64(page.fingerprint), tail, page.key]
                     args.append(repr(float(page.added_at)))
+                    a = page.anchors
+                    args.append(json.dumps([a.chars, a.cover, list(a.hashes)]) if a else "")
                     self._store(
                         keys=[*keys, self._meta_key, self._keys_key], args=args, client=pipe
                     )
