@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .anchors import DEFAULT_ANCHORS
 from .blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .dedup import AnalysisParams
 from .exceptions import ConfigurationError
@@ -30,6 +31,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_KEY_FIELD": "url",
     "SIMHASH_TOP_N": 128,
     "SIMHASH_MIN_TERMS": 20,
+    "SIMHASH_ANCHORS": True,
     "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
     "SIMHASH_REMOVE_BOILERPLATE": True,
     "SIMHASH_EXTRACTOR": "builtin",
@@ -59,6 +61,9 @@ class SimhashSettings:
     key_field: str = "url"
     top_n: int = 128
     min_terms: int = 20
+    #: Paragraph anchors: a page contained in a kept one (or containing it) is a duplicate
+    #: too (see :mod:`scrapy_simhash.anchors`); off, pages are matched by distance only.
+    anchors: bool = True
     max_text_length: int = 2_000_000
     remove_boilerplate: bool = True
     #: Main-content extractor for HTML fields: "builtin", "trafilatura" or "none".
@@ -170,7 +175,13 @@ class SimhashSettings:
             min_terms=self.min_terms,
             max_length=self.max_text_length,
             extractor=self.extractor_name,
+            anchors=self.anchor_count,
         )
+
+    @property
+    def anchor_count(self) -> int:
+        """Paragraph anchors per text: the format's count, or 0 when they are off."""
+        return DEFAULT_ANCHORS if self.anchors else 0
 
     @property
     def extractor_name(self) -> str:
@@ -238,6 +249,7 @@ class SimhashSettings:
             key_field=getstr("SIMHASH_KEY_FIELD").strip(),
             top_n=getint("SIMHASH_TOP_N"),
             min_terms=getint("SIMHASH_MIN_TERMS"),
+            anchors=getbool("SIMHASH_ANCHORS"),
             max_text_length=getint("SIMHASH_MAX_TEXT_LENGTH"),
             remove_boilerplate=getbool("SIMHASH_REMOVE_BOILERPLATE"),
             extractor=getstr("SIMHASH_EXTRACTOR").strip().lower(),

@@ -25,6 +25,7 @@ from pipelines import subprocess_env
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import open_index
+from scrapy_simhash.anchors import ANCHORS_FORMAT
 from scrapy_simhash.exceptions import (
     ConfigurationError,
     IndexNotFound,
@@ -99,7 +100,11 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
 
 @pytest.mark.parametrize(
     ("version", "says"),
-    [("2", "export it with the scrapy-simhash that built it"), ("4", "upgrade scrapy-simhash")],
+    [
+        ("2", "export it with the scrapy-simhash that built it"),
+        ("3", "scrapy-simhash upgrade --index"),
+        ("5", "upgrade scrapy-simhash"),
+    ],
 )
 def test_another_layout_version_is_refused_and_left_untouched(uri, client, prefix, version, says):
     with open_index(uri) as index:
@@ -723,3 +728,19 @@ def test_redis_cluster_one_index_in_one_slot_atomic_across_processes(redis_clust
         assert worker.exitcode == 0
     for cluster in clusters:
         assert sum(fp in cluster for fp in kept) == 1, "each cluster kept exactly once"
+
+
+def test_an_index_written_before_anchors_is_upgraded_by_the_command_only(uri, client, prefix):
+    with open_index(uri) as index:
+        index.add_if_new(FP, "a")
+    meta = f"{{{prefix}}}:meta"
+    client.hset(meta, "version", "3")
+    client.hdel(meta, "anchors")
+    with pytest.raises(IndexUnavailable, match="scrapy-simhash upgrade --index"):
+        open_index(uri)
+    assert client.hget(meta, "version") == "3"
+    with open_index(uri, upgrade=True) as index:
+        assert [page.key for page in index.pages()] == ["a"]
+    assert client.hget(meta, "version") == "4"
+    assert client.hget(meta, "anchors") == ANCHORS_FORMAT
+    open_index(uri).close()

@@ -92,13 +92,13 @@ def anchor_hits(conn: sqlite3.Connection, hashes: tuple[int, ...]) -> dict[int, 
     """For each of *hashes* stored: the ids of up to ``MAX_ANCHOR_PAGES + 1`` pages
     holding it, oldest first. One statement, each part a range of the primary key."""
     limit = MAX_ANCHOR_PAGES + 1
-    sql = " UNION ALL ".join(
+    probe_sql = " UNION ALL ".join(
         f"SELECT * FROM (SELECT anchor, page FROM anchors WHERE anchor = ? ORDER BY page "
         f"LIMIT {limit})"
         for _ in hashes
     )
     hits: dict[int, list[int]] = {}
-    for anchor, page in conn.execute(sql, hashes):
+    for anchor, page in conn.execute(probe_sql, hashes):
         hits.setdefault(anchor, []).append(page)
     return hits
 
