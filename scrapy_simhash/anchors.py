@@ -128,6 +128,17 @@ def text_anchors(
     )
 
 
+def anchor_lines(text: str, seed: bytes | int | None = None) -> dict[int, str]:
+    """``anchor -> line`` for every line of *text* long enough to be an anchor: the
+    paragraphs behind a containment verdict, for people to read."""
+    lines = {}
+    for line in text.splitlines():
+        form = anchor_form(line)
+        if len(form) >= MIN_LINE_CHARS:
+            lines.setdefault(to_signed32(hash_term(form, seed) & _MASK32), line.strip())
+    return lines
+
+
 def contained(shared: int, shared_chars: int, mine: Summary, theirs: Summary) -> bool:
     """Whether two pages sharing *shared* anchors (of *shared_chars* characters) are one
     contained in the other. *mine* and *theirs* are each page's :attr:`Anchors.summary`.

@@ -68,6 +68,9 @@ class Calibration:
     nearest: Counter[int] = field(default_factory=Counter)  #: distance -> sampled pages
     dropped: Counter[int] = field(default_factory=Counter)  #: distance -> drops (audit log)
     examples: dict[int, list[Pair]] = field(default_factory=dict)
+    #: Drops by containment (audit log): decided by shared paragraphs, not by distance,
+    #: so not on the histogram.
+    contained: int = 0
 
     @property
     def distances(self) -> range:
@@ -81,6 +84,7 @@ class Calibration:
             "sampled": self.sampled,
             "nearest": {str(d): n for d, n in sorted(self.nearest.items())},
             "dropped": {str(d): n for d, n in sorted(self.dropped.items())},
+            "dropped_contained": self.contained,
             "examples": {
                 str(d): [vars(p) for p in pairs] for d, pairs in sorted(self.examples.items())
             },
@@ -130,7 +134,9 @@ def calibrate(
     result = Calibration(index.plan.max_distance, len(table), min(sample, len(table)))
     examples: defaultdict[int, list[Pair]] = defaultdict(list)
     for drop in index.drops():
-        if not drop.exact:
+        if drop.shared:
+            result.contained += 1
+        elif not drop.exact:
             result.dropped[drop.distance] += 1
             if len(examples[drop.distance]) < pairs:
                 examples[drop.distance].append(Pair(drop.key, drop.kept_key, drop.distance, True))
@@ -168,6 +174,11 @@ def render_text(result: Calibration, width: int = 40) -> str:
         marker = "  <- threshold" if d == result.max_distance else ""
         lines.append(f"{d:>8}  {dropped:>7}  {nearest:>7}  {bar}{marker}")
     lines += ["", "x: dropped (audit log), #: nearest kept neighbour (sample)"]
+    if result.contained:
+        lines.append(
+            f"Not shown: {result.contained} drops of pages contained in a kept one (shared "
+            "paragraphs, at any distance)"
+        )
     if result.examples:
         lines += ["", "Example pairs:"]
         for d, pairs in result.examples.items():

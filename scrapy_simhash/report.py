@@ -30,7 +30,7 @@ def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
     drops = list(index.drops())
     plan, params = index.plan, index.parameters
     size = index.size()
-    near_drops = Counter(d.distance for d in drops if not d.exact)
+    near_drops = Counter(d.distance for d in drops if not d.exact and not d.shared)
     return {
         "index": index.location,
         "bytes": size,
@@ -46,6 +46,7 @@ def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
         "features": params.features,
         "drops": len(drops),
         "drops_exact": sum(d.exact for d in drops),
+        "drops_contained": sum(bool(d.shared) for d in drops),
         "drops_by_distance": {str(d): n for d, n in sorted(near_drops.items())},
         "last_drop": drops[-1].at if drops else None,
     }

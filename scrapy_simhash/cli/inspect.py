@@ -68,8 +68,10 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
     )
     click.echo(f"Features    {data['features']}")
     click.echo(
-        f"Drops       {data['drops']} ({data['drops'] - data['drops_exact']} near, "
-        f"{data['drops_exact']} exact)" + (f"; by distance {by_distance}" if by_distance else "")
+        f"Drops       {data['drops']} "
+        f"({data['drops'] - data['drops_exact'] - data['drops_contained']} near, "
+        f"{data['drops_contained']} contained, {data['drops_exact']} exact)"
+        + (f"; by distance {by_distance}" if by_distance else "")
     )
     if data["drops"]:
         click.echo(f"Last drop   {when(data['last_drop'])}")
@@ -225,12 +227,20 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     click.echo(f"A  {label_a}: {describe_analysis(result.a)}")
     click.echo(f"B  {label_b}: {describe_analysis(result.b)}")
     if result.distance is not None:
-        verdict = "near-duplicates" if result.duplicate else "different"
+        verdict = {
+            "near": "near-duplicates",
+            "contained": "not near, but one is contained in the other",
+        }.get(result.test or "", "different")
         click.echo(
             f"Distance {result.distance} (threshold {result.max_distance}): {verdict}. "
             f"Differing bits {list(result.differing_bits) or 'none'}, in blocks "
             f"{list(result.differing_blocks) or 'none'}."
         )
+        if result.shared_paragraphs:
+            how = "contained: duplicates" if result.contained else "not enough for containment"
+            click.echo(f"Shared long paragraphs ({how}):")
+            for line in result.shared_paragraphs:
+                click.echo(f"  {line[:150]}{'...' if len(line) > 150 else ''}")
     elif result.a.kind == "short" and result.b.kind == "short":
         same = "the same" if result.duplicate else "not the same"
         click.echo(f"Both too short for SimHash: their exact texts are {same}.")
@@ -297,6 +307,8 @@ def dropped(
             "distance": r.distance,
             "exact": r.exact,
             "unchanged": r.unchanged,
+            "test": "exact" if r.exact else "contained" if r.shared else "near",
+            "shared": r.shared,
         }
         for r in records
     ]
@@ -306,7 +318,17 @@ def dropped(
     elif as_csv:
         out = io.StringIO()
         writer = csv.DictWriter(
-            out, fieldnames=["at", "dropped", "kept", "distance", "exact", "unchanged"]
+            out,
+            fieldnames=[
+                "at",
+                "dropped",
+                "kept",
+                "distance",
+                "exact",
+                "unchanged",
+                "test",
+                "shared",
+            ],
         )
         writer.writeheader()
         for row in rows:
@@ -317,6 +339,8 @@ def dropped(
     else:
         for row in rows:
             how = "exact" if row["exact"] else f"d={row['distance']}"
+            if row["shared"]:
+                how = f"contained ({row['shared']} paragraphs)"
             how = f"same {how}" if row["unchanged"] else how
             click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
         click.echo(f"{len(rows)} drops.")
