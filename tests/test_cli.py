@@ -703,3 +703,21 @@ def test_negative_counts_are_refused_with_the_range(run, index_uri, args):
     # traceback.
     result = run(*args, "--index", index_uri, code=2)
     assert "is not in the range" in result.output
+
+
+def test_check_says_which_stored_page_contains_the_text(run, tmp_path):
+    from scrapy_simhash.dedup import Deduplicator
+    from scrapy_simhash.fingerprint import Fingerprinter
+
+    article = paragraphs(1, 6)
+    path = tmp_path / "index.db"
+    with open_index(f"sqlite:///{path}") as index:
+        verdict = Deduplicator(index, Fingerprinter()).check_text("\n".join(article), "kept")
+        assert verdict.status == "new"
+    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    data = json.loads(run("check", str(tmp_path / "b.txt"), "--index", str(path), "--json").output)
+    assert data["matches"] == []
+    assert data["contained"]["key"] == "kept"
+    assert sorted(data["contained"]["shared_paragraphs"]) == sorted(article)
+    output = run("check", str(tmp_path / "b.txt"), "--index", str(path)).output
+    assert "Contained in (or containing) kept" in output

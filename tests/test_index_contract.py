@@ -669,3 +669,11 @@ def test_concurrent_copies_that_contain_each_other_are_kept_once(backend):
         assert dropped.match.key.startswith(f"copy-{n}-")
     with backend.open() as index:
         assert len(index) == pairs
+
+
+def test_query_contained_finds_what_a_check_would_and_stores_nothing(index):
+    index.check_and_add(FP, "original", anchors_of(*range(10)))
+    match = index.query_contained(FAR, anchors_of(*range(8)))
+    assert (match.key, match.fingerprint, match.contained) == ("original", FP, True)
+    assert index.query_contained(FAR, anchors_of(*range(20, 28))) is None
+    assert len(index) == 1

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 
 import click
 
+from ..anchors import anchor_lines
 from ..exceptions import IndexNotFound
 from ..explain import explain as explain_texts
 from ..feeds import spreadsheet_safe
@@ -16,6 +17,7 @@ from ..fingerprint import format_fingerprint
 from ..index import open_index
 from ..report import index_summary, neighbours
 from ..sources import read_source
+from ..text import normalize_characters
 from .main import (
     FINGERPRINT_SETTINGS,
     INDEX_SETTINGS,
@@ -116,6 +118,7 @@ def check(
       scrapy-simhash check saved-page.html --max-distance 8
       curl -s https://news.example/ | scrapy-simhash check -
     """
+    contained = None
     with env.open(index_uri, read_only=True) as index:
         k = index.plan.max_distance if max_distance is None else max_distance
         stored = index.find(source) if source != "-" else []
@@ -132,6 +135,15 @@ def check(
             label, text = read_source(source, env.text_of)
             analysis = env.deduplicator(index).analyse(text)
             kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
+            if analysis.anchors:
+                container = index.query_contained(fingerprint, analysis.anchors)
+                lines = anchor_lines(normalize_characters(text), env.settings.fingerprinter.seed)
+                if container is not None:
+                    contained = {
+                        "key": container.key,
+                        "distance": container.distance,
+                        "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
+                    }
         found = neighbours(
             index,
             kind,
@@ -141,7 +153,7 @@ def check(
             itself=source if stored_fp else None,
         )
         dropped_for = [
-            {"key": d.key, "distance": d.distance, "at": d.at}
+            {"key": d.key, "distance": d.distance, "shared": d.shared, "at": d.at}
             for d in (index.drops() if stored else ())
             if d.kept_key == source
         ]
@@ -155,6 +167,7 @@ def check(
                 "max_distance": k,
                 "matches": found.matches,
                 "nearest_beyond": found.beyond,
+                "contained": contained,
                 "dropped_as_its_duplicates": dropped_for,
             }
         )
@@ -173,10 +186,18 @@ def check(
         click.echo("Nearest stored pages beyond it:")
         for match in found.beyond:
             click.echo(f"  {match['distance']:>2}  {match['key']}")
+    if contained:
+        click.echo(
+            f"Contained in (or containing) {contained['key']} (distance "
+            f"{contained['distance']}): a duplicate by its shared long paragraphs:"
+        )
+        for line in contained["shared_paragraphs"]:
+            click.echo(f"  {line[:150]}{'...' if len(line) > 150 else ''}")
     if dropped_for:
         click.echo("Dropped as its duplicates (audit log):")
         for drop in dropped_for:
-            click.echo(f"  {drop['distance']:>2}  {drop['key']}")
+            how = f"contained ({drop['shared']} paragraphs)" if drop["shared"] else ""
+            click.echo(f"  {drop['distance']:>2}  {drop['key']}  {how}".rstrip())
 
 
 @honours(

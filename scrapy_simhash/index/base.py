@@ -211,6 +211,12 @@ class NearDuplicateIndex(Protocol):
         own), nearest first."""
         ...
 
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        """The page a check of *fingerprint* with *anchors* would match by containment
+        (see :meth:`check_and_add`), ignoring any page within the distance; nothing is
+        stored."""
+        ...
+
     def __len__(self) -> int:
         """Number of stored pages (fingerprints and exact digests)."""
         ...

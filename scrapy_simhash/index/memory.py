@@ -103,7 +103,10 @@ class MemoryIndex(IndexBase):
         self._store(fingerprint, key, time.time(), anchors)
         return Outcome("changed" if replaced else "new")
 
-    def _container(self, fingerprint: int, anchors: Anchors, key: str) -> Match | None:
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        return self._container(fingerprint, anchors, None) if anchors else None
+
+    def _container(self, fingerprint: int, anchors: Anchors, key: str | None) -> Match | None:
         def stored(page_id):
             page = self._pages[page_id]
             return None if page[1] == key else (page_id, self._anchors[page_id].summary)

@@ -44,7 +44,7 @@ import time
 
 import redis
 
-from ..anchors import ANCHORS_FORMAT, Anchors
+from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
 from ..exceptions import (
     ConfigurationError,
     IndexCorrupt,
@@ -59,6 +59,7 @@ from .base import (
     RequestedParameters,
     check_anchors_format,
     check_layout_version,
+    container,
     nearest,
     storable_key,
     stored_parameters,
@@ -75,7 +76,7 @@ from .redis_layout import (
     records,
     table_layouts,
 )
-from .redis_maintenance import SWEEP_BATCH, RedisMaintenance
+from .redis_maintenance import SWEEP_BATCH, RedisMaintenance, page_anchors
 from .redis_scripts import (
     ADD_EXACT_IF_NEW,
     ADD_IF_NEW,
@@ -429,6 +430,37 @@ class RedisIndex(RedisMaintenance, RedisServer):
                     if cutoff is None or at >= cutoff:
                         matches.append((distance, seq, Match(stored_key, fp, distance, at)))
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        """As the add script's containment test, read without it (nothing is stored)."""
+        if not anchors:
+            return None
+        cutoff = None if self.ttl is None else time.time() - self.ttl
+        with self._errors("query"):
+            values = self._client.hmget(self._anchors_key, [str(h) for h in anchors.hashes])
+            hits = {
+                h: [int(s) for s in value.split("|")[1].split(",")]
+                for h, value in zip(anchors.hashes, values, strict=True)
+                if value and int(value.split("|")[0]) <= MAX_ANCHOR_PAGES
+            }
+            seqs = sorted({s for pages in hits.values() for s in pages})
+            stored = (
+                self._client.hmget(self._page_anchors_key, [str(s) for s in seqs]) if seqs else []
+            )
+            pages = {s: page_anchors(v) for s, v in zip(seqs, stored, strict=True) if v}
+            hexes = {s: json.loads(v)[0] for s, v in zip(seqs, stored, strict=True) if v}
+            found = container(
+                anchors, hits, lambda s: (s, pages[s].summary) if s in pages else None
+            )
+            if found is None:
+                return None
+            seq, shared = found
+            value = self._client.hget(self._fp_key, hexes[seq])
+        for record_seq, stored_key, at in records(value or "[]"):
+            if record_seq == seq and (cutoff is None or at >= cutoff):
+                other = int(hexes[seq], 16)
+                return Match(stored_key, other, (fingerprint ^ other).bit_count(), at, shared)
+        return None
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)

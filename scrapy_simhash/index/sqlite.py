@@ -402,7 +402,13 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             add_anchors(self._conn, [(page, anchors)] if anchors else [])
         return Outcome("changed" if replaced else "new")
 
-    def _container(self, fingerprint: int, anchors: Anchors, key: str) -> Match | None:
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        if not anchors:
+            return None
+        with self._errors("query"), self._transaction(immediate=False):
+            return self._container(fingerprint, anchors, None)
+
+    def _container(self, fingerprint: int, anchors: Anchors, key: str | None) -> Match | None:
         """Inside a check's transaction: the earliest stored page of another key that the
         page is contained in, or that is contained in it (see base.container)."""
         hits = anchor_hits(self._conn, anchors.hashes)
