@@ -1,7 +1,8 @@
 """The optional C accelerator (everything else is in pyproject.toml).
 
-Built where a C compiler is present; where it fails to build, the package installs
-without it and runs the same analysis in pure Python (see scrapy_simhash/words.py).
+Built from csrc/ into the module ``scrapy_simhash._speedups`` where a C compiler is present;
+where it fails to build, the package installs without it and runs the same analysis in pure
+Python (see scrapy_simhash/analysis/speedups.py). The C sources are not installed.
 """
 
 from setuptools import Extension, setup
@@ -11,7 +12,7 @@ setup(
         Extension(
             "scrapy_simhash._speedups",
             [
-                f"scrapy_simhash/_speedups{part}.c"
+                f"csrc/_speedups{part}.c"
                 for part in (
                     "",
                     "_words",
@@ -23,7 +24,7 @@ setup(
                     "_case",
                 )
             ],
-            depends=["scrapy_simhash/_speedups.h"],
+            depends=["csrc/_speedups.h"],
             optional=True,
         )
     ]

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import rjieba
 
-from scrapy_simhash.attribution import strip_attribution
+from scrapy_simhash.analysis.attribution import strip_attribution
+from scrapy_simhash.analysis.fingerprint import Fingerprinter
+from scrapy_simhash.analysis.function_words import remove_stop_words
+from scrapy_simhash.analysis.terms import _strip_addresses
+from scrapy_simhash.analysis.words import count_long_words, count_words, lower
 from scrapy_simhash.dedup import Analyser
-from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.function_words import remove_stop_words
-from scrapy_simhash.terms import _strip_addresses
-from scrapy_simhash.text import normalize_characters
-from scrapy_simhash.words import count_long_words, count_words, lower
+from scrapy_simhash.extract.text import normalize_characters
 
 sys.path.insert(0, str(Path(__file__).parent))
 from speed import load_texts

@@ -68,7 +68,7 @@ def _squash(text: str) -> str:
 
 def peers() -> dict[str, Callable[[], Callable[[str], str]]]:
     """Name -> a factory of an extractor; a factory raises ImportError when missing."""
-    from scrapy_simhash.extract import get_extractor
+    from scrapy_simhash.extract.extractors import get_extractor
 
     def resiliparse():
         from resiliparse.extract.html2text import extract_plain_text

@@ -8,7 +8,7 @@
 mode, ``pip install -e``: an editable install's import hook comes first.)
 
 Data: ``../shared/corpora/web-extraction`` (see benchmarks/extraction.py). Each step is a
-function :func:`scrapy_simhash.main_text.main_text` calls, timed by a wrapper (CPU time of
+function :func:`scrapy_simhash.extract.main_text.main_text` calls, timed by a wrapper (CPU time of
 the process, one core); "rest" is what the steps leave of the total: removing chrome,
 marking links, the fallbacks' checks. The pages are run once to warm caches, then the best
 of ``--rounds`` rounds is printed. Compare steps of two versions measured one after the
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (CORPUS / "expected.json").exists():
         print(f"{CORPUS} is missing: this benchmark needs shared/corpora/web-extraction")
         return 1
-    import scrapy_simhash.main_text as module
-    import scrapy_simhash.text as text
+    import scrapy_simhash.extract.main_text as module
+    import scrapy_simhash.extract.text as text
 
     spent: dict = {}
     within: list = []

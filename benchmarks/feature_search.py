@@ -29,10 +29,10 @@ import itertools
 
 import quality as Q
 
+from scrapy_simhash.analysis.fingerprint import Fingerprinter, hash_term, simhash
+from scrapy_simhash.analysis.terms import MAX_TERM_SHARE, TermExtractor, jieba_idf
 from scrapy_simhash.dedup import Analyser
-from scrapy_simhash.fingerprint import Fingerprinter, hash_term, simhash
-from scrapy_simhash.terms import MAX_TERM_SHARE, TermExtractor, jieba_idf
-from scrapy_simhash.text import exact_form, normalize_characters
+from scrapy_simhash.extract.text import exact_form, normalize_characters
 
 MIN_TERMS = 20
 

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from scrapy_simhash.anchors import Anchors
-from scrapy_simhash.blocks import BlockPlan
+from scrapy_simhash.index.blocks import BlockPlan
 from scrapy_simhash.index.sqlite import SqliteIndex
 
 MAX_DISTANCE = 3
@@ -123,7 +123,7 @@ def build_sqlite(path: Path, data_file: Path, blocks: int) -> dict:
     block tables and page_keys filled from them in key order, as an upgrade fills them."""
     # Imported here, not at the top: the measuring step (measure_sqlite) also runs with the
     # package of schema version 1 on PYTHONPATH, which has no such module.
-    from scrapy_simhash.index.sqlite_tables import BlockTables, site_id, split_key
+    from scrapy_simhash.index.sqlite.tables import BlockTables, site_id, split_key
 
     stored = np.load(data_file)["stored"]
     started = time.perf_counter()
@@ -161,7 +161,7 @@ def build_sqlite(path: Path, data_file: Path, blocks: int) -> dict:
 def fill_anchors(conn: sqlite3.Connection, anchors: np.ndarray) -> None:
     """Store *anchors* (one row of anchors per page, page ids from 1) as SqliteIndex does,
     each table in key order."""
-    from scrapy_simhash.index.sqlite_anchors import pack
+    from scrapy_simhash.index.sqlite.anchors import pack
 
     n, count = anchors.shape
     conn.executemany(
@@ -216,7 +216,9 @@ def check_and_insert(index, data) -> dict:
                 row = items[2 * i + int(bool(is_dup))]
                 anchors = Anchors(tuple(row), (100,) * len(row), 100 * len(row), 1000)
             started, cpu_started = time.perf_counter_ns(), time.thread_time_ns()
-            match = index.add_if_new(fp, f"https://example.com/new/{i}/{int(is_dup)}", anchors)
+            match = index.check_and_add(
+                fp, f"https://example.com/new/{i}/{int(is_dup)}", anchors
+            ).match
             latencies.append(time.perf_counter_ns() - started)
             cpu.append(time.thread_time_ns() - cpu_started)
             if is_dup:
@@ -330,7 +332,7 @@ def measure_commits(directory: Path, synchronous: str, count: int) -> dict:
     with SqliteIndex(path, synchronous=synchronous) as index:
         started = time.perf_counter()
         for i, fp in enumerate(fps):
-            index.add_if_new(fp, f"k{i}")
+            index.check_and_add(fp, f"k{i}")
         elapsed = time.perf_counter() - started
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)

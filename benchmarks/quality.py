@@ -53,12 +53,12 @@ import lxml.html
 import mmh3
 import numpy as np
 
+from scrapy_simhash.analysis.fingerprint import Fingerprinter, simhash
+from scrapy_simhash.analysis.terms import TermExtractor
 from scrapy_simhash.anchors import DEFAULT_ANCHORS, MAX_ANCHOR_PAGES, contained
 from scrapy_simhash.dedup import Analyser
-from scrapy_simhash.extract import get_extractor
-from scrapy_simhash.fingerprint import Fingerprinter, simhash
-from scrapy_simhash.terms import TermExtractor
-from scrapy_simhash.text import exact_form, normalize_text, visible_text
+from scrapy_simhash.extract.extractors import get_extractor, visible_text
+from scrapy_simhash.extract.text import exact_form, normalize_text
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 MAX_DISTANCE = 3

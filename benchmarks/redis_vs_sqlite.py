@@ -69,7 +69,7 @@ def run_probes(name: str, location: str, probes, barrier, results) -> None:
         started = time.perf_counter()
         for fingerprint, key, planted in probes:
             t0 = time.perf_counter_ns()
-            match = index.add_if_new(fingerprint, key)
+            match = index.check_and_add(fingerprint, key).match
             latencies.append(time.perf_counter_ns() - t0)
             if planted and match is None:
                 missed += 1

@@ -64,10 +64,10 @@ import lxml.html
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extraction import CORPUS, load_pages
 
+from scrapy_simhash.analysis.fingerprint import Fingerprinter
 from scrapy_simhash.anchors import DEFAULT_ANCHORS
 from scrapy_simhash.dedup import Deduplicator, analyse_text
-from scrapy_simhash.extract import get_extractor
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.extract.extractors import get_extractor
 from scrapy_simhash.index import open_index
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@
     python benchmarks/speed.py --only "ours, jieba" --seconds 5   # one method
 
 Every method gets the same documents: the visible text of each page (HTML reduced with
-``scrapy_simhash.text.visible_text``), already in memory, and runs on one core:
+``scrapy_simhash.extract.text.visible_text``), already in memory, and runs on one core:
 
 * reference: ``jieba.analyse.extract_tags(text, topK=128, withWeight=True)`` (jieba's
   TF-IDF keywords, HMM on, its default) fed to ``simhash.Simhash`` (the ``simhash`` package);
@@ -37,16 +37,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from scrapy_simhash.anchors import DEFAULT_ANCHORS
-from scrapy_simhash.dedup import Deduplicator
-from scrapy_simhash.fingerprint import (
+from scrapy_simhash.analysis.fingerprint import (
     Fingerprinter,
     combine_compiled,
     combine_numpy,
     hash_term,
     simhash,
 )
-from scrapy_simhash.text import normalize_text, visible_text
+from scrapy_simhash.anchors import DEFAULT_ANCHORS
+from scrapy_simhash.dedup import Deduplicator
+from scrapy_simhash.extract.extractors import visible_text
+from scrapy_simhash.extract.text import normalize_text
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

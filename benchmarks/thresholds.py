@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import quality as Q
 
 from scrapy_simhash import open_index
-from scrapy_simhash.blocks import BlockPlan
 from scrapy_simhash.index.base import StoredPage
+from scrapy_simhash.index.blocks import BlockPlan
 
 THRESHOLDS = range(2, 9)
 
@@ -54,7 +54,7 @@ def index_costs(k: int, pages: int, probes: int = 2000) -> dict[str, float]:
             for i in range(probes):
                 fingerprint = rng.getrandbits(64)
                 t = time.perf_counter()
-                index.add_if_new(fingerprint, f"https://new.example/{i}")
+                index.check_and_add(fingerprint, f"https://new.example/{i}")
                 times.append(time.perf_counter() - t)
         size = path.stat().st_size
     return {

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .analysis.fingerprint import Fingerprinter, fingerprint, hamming_distance
 from .dedup import Analysis, Deduplicator, Verdict
 from .exceptions import SimhashError
-from .fingerprint import Fingerprinter, fingerprint, hamming_distance
 from .index import Match, NearDuplicateIndex, open_index
 from .index.base import DropRecord, IndexParameters, StoredPage
 from .index.memory import MemoryIndex
 from .index.sqlite import SqliteIndex
 
 if TYPE_CHECKING:
-    from .addon import Addon
+    from .crawl.addon import Addon
+    from .crawl.logformatter import LogFormatter
+    from .crawl.middleware import SimhashDedupMiddleware
+    from .crawl.near_duplicate import NearDuplicate, Unchanged
+    from .crawl.pipeline import SimhashDedupPipeline
     from .index.redis import RedisIndex
-    from .logformatter import LogFormatter
-    from .middleware import SimhashDedupMiddleware
-    from .near_duplicate import NearDuplicate, Unchanged
-    from .pipeline import SimhashDedupPipeline
-    from .transfer import export_index, import_index
+    from .tools.transfer import export_index, import_index
 
 __version__ = "0.1.0"
 
@@ -58,18 +58,18 @@ __all__ = [
 
 # Scrapy adapters, imported lazily so that scripts using only the core do not import Scrapy.
 _ADAPTERS = {
-    "Addon": "addon",
-    "LogFormatter": "logformatter",
-    "NearDuplicate": "near_duplicate",
-    "SimhashDedupPipeline": "pipeline",
-    "SimhashDedupMiddleware": "middleware",
-    "Unchanged": "near_duplicate",
+    "Addon": "crawl.addon",
+    "LogFormatter": "crawl.logformatter",
+    "NearDuplicate": "crawl.near_duplicate",
+    "SimhashDedupPipeline": "crawl.pipeline",
+    "SimhashDedupMiddleware": "crawl.middleware",
+    "Unchanged": "crawl.near_duplicate",
 }
 # Needs the optional redis package (pip install 'scrapy-simhash[redis]').
 _OPTIONAL = {"RedisIndex": "index.redis"}
 # Need numpy, which a crawl's process does not: its thousands of module objects would only
 # lengthen every full garbage collection of the crawl.
-_TOOLS = {"export_index": "transfer", "import_index": "transfer"}
+_TOOLS = {"export_index": "tools.transfer", "import_index": "tools.transfer"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,32 +1,30 @@
-"""Paragraph anchors: exact hashes of a text's longest lines, for copies that carry extra
-text.
+"""Paragraph anchors as plain values: what a page's anchors are, how an index compares
+two pages by them, and the constants of both (the text side, which makes them, is
+:mod:`scrapy_simhash.analysis.anchors`).
 
 A SimHash measures the similarity of a whole text: a copy that gains or loses blocks (a
 repost whose original keeps a standfirst and captions, a page cut short, a paragraph
 deleted) moves many bits of it. Such a copy is still *contained*: most of the smaller
 text's long paragraphs appear, unchanged, in the larger one. The anchors of a text are the
 hashes of its :data:`DEFAULT_ANCHORS` longest distinct lines of at least
-:data:`MIN_LINE_CHARS` characters after :func:`anchor_form`, with each line's length. An
-index stores them with the page and tells a contained copy by :func:`contained`.
+:data:`MIN_LINE_CHARS` characters; an index stores them with the page and tells a
+contained copy by :func:`contained`.
 
 A single shared paragraph is no evidence (a disclaimer, a newsletter blurb, a site's
-standard note): a copy must share at least :data:`MIN_SHARED` anchors, and they must make
-at least half of the smaller page's anchors, counted and by length (see :func:`contained`).
-Anchors that the index holds for more than :data:`MAX_ANCHOR_PAGES` pages are
-boilerplate and ignored altogether.
+standard note): a copy must share at least :data:`MIN_SHARED` anchors, they must make at
+least :data:`MIN_SHARE` of the smaller page's anchors, counted and by length, and most of
+its text (:data:`MIN_COVER`). Anchors that the index holds for more than
+:data:`MAX_ANCHOR_PAGES` pages are boilerplate and ignored altogether.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .fingerprint import hash_term
-
 #: How many of a text's longest lines become its anchors.
 DEFAULT_ANCHORS = 8
-#: The shortest line that becomes an anchor, in characters of :func:`anchor_form`: a
+#: The shortest line that becomes an anchor, in characters of its normalised form: a
 #: paragraph, not a heading, a caption or a menu.
 MIN_LINE_CHARS = 80
 #: A copy shares at least this many anchors with the page it is contained in.
@@ -38,26 +36,10 @@ MIN_COVER = 0.7
 #: An anchor stored for more pages than this is boilerplate (a site's standard note, a
 #: licence paragraph) and no evidence of anything.
 MAX_ANCHOR_PAGES = 5
-#: Anchors are stored as 32-bit values (signed: four bytes in SQLite). Two unrelated
-#: paragraphs collide once in four billion; a match needs two shared anchors of one page.
-_MASK32 = 0xFFFF_FFFF
-
 #: ``(anchors, chars, cover)`` of a page: see :attr:`Anchors.summary`.
 Summary = tuple[int, int, int]
 #: The anchors' format, stored in every index: pages anchored otherwise never mix.
 ANCHORS_FORMAT = f"lines-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/casefold-words/v1"
-
-_NOT_WORD = re.compile(r"[\W_]+")
-
-
-def anchor_form(line: str) -> str:
-    """*line* as anchors compare it: case-folded, with punctuation and symbols dropped
-    and runs of spaces made one (quotes and dashes differ between two sites' copies)."""
-    return _NOT_WORD.sub(" ", line.casefold()).strip()
-
-
-def to_signed32(value: int) -> int:
-    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 @dataclass(frozen=True)
@@ -93,50 +75,6 @@ class Anchors:
         length = dict(zip(self.hashes, self.lengths, strict=True))
         shared = tuple(h for h in hashes if h in length)
         return shared, sum(length[h] for h in shared)
-
-
-def text_anchors(
-    text: str,
-    seed: bytes | int | None = None,
-    *,
-    count: int = DEFAULT_ANCHORS,
-    min_chars: int = MIN_LINE_CHARS,
-) -> Anchors:
-    """The anchors of *text* (its lines are the extractor's blocks): the hashes of its
-    *count* longest distinct lines of at least *min_chars* characters of
-    :func:`anchor_form`, keyed with *seed* as the fingerprint's terms are. Ties in
-    length are broken by the hash, so that two copies choose the same lines."""
-    if count <= 0:
-        return Anchors()
-    lines: dict[int, int] = {}
-    total = long = 0
-    for line in text.splitlines():
-        if len(line) < min_chars:
-            total += len(line)  # about its anchor form: a short line is never one
-            continue
-        form = anchor_form(line)
-        total += len(form)
-        if len(form) >= min_chars:
-            long += len(form)
-            lines[to_signed32(hash_term(form, seed) & _MASK32)] = len(form)
-    if not lines:
-        return Anchors()
-    chosen = sorted(lines.items(), key=lambda item: (-item[1], item[0]))[:count]
-    lengths = tuple(n for _, n in chosen)
-    return Anchors(
-        tuple(h for h, _ in chosen), lengths, sum(lengths), min(1000, 1000 * long // total)
-    )
-
-
-def anchor_lines(text: str, seed: bytes | int | None = None) -> dict[int, str]:
-    """``anchor -> line`` for every line of *text* long enough to be an anchor: the
-    paragraphs behind a containment verdict, for people to read."""
-    lines = {}
-    for line in text.splitlines():
-        form = anchor_form(line)
-        if len(form) >= MIN_LINE_CHARS:
-            lines.setdefault(to_signed32(hash_term(form, seed) & _MASK32), line.strip())
-    return lines
 
 
 def contained(shared: int, shared_chars: int, mine: Summary, theirs: Summary) -> bool:

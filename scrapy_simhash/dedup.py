@@ -16,13 +16,14 @@ import functools
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
-from .anchors import DEFAULT_ANCHORS, Anchors, text_anchors
-from .extract import Extractor, get_extractor
-from .fingerprint import Fingerprinter, hash_term
+from .analysis.anchors import text_anchors
+from .analysis.fingerprint import Fingerprinter, hash_term
+from .anchors import DEFAULT_ANCHORS, Anchors
+from .extract.extractors import Extractor, get_extractor
+from .extract.fields import field_text
+from .extract.main_text import MainText
+from .extract.text import exact_form, normalize_characters
 from .index.base import Match, NearDuplicateIndex, Status
-from .items import field_text
-from .main_text import MainText
-from .text import exact_form, normalize_characters
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
 #: ``empty``: no text at all, never a duplicate.
@@ -41,7 +42,7 @@ class Analysis:
     #: True when the text was longer than ``max_length`` and cut.
     truncated: bool = False
     #: Why the main text of an HTML field could not be found and a wider text was
-    #: analysed instead (see :class:`~scrapy_simhash.main_text.MainText`), else ``None``.
+    #: analysed instead (see :class:`~scrapy_simhash.extract.main_text.MainText`), else ``None``.
     fallback: str | None = None
     #: The paragraph anchors of a ``simhash`` text (see :mod:`scrapy_simhash.anchors`);
     #: ``None`` when anchors are off or the text has no line long enough.
@@ -57,13 +58,7 @@ class Verdict:
 
     analysis: Analysis
     match: Match | None
-    #: Defaults to ``duplicate`` with a match and ``new`` without (as built before
-    #: statuses existed).
-    status: Status = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.status is None:
-            object.__setattr__(self, "status", "new" if self.match is None else "duplicate")
+    status: Status
 
     @property
     def is_duplicate(self) -> bool:
@@ -184,12 +179,12 @@ class AnalysisParams:
     worker process can rebuild the same analysis (see :func:`analyse_fields`)."""
 
     top_n: int
-    #: The term hash's key (see :class:`~scrapy_simhash.fingerprint.Fingerprinter`).
+    #: The term hash's key (see :class:`~scrapy_simhash.analysis.fingerprint.Fingerprinter`).
     seed: bytes | int | None
     segmenter: str
     min_terms: int
     max_length: int
-    #: Extractor name, as :func:`scrapy_simhash.extract.get_extractor` takes it.
+    #: Extractor name, as :func:`scrapy_simhash.extract.extractors.get_extractor` takes it.
     extractor: str
     #: Paragraph anchors per text (0: none).
     anchors: int = DEFAULT_ANCHORS
@@ -205,7 +200,7 @@ class AnalysisParams:
 
 def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     """Analyse the text of item fields *values*; a module-level function of plain
-    arguments, so that a worker process (:mod:`scrapy_simhash.workers`) can run it."""
+    arguments, so that a worker process (:mod:`scrapy_simhash.crawl.workers`) can run it."""
     analyser, extractor = _analyser(params)
     return analyse_text(analyser, fields_text(values, extractor))
 
@@ -220,7 +215,7 @@ def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
 def fields_text(values: list[object], extractor: Extractor | None) -> str:
     """The text of item fields *values*, one field after the other: what is analysed,
     in a worker process or in the crawl's. When the extraction of a field fell back to a
-    wider text, the result is a :class:`~scrapy_simhash.main_text.MainText` that says
+    wider text, the result is a :class:`~scrapy_simhash.extract.main_text.MainText` that says
     why."""
     fallbacks: list[str] = []
     text = "\n".join(

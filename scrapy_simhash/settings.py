@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .analysis.fingerprint import Fingerprinter, seed_from_secret
 from .anchors import DEFAULT_ANCHORS
-from .blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
-from .dedup import AnalysisParams
+from .dedup import AnalysisParams, Deduplicator
 from .exceptions import ConfigurationError
-from .extract import Extractor, get_extractor
-from .fingerprint import Fingerprinter, seed_from_secret
+from .extract.extractors import Extractor, get_extractor
+from .features import DEFAULT_TOP_N
+from .index import open_index
+from .index.base import NearDuplicateIndex
+from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
 
-#: Every setting with its default; the README's settings table lists the same.
+#: Every setting with its default, the one table of them (SimhashSettings reads its
+#: defaults here); the README's settings table lists the same.
 DEFAULTS: dict[str, Any] = {
     "SIMHASH_ENABLED": True,
     "SIMHASH_INDEX_URI": None,
@@ -29,7 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_BLOCKS": None,
     "SIMHASH_TEXT_FIELDS": ["title", "content"],
     "SIMHASH_KEY_FIELD": "url",
-    "SIMHASH_TOP_N": 128,
+    "SIMHASH_TOP_N": DEFAULT_TOP_N,
     "SIMHASH_MIN_TERMS": 20,
     "SIMHASH_ANCHORS": True,
     "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
@@ -49,41 +54,59 @@ DEFAULTS: dict[str, Any] = {
 
 ON_INDEX_ERROR_CHOICES = ("keep", "close")
 
+#: The index's file, in the Scrapy project's data directory, when SIMHASH_INDEX_URI is unset.
+DEFAULT_INDEX_FILE = "simhash.db"
+
+
+def index_uri(configured: str | None, data_path: Callable[[str], str], *, create: bool) -> str:
+    """The index's URI: *configured* (``SIMHASH_INDEX_URI``), else ``sqlite:///`` and
+    ``simhash.db`` in the project's data directory (*data_path* is Scrapy's
+    ``scrapy.utils.project.data_path``: ``.scrapy/`` of the project, or of the current
+    directory outside one). With *create* (the index may be created there), the directory
+    is made, as the crawl and the commands that create an index need it."""
+    if configured:
+        return configured
+    path = data_path(DEFAULT_INDEX_FILE)
+    if create:
+        # data_path(createdir=True) would make "simhash.db" itself a directory.
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return "sqlite:///" + path
+
 
 @dataclass(frozen=True)
 class SimhashSettings:
-    """Validated values of the ``SIMHASH_*`` settings."""
+    """Validated values of the ``SIMHASH_*`` settings (defaults: :data:`DEFAULTS`)."""
 
-    index_uri: str | None = None
-    max_distance: int = 3
-    blocks: int | None = None
-    text_fields: tuple[str, ...] = ("title", "content")
-    key_field: str = "url"
-    top_n: int = 128
-    min_terms: int = 20
+    index_uri: str | None = DEFAULTS["SIMHASH_INDEX_URI"]
+    max_distance: int = DEFAULTS["SIMHASH_MAX_DISTANCE"]
+    blocks: int | None = DEFAULTS["SIMHASH_BLOCKS"]
+    text_fields: tuple[str, ...] = tuple(DEFAULTS["SIMHASH_TEXT_FIELDS"])
+    key_field: str = DEFAULTS["SIMHASH_KEY_FIELD"]
+    top_n: int = DEFAULTS["SIMHASH_TOP_N"]
+    min_terms: int = DEFAULTS["SIMHASH_MIN_TERMS"]
     #: Paragraph anchors: a page contained in a kept one (or containing it) is a duplicate
     #: too (see :mod:`scrapy_simhash.anchors`); off, pages are matched by distance only.
-    anchors: bool = True
-    max_text_length: int = 2_000_000
-    remove_boilerplate: bool = True
+    anchors: bool = DEFAULTS["SIMHASH_ANCHORS"]
+    max_text_length: int = DEFAULTS["SIMHASH_MAX_TEXT_LENGTH"]
+    remove_boilerplate: bool = DEFAULTS["SIMHASH_REMOVE_BOILERPLATE"]
     #: Main-content extractor for HTML fields: "builtin", "trafilatura" or "none".
-    extractor: str = "builtin"
-    #: 0: fingerprint in a thread; N > 0: in N worker processes (:mod:`.workers`).
-    workers: int = 0
+    extractor: str = DEFAULTS["SIMHASH_EXTRACTOR"]
+    #: 0: fingerprint in a thread; N > 0: in N worker processes (:mod:`.crawl.workers`).
+    workers: int = DEFAULTS["SIMHASH_WORKERS"]
     #: Seconds a worker process may take over one page before it is killed.
-    worker_timeout: float = 60.0
-    segmenter: str = "auto"
+    worker_timeout: float = DEFAULTS["SIMHASH_WORKER_TIMEOUT"]
+    segmenter: str = DEFAULTS["SIMHASH_SEGMENTER"]
     #: 32 hex digits or a passphrase; keys the term hash (never shown in a repr).
-    secret: str | None = field(default=None, repr=False)
-    drop_log_level: int = logging.INFO
-    on_index_error: str = "keep"
+    secret: str | None = field(default=DEFAULTS["SIMHASH_SECRET"], repr=False)
+    drop_log_level: int = getattr(logging, DEFAULTS["SIMHASH_DROP_LOG_LEVEL"])
+    on_index_error: str = DEFAULTS["SIMHASH_ON_INDEX_ERROR"]
     #: Keep duplicates, marked in ``flag_field`` (items) instead of dropped.
-    flag_only: bool = False
+    flag_only: bool = DEFAULTS["SIMHASH_FLAG_ONLY"]
     #: Drop a re-crawled page whose text is unchanged since it was stored under its key.
-    drop_unchanged: bool = True
-    flag_field: str = "simhash_duplicate_of"
+    drop_unchanged: bool = DEFAULTS["SIMHASH_DROP_UNCHANGED"]
+    flag_field: str = DEFAULTS["SIMHASH_FLAG_FIELD"]
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
-    middleware_content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
+    middleware_content_types: tuple[str, ...] = tuple(DEFAULTS["SIMHASH_MIDDLEWARE_CONTENT_TYPES"])
     #: The 16 bytes derived from *secret* (``None`` without one): what keys the term hash.
     seed: bytes | None = field(init=False, repr=False, compare=False)
     fingerprinter: Fingerprinter = field(init=False, repr=False, compare=False)
@@ -178,6 +201,40 @@ class SimhashSettings:
             anchors=self.anchor_count,
         )
 
+    def open_index(self, uri: str, *, create: bool = True) -> NearDuplicateIndex:
+        """The index at *uri*, opened (or, with *create*, created) for these settings'
+        threshold, block plan and features: an index built otherwise is refused with both
+        values shown (:class:`~scrapy_simhash.exceptions.IndexParameterMismatch`)."""
+        return open_index(
+            uri,
+            max_distance=self.max_distance,
+            blocks=self.blocks,
+            features=self.fingerprinter.signature,
+            create=create,
+        )
+
+    def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
+        """A deduplicator on *index* (open, and of these settings' features) that analyses
+        texts as these settings say."""
+        return Deduplicator(
+            index,
+            self.fingerprinter,
+            min_terms=self.min_terms,
+            max_length=self.max_text_length,
+            anchors=self.anchor_count,
+        )
+
+    def open_deduplicator(self, uri: str, *, create: bool = True) -> Deduplicator:
+        """The one way from settings to a working deduplicator: :meth:`open_index`, then
+        :meth:`deduplicator` on it (the index is closed again if that fails). The crawl's
+        pipeline and middleware and the ``dedup`` command call it."""
+        index = self.open_index(uri, create=create)
+        try:
+            return self.deduplicator(index)
+        except BaseException:
+            index.close()
+            raise
+
     @property
     def anchor_count(self) -> int:
         """Paragraph anchors per text: the format's count, or 0 when they are off."""
@@ -231,15 +288,6 @@ class SimhashSettings:
                 )
             return value
 
-        if settings.get("SIMHASH_SEED") not in (None, 0, "0", ""):
-            raise ConfigurationError(
-                "SIMHASH_SEED is no longer supported: a seed below 2**32 can be found from the "
-                "fingerprints of a few known pages (or from the index's features). Remove it, "
-                "set SIMHASH_SECRET to 32 hex digits (python -c 'import secrets; "
-                "print(secrets.token_hex(16))') or a passphrase of 12 or more characters, and "
-                "build a new index: the pages of one built with a seed cannot be checked "
-                "without it"
-            )
         blocks = get("SIMHASH_BLOCKS")
         return cls(
             index_uri=getstr("SIMHASH_INDEX_URI", optional=True),
@@ -314,16 +362,12 @@ def _media_types(values: tuple[str, ...]) -> tuple[str, ...]:
     return types
 
 
-#: Names that are not settings but are recognised, to say what became of them.
-RETIRED = {"SIMHASH_SEED"}
-
-
 def unknown_settings(names: Iterable[str]) -> list[str]:
     """A message for each ``SIMHASH_*`` name in *names* that is no setting (a typo would
     otherwise be silently ignored), with the closest setting's name."""
     messages = []
     for name in names:
-        if not name.startswith("SIMHASH_") or name in DEFAULTS or name in RETIRED:
+        if not name.startswith("SIMHASH_") or name in DEFAULTS:
             continue
         # Compared without the prefix that every name shares, which would make all close.
         close = difflib.get_close_matches(

@@ -11,6 +11,26 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CORPORA = PROJECT_ROOT.parent / "shared" / "corpora"
 
 
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_collection_modifyitems(items):
+    # The end-to-end tests (real crawls in subprocesses) are those under tests/e2e/:
+    # `pytest -m "not e2e"` leaves them out.
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("needs_compiled") is not None:
+        from scrapy_simhash.analysis.speedups import compiled
+
+        # None where the accelerator is not built or SCRAPY_SIMHASH_PURE_PYTHON is set.
+        if compiled("combine") is None:
+            pytest.skip("the C accelerator is not built (or SCRAPY_SIMHASH_PURE_PYTHON is set)")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_jieba_cache(tmp_path_factory):
     # Keep jieba's dictionary cache out of the user's home during tests.

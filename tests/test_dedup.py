@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scrapy_simhash.analysis.fingerprint import Fingerprinter
 from scrapy_simhash.dedup import (
     Analyser,
     AnalysisParams,
@@ -9,7 +10,6 @@ from scrapy_simhash.dedup import (
     _analyser,
     analyse_fields,
 )
-from scrapy_simhash.fingerprint import Fingerprinter
 from scrapy_simhash.index.memory import MemoryIndex
 
 TEXT = " ".join(f"word{i} topic{i % 7}" for i in range(60))

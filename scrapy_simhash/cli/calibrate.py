@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..calibrate import advice, calibrate, render_html, render_text
+from ..tools.calibrate import advice, calibrate, render_html, render_text
 from .main import INDEX_SETTINGS, Env, echo_json, honours, index_option, json_option, main
 
 

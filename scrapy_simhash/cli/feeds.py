@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..feeds import dedup_items, read_feed, record_verdicts, write_feed
-from ..index import open_index
+from ..tools.feeds import dedup_items, read_feed, record_verdicts, write_feed
 from .main import (
     FINGERPRINT_SETTINGS,
     Env,
@@ -96,15 +95,11 @@ def dedup(
         if path.resolve() == feed.resolve():
             raise click.ClickException(f"{option} {path} would overwrite the feed; choose another")
     items = read_feed(feed)
-    with open_index(
-        index_uri,
-        max_distance=config.max_distance,
-        blocks=config.blocks,
-        features=config.fingerprinter.signature,
-    ) as index:
+    dedup = config.open_deduplicator(index_uri)
+    with dedup.index as index:
         verdicts = dedup_items(
             items,
-            env.deduplicator(index),
+            dedup,
             text_fields=text_fields,
             key_field=key_field,
             extractor=config.html_extractor,

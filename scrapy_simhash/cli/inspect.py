@@ -9,15 +9,15 @@ from datetime import datetime, timezone
 
 import click
 
-from ..anchors import anchor_lines
+from ..analysis.anchors import anchor_lines
+from ..analysis.fingerprint import format_fingerprint
 from ..exceptions import IndexNotFound
-from ..explain import explain as explain_texts
-from ..feeds import spreadsheet_safe
-from ..fingerprint import format_fingerprint
+from ..extract.text import normalize_characters
 from ..index import open_index
-from ..report import index_summary, neighbours
-from ..sources import read_source
-from ..text import normalize_characters
+from ..tools.explain import explain as explain_texts
+from ..tools.feeds import spreadsheet_safe
+from ..tools.report import index_summary, neighbours
+from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
     INDEX_SETTINGS,
@@ -231,13 +231,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     try:
         index = open_index(env.index_uri(index_uri), create=False, read_only=True)
     except IndexNotFound:
-        config = env.settings
-        index = open_index(
-            "memory:",
-            max_distance=config.max_distance,
-            blocks=config.blocks,
-            features=config.fingerprinter.signature,
-        )
+        index = env.settings.open_index("memory:")
     with index:
         label_a, text_a = read_source(a, env.text_of)
         label_b, text_b = read_source(b, env.text_of)

@@ -17,14 +17,14 @@ from typing import Any, TypeVar
 
 import click
 
+from ..analysis.fingerprint import format_fingerprint
 from ..dedup import Analysis, Deduplicator
 from ..durations import parse_cutoff
 from ..exceptions import IndexNotFound, SimhashError
-from ..fingerprint import format_fingerprint
+from ..extract.fields import field_text
 from ..index import open_index
 from ..index.base import NearDuplicateIndex
-from ..items import field_text
-from ..settings import SimhashSettings, unknown_settings
+from ..settings import SimhashSettings, index_uri, unknown_settings
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -96,15 +96,16 @@ class Env:
         """The text the pipeline would fingerprint for an item field holding *value*."""
         return field_text(value, extractor=self.settings.html_extractor)
 
-    def index_uri(self, given: str | None) -> str:
+    def index_uri(self, given: str | None, *, create: bool = False) -> str:
+        """*given* (``--index``), else the project's index (see
+        :func:`~scrapy_simhash.settings.index_uri`); *create* for a command that may
+        create the index, which makes its directory as the crawl does."""
         if given:
             return given
-        configured = self.scrapy_settings.get("SIMHASH_INDEX_URI")
-        if configured:
-            return str(configured)
         from scrapy.utils.project import data_path
 
-        return "sqlite:///" + data_path("simhash.db")
+        configured = self.scrapy_settings.get("SIMHASH_INDEX_URI")
+        return index_uri(str(configured) if configured else None, data_path, create=create)
 
     def not_found(self, error: IndexNotFound, given: str | None) -> click.ClickException:
         """*error* with where the index was looked for and how to point elsewhere."""
@@ -151,13 +152,7 @@ class Env:
                 f"these settings make {ours!r}; run the command in the project that built the "
                 "index, or set the same SIMHASH_TOP_N/SIMHASH_SECRET with -s"
             )
-        return Deduplicator(
-            index,
-            config.fingerprinter,
-            min_terms=config.min_terms,
-            max_length=config.max_text_length,
-            anchors=config.anchor_count,
-        )
+        return config.deduplicator(index)
 
 
 def _parse_set(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:

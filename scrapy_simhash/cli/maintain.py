@@ -11,8 +11,8 @@ import click
 
 from ..exceptions import IndexNotFound, Interrupted
 from ..index import open_index
-from ..rebuild import rebuild_index
-from ..transfer import export_index, import_index, read_header
+from ..tools.rebuild import rebuild_index
+from ..tools.transfer import export_index, import_index, read_header
 from .main import (
     INDEX_SETTINGS,
     Env,
@@ -78,7 +78,7 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
       scrapy-simhash import backup.simhash --index redis://localhost:6379/0
     """
     header = read_header(file)
-    uri = env.index_uri(index_uri)
+    uri = env.index_uri(index_uri, create=True)
     try:
         index = open_index(uri, create=False)
     except IndexNotFound:

@@ -9,13 +9,11 @@ suite runs against each.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
 
 from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors, contained
-from ..blocks import BlockPlan, default_blocks
 from ..exceptions import (
     IndexCorrupt,
     IndexNotFound,
@@ -24,10 +22,9 @@ from ..exceptions import (
     SimhashIndexError,
 )
 from ..features import DEFAULT_FEATURES
+from .blocks import BlockPlan, default_blocks
 
 _MASK64 = (1 << 64) - 1
-#: The features of an index built with an integer seed (other than 0).
-_SEEDED = re.compile(r"/seed-(?!0$)[0-9a-f]+$")
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ class StoredPage:
     key: str
     fingerprint: int  #: its SimHash, or for ``exact`` entries the digest of its text
     added_at: float
-    exact: bool = False  #: stored by :meth:`NearDuplicateIndex.add_exact_if_new`
+    exact: bool = False  #: stored by :meth:`NearDuplicateIndex.check_and_add_exact`
     #: Its paragraph anchors (without their lines' lengths), if any.
     anchors: Anchors | None = None
 
@@ -142,11 +139,6 @@ class RequestedParameters:
             if value is not None and value != getattr(stored, name)
         ]
         if differences:
-            if _SEEDED.search(stored.features):
-                differences.append(
-                    "the index was built with SIMHASH_SEED, which is no longer supported: "
-                    "build a new index with SIMHASH_SECRET"
-                )
             rebuild = (
                 f" To keep its pages, build a copy for distance {self.max_distance} and point "
                 f"SIMHASH_INDEX_URI at it: scrapy-simhash rebuild --index {location} "
@@ -163,9 +155,8 @@ class RequestedParameters:
         return stored
 
 
-@runtime_checkable
-class NearDuplicateIndex(Protocol):
-    """The interface of every index backend."""
+class IndexHotPath(Protocol):
+    """What a crawl calls for every page: check-and-insert, query, the audit log."""
 
     #: The block plan (tables and keys) the index was built with.
     plan: BlockPlan
@@ -196,16 +187,6 @@ class NearDuplicateIndex(Protocol):
         a page whose text became short replaces its fingerprint, and the other way."""
         ...
 
-    def add_if_new(
-        self, fingerprint: int, key: str, anchors: Anchors | None = None
-    ) -> Match | None:
-        """:meth:`check_and_add`, returning the match (``None`` when stored)."""
-        ...
-
-    def add_exact_if_new(self, digest: int, key: str) -> Match | None:
-        """:meth:`check_and_add_exact`, returning the match (``None`` when stored)."""
-        ...
-
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         """Return the stored pages within *max_distance* (default and at most the index's
         own), nearest first."""
@@ -221,14 +202,22 @@ class NearDuplicateIndex(Protocol):
         """Number of stored pages (fingerprints and exact digests)."""
         ...
 
-    # -- maintenance and audit: used by the CLI, export/import and the audit log ---------
-
     def record_drop(
         self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
     ) -> None:
         """Append to the audit log that *key* was dropped as a duplicate of *match*, or,
         *unchanged*, as unchanged since *match* was stored under its own key."""
         ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> NearDuplicateIndex: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+class IndexMaintenance(Protocol):
+    """What the CLI, export and import call: reading, restoring, forgetting, expiring."""
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
         """The audit log, oldest first, optionally only entries at or after *since*."""
@@ -274,11 +263,10 @@ class NearDuplicateIndex(Protocol):
         the backend has nothing to give back and nothing was done."""
         ...
 
-    def close(self) -> None: ...
 
-    def __enter__(self) -> NearDuplicateIndex: ...
-
-    def __exit__(self, *exc_info: object) -> None: ...
+@runtime_checkable
+class NearDuplicateIndex(IndexHotPath, IndexMaintenance, Protocol):
+    """The interface of every index backend: the hot path and maintenance."""
 
 
 class IndexBase:
@@ -335,14 +323,6 @@ class IndexBase:
         return IndexUnavailable(f"The index at {self.location} failed ({doing}: {error})")
 
     # -- shared behaviour --------------------------------------------------------------
-
-    def add_if_new(
-        self, fingerprint: int, key: str, anchors: Anchors | None = None
-    ) -> Match | None:
-        return self.check_and_add(fingerprint, key, anchors).match  # type: ignore[attr-defined]
-
-    def add_exact_if_new(self, digest: int, key: str) -> Match | None:
-        return self.check_and_add_exact(digest, key).match  # type: ignore[attr-defined]
 
     def __enter__(self):
         return self

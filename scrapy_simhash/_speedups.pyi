@@ -1,0 +1,36 @@
+"""Signatures of the optional C accelerator, built from csrc/ where a C compiler is present.
+
+Each function has a pure-Python twin beside its caller in :mod:`scrapy_simhash.analysis`
+(:mod:`~scrapy_simhash.analysis.speedups` decides which runs); results are the same.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+def normalize_runs(
+    text: str,
+    table: bytes,
+    normalize: Callable[[str, str], str],
+    form: str,
+    cache: dict[str, str] | None = ...,
+    /,
+) -> str: ...
+def contains_any(text: str, needles: tuple[str, ...], /) -> bool: ...
+def line_starts(text: str, keywords: tuple[str, ...], /) -> list[int]: ...
+def heaviest(
+    counts: Mapping[str, int],
+    idf: dict[str, float],
+    new_idf: Callable[[str], float],
+    top_n: int,
+    bound: float = ...,
+    /,
+) -> list[tuple[str, float]] | None: ...
+def count_long_words(words: list[str], counts: Counter[str], /) -> None: ...
+def combine(rows: bytes, weights: Sequence[float], /) -> int | None: ...
+def combine_cached(pairs: list[tuple[str, float]], cache: dict[str, bytes], /) -> int | None: ...
+def marked_runs(text: str, table: bytes, /) -> list[tuple[int, int]]: ...
+def lower(text: str, /) -> str: ...
+def remove_stop_words(
+    counts: Counter[str] | dict[str, int], masks: dict[str, int], min_hits: int, /
+) -> bool: ...
+def count_words(text: str, counts: Counter[str], /) -> str: ...

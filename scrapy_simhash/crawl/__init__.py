@@ -1,0 +1,5 @@
+"""The Scrapy components: the add-on, the item pipeline, the spider middleware, the log
+formatter, and what they share (:mod:`.deduplicator`, :mod:`.indexthread`, :mod:`.workers`).
+
+Nothing is imported here: a worker process imports :mod:`.workers` without Scrapy.
+"""

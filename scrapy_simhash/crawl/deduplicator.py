@@ -1,0 +1,406 @@
+"""What the item pipeline and the spider middleware share in a crawl.
+
+:class:`CrawlDeduplicator` wraps a :class:`~scrapy_simhash.dedup.Deduplicator` with the
+Scrapy side of a verdict: it opens the index when the spider opens, counts stats under one
+prefix, writes every drop to the index's audit log, marks duplicates in flag-only mode,
+and turns index failures into a counted pass-through or a closed spider
+(``SIMHASH_ON_INDEX_ERROR``). The pipeline and the middleware differ only in where the text
+comes from and what "drop" means (an item, or a response's whole output).
+
+It also does the CPU work for both: in a thread, or with ``SIMHASH_WORKERS`` in worker
+processes (:mod:`scrapy_simhash.crawl.workers`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any, Literal
+
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, NotConfigured
+from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.project import data_path
+
+from ..analysis.speedups import accelerated
+from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
+from ..exceptions import SimhashError, SimhashIndexError
+from ..extract.fields import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
+from ..settings import SimhashSettings, index_uri, setting_bool, unknown_settings
+from .indexthread import IndexThread
+from .workers import WorkerDied, WorkerHung, WorkerPool
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+#: How many pages whose main text was not found are logged in one crawl (all are counted).
+FALLBACKS_LOGGED = 5
+FALLBACK_REASONS = {
+    "region": "the article's region held too little of the page's text",
+    "chrome": "the page's text without its chrome was too short; only the menus, sidebars, "
+    "header and footer it declares were left out",
+    "page": "even the page's text without the menus, sidebars, header and footer it "
+    "declares was too short",
+    "trafilatura": "trafilatura found no main text",
+}
+
+
+#: What a crawl component does with a page (see :meth:`CrawlDeduplicator.action`).
+Action = Literal["keep", "unchanged", "flag", "drop"]
+
+#: The finish reason of a crawl that a setting or the index stopped before it began.
+SETUP_ERROR_REASON = "simhash_setup_error"
+
+
+def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
+    """The validated ``SIMHASH_*`` settings of *crawler* and its index URI; raises
+    ``NotConfigured`` when ``SIMHASH_ENABLED`` is False and
+    :class:`~scrapy_simhash.exceptions.ConfigurationError` for a value that cannot work.
+    A ``SIMHASH_*`` name that is no setting (a typo) is logged as a warning."""
+    if not setting_bool("SIMHASH_ENABLED", crawler.settings.get("SIMHASH_ENABLED", True)):
+        raise NotConfigured("SIMHASH_ENABLED is False")
+    for message in unknown_settings(crawler.settings):
+        logger.warning("%s", message)
+    config = SimhashSettings.from_settings(crawler.settings)
+    return config, index_uri(config.index_uri, data_path, create=True)
+
+
+def refuse_to_start(crawler: Crawler, error: SimhashError) -> NotConfigured:
+    """What a component's ``from_crawler`` raises when its settings cannot work: the
+    component is left out (``NotConfigured``, which Scrapy expects from ``from_crawler``)
+    and, once the spider opens, before any request, the crawl is stopped with *error* in
+    one log line (``CloseSpider``, which Scrapy honours from a ``spider_opened``
+    handler). An exception raised from ``from_crawler`` itself would instead come out as
+    an asyncio "Task exception was never retrieved" traceback."""
+
+    def stop() -> None:
+        raise start_failed(error)
+
+    # weak=False: nothing else holds this function.
+    crawler.signals.connect(stop, signal=signals.spider_opened, weak=False)
+    return NotConfigured()
+
+
+def start_failed(error: SimhashError) -> CloseSpider:
+    """Log *error* (a setting or an index that cannot work) in one line; return the
+    ``CloseSpider`` that stops the crawl before its first request."""
+    logger.error("%s. The crawl is stopped before it starts.", str(error).rstrip("."))
+    return CloseSpider(SETUP_ERROR_REASON)
+
+
+class CrawlDeduplicator:
+    """One index and its verdicts for one crawl component (pipeline or middleware).
+
+    Stats are counted under *stats_prefix* (``simhash`` for the pipeline,
+    ``simhash/middleware`` for the middleware).
+    """
+
+    def __init__(
+        self,
+        config: SimhashSettings,
+        index_uri: str,
+        *,
+        stats: StatsCollector | None = None,
+        crawler: Crawler | None = None,
+        stats_prefix: str = "simhash",
+    ) -> None:
+        self.config = config
+        self.index_uri = index_uri
+        self.stats = stats
+        self.crawler = crawler
+        self.stats_prefix = stats_prefix
+        self.dedup: Deduplicator | None = None
+        #: The thread that runs every check on the index, while open.
+        self.index_thread: IndexThread | None = None
+        #: The worker processes (``SIMHASH_WORKERS``), while open.
+        self.workers: WorkerPool | None = None
+        self.params = config.analysis_params
+
+    def open(self) -> Deduplicator:
+        """Open the index (and start the workers); an index that cannot be opened as
+        configured (a scheme, file, permission or parameter problem) is logged in one
+        line and stops the crawl (``CloseSpider``) before its first request."""
+        config = self.config
+        try:
+            dedup = config.open_deduplicator(self.index_uri)
+        except SimhashError as e:
+            raise start_failed(e) from e
+        index = dedup.index
+        try:
+            stored = len(index)
+        except SimhashError as e:
+            index.close()
+            raise start_failed(e) from e
+        self.dedup = dedup
+        logger.info(
+            "Simhash index %s: %d pages stored, max distance %d%s, %d tables%s",
+            index.location,
+            stored,
+            index.max_distance,
+            ""
+            if index.max_distance == index.plan.max_distance
+            else f" (the index is built for {index.plan.max_distance})",
+            index.plan.table_count,
+            " (flag-only: duplicates are kept and marked)" if config.flag_only else "",
+        )
+        logger.info(
+            "Simhash analysis: %s; Chinese words by %s",
+            "C accelerator in use"
+            if accelerated()
+            else "C accelerator not in use (not built, or SCRAPY_SIMHASH_PURE_PYTHON set): "
+            "pure Python, the same fingerprints, slower",
+            "rjieba"
+            if config.fingerprinter.term_extractor.segmenter.backend == "rjieba"
+            else "jieba (pip install 'scrapy-simhash[fast]' for rjieba: the same words, faster)",
+        )
+        self.index_thread = IndexThread()
+        if config.workers:
+            self.workers = self._start_workers(config.workers)
+        return self.dedup
+
+    def _start_workers(self, count: int) -> WorkerPool | None:
+        """The worker pool, or ``None`` (with a warning) where the pages are to be
+        fingerprinted in a thread instead."""
+        if not (is_asyncio_available() and os.name == "posix"):
+            problem = (
+                f"SIMHASH_WORKERS={count} needs Scrapy's asyncio reactor (the default "
+                "TWISTED_REACTOR) on a POSIX system"
+            )
+        else:
+            try:
+                return WorkerPool(self.params, count, timeout=self.config.worker_timeout)
+            except OSError as e:  # no interpreter to start, too many processes...
+                problem = f"Could not start SIMHASH_WORKERS={count} worker processes ({e})"
+        logger.warning("%s; pages are fingerprinted in a thread instead", problem)
+        return None
+
+    def close(self) -> None:
+        workers, self.workers = self.workers, None
+        dedup, self.dedup = self.dedup, None
+        index_thread, self.index_thread = self.index_thread, None
+        try:
+            if workers is not None:
+                workers.close()
+        finally:
+            try:
+                if index_thread is not None:
+                    index_thread.close()
+            finally:
+                if dedup is not None:
+                    dedup.index.close()
+
+    async def analyse(self, values: list[Any], key: str) -> Analysis | None:
+        """Analyse the text of *values* (item fields, or a response's text; HTML reduced
+        by ``SIMHASH_EXTRACTOR``) off the reactor thread: in a worker process if there are
+        any. ``None``: a worker process took longer than ``SIMHASH_WORKER_TIMEOUT`` over
+        this page (*key*); it was killed, and the caller lets the page through unchecked
+        (counted here, and logged)."""
+        if self.workers is None:
+            return await run_in_thread(self.analyse_here, values)
+        try:
+            return await self.workers.analyse([_plain(v) for v in values])
+        except WorkerHung as e:
+            # Not analysed again here: what hung a worker could hang the crawl's thread,
+            # which nothing can stop. The pool starts a new worker for the next pages.
+            self.inc("errors/worker_timeout")
+            logger.error(
+                "%s: %s; let through unchecked. If pages really take that long, raise "
+                "SIMHASH_WORKER_TIMEOUT (now %g s)",
+                key,
+                e,
+                self.config.worker_timeout,
+            )
+            return None
+        except (WorkerDied, OSError) as e:  # OSError: a new worker could not start
+            # A worker died (killed, out of memory): this page is analysed here, and the
+            # pool starts a new worker for the next ones, so that one crash does not leave
+            # pages unchecked. Workers that keep dying are given up for a thread.
+            self.inc("errors/workers")
+            workers = self.workers
+            if workers is not None and workers.exhausted:
+                logger.error(
+                    "SIMHASH_WORKERS processes died %d times (%s); fingerprinting in a "
+                    "thread from now on",
+                    workers.restarts + 1,
+                    e,
+                )
+                self.workers = None
+                workers.close(timeout=1.0)
+            return await run_in_thread(self.analyse_here, values)
+
+    def analyse_here(self, values: list[Any]) -> Analysis:
+        if self.dedup is None:
+            raise RuntimeError("CrawlDeduplicator.analyse called before open")
+        return analyse_text(self.dedup, fields_text(values, self.config.html_extractor))
+
+    async def decide(self, analysis: Analysis, key: str) -> Verdict | None:
+        """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the
+        audit log (unless flag-only). Return ``None`` when the index failed (handled as
+        ``SIMHASH_ON_INDEX_ERROR`` says: the caller lets the item or response through).
+
+        The index is used from its own thread, one check at a time in the order they come
+        (:mod:`scrapy_simhash.crawl.indexthread`): a check that waits for another process's lock
+        holds up its item, never the reactor."""
+        if self.dedup is None or self.index_thread is None:
+            raise RuntimeError("CrawlDeduplicator.decide called before open")
+        try:
+            verdict, audit_error = await self.index_thread.run(
+                self._check_and_record, self.dedup, analysis, key
+            )
+        except SimhashIndexError as e:
+            self.index_failed(key, e)
+            return None
+        if audit_error is not None:
+            # The verdict stands; only its audit entry is missing.
+            self.inc("errors/audit_log")
+            logger.error("Could not write the drop of %s to the audit log: %s", key, audit_error)
+        self.count(verdict, key)
+        return verdict
+
+    def _check_and_record(
+        self, dedup: Deduplicator, analysis: Analysis, key: str
+    ) -> tuple[Verdict, SimhashIndexError | None]:
+        """In the index thread: the check-and-insert, then the audit entry of a drop.
+        Stats are counted by the caller, on the reactor thread."""
+        verdict = dedup.check(analysis, key)
+        if verdict.match is not None and self.drops(verdict):
+            try:
+                dedup.index.record_drop(
+                    key,
+                    verdict.match,
+                    exact=analysis.kind == "short",
+                    unchanged=verdict.status == "unchanged",
+                )
+            except SimhashIndexError as e:
+                return verdict, e
+        return verdict, None
+
+    def action(self, verdict: Verdict | None) -> Action:
+        """What the pipeline and the middleware do with the page of *verdict*:
+
+        * ``"keep"``: no match (or not checked); also a page unchanged since the last crawl
+          that is kept (``SIMHASH_DROP_UNCHANGED = False``, or flag-only);
+        * ``"unchanged"``: dropped as unchanged since the last crawl;
+        * ``"flag"``: a near-duplicate kept and marked (``SIMHASH_FLAG_ONLY``);
+        * ``"drop"``: a near-duplicate, dropped.
+        """
+        if verdict is None or verdict.match is None:
+            return "keep"
+        if verdict.status == "unchanged":
+            return "unchanged" if self.drops(verdict) else "keep"
+        return "flag" if self.config.flag_only else "drop"
+
+    def drops(self, verdict: Verdict) -> bool:
+        """Whether the page of *verdict* is dropped: a duplicate unless flag-only; a page
+        unchanged since the last crawl also when ``SIMHASH_DROP_UNCHANGED``."""
+        if self.config.flag_only:
+            return False
+        if verdict.status == "unchanged":
+            return self.config.drop_unchanged
+        return verdict.status == "duplicate"
+
+    def count(self, verdict: Verdict, key: str = "") -> None:
+        analysis = verdict.analysis
+        self.inc(analysis.kind)
+        if analysis.truncated:
+            self.inc("truncated")
+        if analysis.fallback:
+            self.extraction_fell_back(analysis.fallback, key)
+        if verdict.status in ("changed", "unchanged"):
+            self.inc(verdict.status)
+        if verdict.status != "duplicate":
+            if not self.drops(verdict):
+                self.inc("kept")
+            return
+        self.inc("flagged" if self.config.flag_only else "dropped")
+        self.inc(f"{'flagged' if self.config.flag_only else 'dropped'}/{verdict.test}")
+        if verdict.test == "near":
+            self.inc(f"distance/{verdict.match.distance}")
+
+    @staticmethod
+    def describe(key: str, verdict: Verdict) -> str:
+        match = verdict.match
+        assert match is not None
+        if verdict.status == "unchanged":
+            how = "same text" if verdict.analysis.kind == "short" else f"distance {match.distance}"
+            return f"{key} is unchanged since the last crawl ({how})"
+        if verdict.analysis.kind == "short":
+            return f"{key} has the same text as {match.key}"
+        if match.contained:
+            return (
+                f"{key} and {match.key} are one contained in the other ({len(match.shared)} "
+                f"long paragraphs shared, distance {match.distance})"
+            )
+        return f"{key} is a near-duplicate of {match.key} (distance {match.distance})"
+
+    def mark(self, item: Any, verdict: Verdict) -> bool:
+        """Flag-only mode: set ``SIMHASH_FLAG_FIELD`` of *item* to the kept page's key.
+        Return False (and count ``flag_field_missing``) when the item has no such field."""
+        assert verdict.match is not None
+        try:
+            ItemAdapter(item)[self.config.flag_field] = verdict.match.key
+        except (KeyError, AttributeError, TypeError):
+            self.inc("flag_field_missing")
+            return False
+        return True
+
+    def extraction_fell_back(self, reason: str, key: str) -> None:
+        """Count a page whose main text could not be found, and log the first few: many
+        of them mean SIMHASH_EXTRACTOR does not suit the site."""
+        self.inc("extraction/fallback")
+        if self.stats is None:
+            return
+        seen = self.stats.get_value(f"{self.stats_prefix}/extraction/fallback", 0)
+        if seen <= FALLBACKS_LOGGED:
+            logger.info(
+                "No main text found in %s (%s): a wider text was fingerprinted%s",
+                key,
+                FALLBACK_REASONS.get(reason, reason),
+                f"; more such pages are only counted ({self.stats_prefix}/extraction/fallback)"
+                if seen == FALLBACKS_LOGGED
+                else "",
+            )
+
+    def index_failed(self, key: str, error: SimhashIndexError) -> None:
+        self.inc("errors/index")
+        crawler = self.crawler
+        if self.config.on_index_error == "close" and crawler and crawler.engine:
+            logger.error("Simhash index failed on %s: %s; closing the spider", key, error)
+            self._closing = deferred_from_coro(
+                crawler.engine.close_spider_async(reason="simhash_index_error")
+            )
+        else:
+            logger.error(
+                "Simhash index failed on %s: %s; let through unchecked "
+                "(SIMHASH_ON_INDEX_ERROR='keep')",
+                key,
+                error,
+            )
+
+    def inc(self, name: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"{self.stats_prefix}/{name}", count)
+
+
+def _plain(value: Any, within: tuple[int, ...] = ()) -> Any:
+    """*value* in a form that pickles to a worker and gives the same text there (cut
+    where :func:`~scrapy_simhash.extract.fields.field_text` would cut it, lists nested as deep as it
+    follows them and no deeper, so that no more is sent)."""
+    if value is None:
+        return value
+    if isinstance(value, str | bytes | bytearray):
+        return value[:MAX_FIELD_LENGTH]
+    if isinstance(value, list | tuple):
+        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
+            return []
+        within = (*within, id(value))
+        return [_plain(v, within) for v in value]
+    try:
+        return str(value)
+    except RecursionError:  # as field_text: a dict too deeply nested to print
+        return ""

@@ -1,0 +1,492 @@
+"""One index shared by many crawler processes on many hosts, in a Redis server.
+
+Open it with ``redis://[user:password@]host:6379/0?prefix=myproject`` (``rediss://`` for
+TLS). Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``); the
+layout is in :mod:`~scrapy_simhash.index.redis.layout`, the scripts in
+:mod:`~scrapy_simhash.index.redis.scripts`, the URI in :mod:`~scrapy_simhash.index.redis.uri`,
+maintenance (the audit log, listing, expiry) in
+:mod:`~scrapy_simhash.index.redis.maintenance`. None of the keys has a time to live of its
+own, and the server must never evict them (``maxmemory-policy noeviction``, checked at
+open and every minute by a crawl's checks; see :meth:`RedisIndex._check_eviction`).
+
+**Atomicity.** ``check_and_add`` is one Lua script (sent with EVALSHA, loaded again after
+a NOSCRIPT reply when the server restarted or its scripts were flushed): it probes every
+table, checks the distances and inserts only when nothing is near, while no other client's
+command runs. Of two hosts seeing near-duplicate pages at the same moment, one keeps its
+page and the other gets it as the match. The entry under the checked key itself is
+preferred (unchanged); else, of equally near stored pages, the earliest stored (smallest
+sequence number), as in every backend. A page with nothing near replaces what its key
+stored in the same script. The script also puts the matched fingerprint's bits back in
+order and returns its stored record: a check is one round trip (two when its key stored
+another fingerprint, see :mod:`~scrapy_simhash.index.redis.scripts`).
+
+**Redis Cluster** (``?cluster=true``): the braces make ``prefix`` a hash tag, so every key
+of one index lives in one slot, and the script stays atomic across all clients. The price:
+one index lives on one shard (and its replicas); indexes with different prefixes spread
+over the cluster.
+
+**Expiry** (``?ttl=30d``): a page stored longer ago than the TTL is never a match again
+(the check compares the stored time with the cutoff). Its keys are removed by a sweep that
+the checks of a crawl run: at most every ``min(ttl / 24, 60 s)`` a check removes up to
+100 of the oldest expired pages (read from ``{simhash}:order`` by score), and the next
+check goes on while a full batch was found; a check's work stays bounded whatever the size
+of the index. Commands that only read (``stats``, ``export``, ...) never sweep; they list
+no expired page, but ``len()`` counts the expired pages not yet swept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import time
+
+import redis
+
+from ...anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
+from ...exceptions import (
+    ConfigurationError,
+    IndexCorrupt,
+    IndexParameterMismatch,
+    IndexUnavailable,
+    NotAnIndex,
+)
+from ..base import (
+    IndexParameters,
+    Match,
+    Outcome,
+    RequestedParameters,
+    check_anchors_format,
+    check_layout_version,
+    container,
+    nearest,
+    storable_key,
+    stored_parameters,
+)
+from .guards import RedisServer
+from .layout import (
+    DEFAULT_BUCKET_BITS,
+    DEFAULT_PREFIX,
+    FORMAT,
+    LAYOUT_VERSION,
+    PRE_ANCHORS_VERSION,
+    hex64,
+    parse_member,
+    record_tail,
+    records,
+    table_layouts,
+)
+from .maintenance import SWEEP_BATCH, RedisMaintenance, page_anchors
+from .scripts import (
+    ADD_EXACT_IF_NEW,
+    ADD_IF_NEW,
+    CREATE_META,
+    REMOVE,
+    REMOVE_EXACT,
+    STORE,
+)
+from .uri import client_from_uri, describe, duration
+
+__all__ = ["SWEEP_BATCH", "RedisIndex", "duration"]
+
+logger = logging.getLogger(__name__)
+
+_PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
+#: Once the server could not be reached, calls fail at once for this many seconds instead
+#: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
+RECONNECT_PAUSE = 1.0
+
+
+class RedisIndex(RedisMaintenance, RedisServer):
+    """A near-duplicate index in a Redis server, shared by every process that opens it.
+
+    *client* is a ``redis.Redis`` (or ``redis.RedisCluster``) created with
+    ``decode_responses=True``; :meth:`from_uri` makes one from a URI. All keys start with
+    ``{prefix}:``. *location* names the server in messages (never with a password).
+    *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
+    (seconds) makes pages expire that long after they were stored. After a failure to reach
+    the server, calls fail at once for *reconnect_pause* seconds, then try again. A server
+    that may evict the index's keys is refused unless *allow_eviction*. *read_only* marks
+    an index opened by a command that only reads. *upgrade* adds the anchors to an
+    index written before them (else it is refused).
+    """
+
+    def __init__(
+        self,
+        client,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        location: str | None = None,
+        max_distance: int | None = None,
+        blocks: int | None = None,
+        features: str | None = None,
+        create: bool = True,
+        read_only: bool = False,
+        bucket_bits: int | None = None,
+        ttl: float | None = None,
+        password: str | None = None,
+        reconnect_pause: float = RECONNECT_PAUSE,
+        allow_eviction: bool = False,
+        upgrade: bool = False,
+    ) -> None:
+        self._upgrade_anchors = upgrade and not read_only
+        self._unreachable: tuple[float, str] | None = None
+        self.reconnect_pause = reconnect_pause
+
+        if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+            raise ConfigurationError(
+                f"Redis key prefix {prefix!r} must be 1 to 100 letters, digits or '_.:/-' "
+                "(no braces: the prefix becomes the hash tag {prefix})"
+            )
+        if bucket_bits is not None and not 12 <= bucket_bits <= 32:
+            raise ConfigurationError(
+                f"bucket_bits={bucket_bits} must be between 12 and 32; about log2(pages / 30) "
+                f"is best, and the default {DEFAULT_BUCKET_BITS} suits 1 to 30 million pages"
+            )
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl={ttl} must be a positive number of seconds")
+        self._client = client
+        self._password = password
+        self.prefix = prefix
+        self.location = location or describe(client, prefix)
+        self.read_only = read_only
+        self.ttl = ttl
+        self._tag = "{" + prefix + "}"
+        self._meta_key = f"{self._tag}:meta"
+        self._counters_key = f"{self._tag}:n"
+        self._fp_key = f"{self._tag}:fp"
+        self._exact_key = f"{self._tag}:exact"
+        self._drops_key = f"{self._tag}:drops"
+        self._order_key = f"{self._tag}:order"
+        self._keys_key = f"{self._tag}:keys"
+        self._anchors_key = f"{self._tag}:anchors"
+        self._page_anchors_key = f"{self._tag}:pa"
+        self._store = client.register_script(STORE)
+        self._remove = client.register_script(REMOVE)
+        self._add_exact = client.register_script(ADD_EXACT_IF_NEW)
+        self._remove_exact = client.register_script(REMOVE_EXACT)
+        self._create_meta = client.register_script(CREATE_META)
+        self._requested_bucket_bits = bucket_bits
+        try:
+            with self._errors("open"):
+                client.ping()
+                self._check_eviction(allow_eviction)  # before anything is written
+            self.parameters = self._open(
+                RequestedParameters(max_distance, blocks, features), create=create
+            )
+            if bucket_bits is not None and bucket_bits != self.bucket_bits:
+                raise IndexParameterMismatch(
+                    f"The index at {self.location} was built with other parameters (bucket_bits: "
+                    f"index has {self.bucket_bits}, requested {bucket_bits}). Use the index's "
+                    "parameters, or choose a new prefix (an index is never rebuilt on its own: "
+                    "it would lose every stored page)."
+                )
+            self.plan = self.parameters.plan
+            self._layouts = table_layouts(self.parameters, self.bucket_bits)
+            self._key_masks = [((1 << 64) - 1) ^ layout.rest_mask for layout in self._layouts]
+            layouts = "{" + ", ".join(layout.lua() for layout in self._layouts) + "}"
+            self._add_if_new = client.register_script(ADD_IF_NEW.replace("--LAYOUTS--", layouts))
+            self._check_persistence()
+            self._next_sweep = 0.0
+            self._last_seq = 0
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def from_uri(cls, uri: str, **parameters) -> RedisIndex:
+        """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
+        ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
+        client, options = client_from_uri(uri)
+        return cls(client, **options, **parameters)
+
+    # -- the lifecycle (see IndexBase._open) ---------------------------------------------
+
+    def _read_parameters(self) -> IndexParameters | None:
+        meta = self._client.hgetall(self._meta_key)
+        if not meta and self._has_keys():
+            # Keys but no parameters. Another process may have just created this index:
+            # its parameters are written first, in one script, before any other key.
+            meta = self._client.hgetall(self._meta_key)
+            if not meta:
+                raise NotAnIndex(
+                    f"{self.location} has keys under {self._tag}: but no scrapy-simhash "
+                    f"parameters in {self._meta_key}; they were left untouched. Choose "
+                    "another prefix in SIMHASH_INDEX_URI (?prefix=...)."
+                )
+        return self._parse_meta(meta) if meta else None
+
+    def _create(self, parameters: IndexParameters) -> IndexParameters:
+        bits = self._requested_bucket_bits
+        bits = DEFAULT_BUCKET_BITS if bits is None else bits
+        table_layouts(parameters, bits)  # validates before anything is written
+        fields = {
+            "format": FORMAT,
+            "version": str(LAYOUT_VERSION),
+            "max_distance": str(parameters.max_distance),
+            "blocks": str(parameters.blocks),
+            "features": parameters.features,
+            "bucket_bits": str(bits),
+            "created_at": repr(time.time()),
+            "anchors": ANCHORS_FORMAT,
+        }
+        args = [x for item in fields.items() for x in item]
+        reply = self._create_meta(keys=[self._meta_key], args=args)
+        return self._parse_meta(dict(zip(reply[::2], reply[1::2], strict=True)))
+
+    def _parse_meta(self, meta: dict[str, str]) -> IndexParameters:
+        if meta.get("format") != FORMAT:
+            raise NotAnIndex(
+                f"{self.location} holds a key {self._meta_key} that is not scrapy-simhash's; "
+                "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI "
+                "(?prefix=...)."
+            )
+        version = int(meta.get("version", "0"))
+        if version == PRE_ANCHORS_VERSION:
+            meta = self._add_anchors(meta)
+            version = LAYOUT_VERSION
+        check_layout_version(version, LAYOUT_VERSION, self.location, "layout version")
+        check_anchors_format(meta.get("anchors"), self.location)
+        stored = stored_parameters(meta, self.location, self._meta_key)
+        try:
+            self.bucket_bits = int(meta["bucket_bits"])
+        except (KeyError, ValueError):
+            stored_parameters({}, self.location, self._meta_key)  # raises IndexCorrupt
+        return stored
+
+    def _add_anchors(self, meta: dict[str, str]) -> dict[str, str]:
+        """Upgrade an index written before paragraph anchors when asked to (its pages
+        keep none: they are found by distance only), else refuse it naming the command."""
+        if not self._upgrade_anchors:
+            raise IndexUnavailable(
+                f"The index at {self.location} has layout version {PRE_ANCHORS_VERSION}, "
+                f"written before paragraph anchors (this scrapy-simhash writes version "
+                f"{LAYOUT_VERSION}); it was left untouched. Upgrade it (its pages are kept, "
+                "and found by distance only) with: scrapy-simhash upgrade --index URI"
+            )
+        with self._errors("upgrade"):
+            self._client.hset(
+                self._meta_key,
+                mapping={"version": str(LAYOUT_VERSION), "anchors": ANCHORS_FORMAT},
+            )
+        logger.warning(
+            "Upgraded the index at %s to layout version %d (paragraph anchors, %s)",
+            self.location, LAYOUT_VERSION, ANCHORS_FORMAT,
+        )  # fmt: skip
+        return {**meta, "version": str(LAYOUT_VERSION), "anchors": ANCHORS_FORMAT}
+
+    # -- keys and members --------------------------------------------------------------
+
+    def _table_keys(self, fingerprint: int) -> tuple[list[str], list[int]]:
+        keys, members = [], []
+        for table, layout in enumerate(self._layouts):
+            bucket, member = layout.split(fingerprint)
+            keys.append(f"{self._tag}:t:{table}:{bucket}")
+            members.append(member)
+        return keys, members
+
+    def _exact_keys(self) -> list[str]:
+        return [
+            self._exact_key,
+            self._counters_key,
+            self._order_key,
+            self._meta_key,
+            self._keys_key,
+            self._fp_key,
+        ]
+
+    def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]:
+        keys, members = self._table_keys(fingerprint)
+        return [*keys, self._fp_key, self._counters_key, self._order_key], members
+
+    def _cutoff(self) -> str:
+        """Pages stored before this time have expired ('' without a ttl)."""
+        return "" if self.ttl is None else repr(time.time() - self.ttl)
+
+    def _vanished(self) -> IndexCorrupt:
+        return IndexCorrupt(
+            f"The index at {self.location} lost its keys while in use ({self._meta_key} "
+            "or its counters are gone): they were deleted, or the server evicted them "
+            "(maxmemory-policy). Pages stored until now are forgotten; restore the index "
+            "from a backup (scrapy-simhash export/import), set maxmemory-policy "
+            "noeviction, and open it again"
+        )
+
+    def _check_seq(self, seq: int) -> None:
+        """A sequence number never goes back unless the counters were deleted."""
+        if seq <= self._last_seq:
+            raise self._vanished()
+        self._last_seq = seq
+
+    def _pipeline(self):
+        """A pipeline (not a transaction) to the node holding this index's slot: Redis
+        Cluster's own pipelines refuse scripts, and all of our keys are on one node."""
+        client = self._client
+        if isinstance(client, redis.RedisCluster):
+            node = client.get_node_from_key(self._meta_key)
+            client = client.get_redis_connection(node)
+        return client.pipeline(transaction=False)
+
+    # -- the index ---------------------------------------------------------------------
+
+    def _old_fingerprints(self, listed: str) -> tuple[list[str], list[object]]:
+        """The set keys (KEYS) and the count, hex and members (ARGV) of the fingerprints
+        listed under a key in the keys hash (*listed*, as read), for the scripts."""
+        fingerprints = sorted(
+            {value for exact, _, value in map(parse_member, json.loads(listed)) if not exact}
+        )
+        keys: list[str] = []
+        args: list[object] = [len(fingerprints)]
+        for value in fingerprints:
+            table_keys, members = self._table_keys(int(value, 16))
+            keys += table_keys
+            args += [value, *members]
+        return keys, args
+
+    def _run_check(self, script, keys: list[str], args: list[object], after: list[object]):
+        """Run a check script, again with the fingerprints stored under its key when it
+        answers that they changed (``{-3, listed}``): see redis_scripts."""
+        expected = ""
+        for _ in range(100):
+            old_keys, old_args = self._old_fingerprints(expected) if expected else ([], [0])
+            with self._errors("add"):
+                reply = script(keys=[*keys, *old_keys], args=[*args, expected, *after, *old_args])
+            status = int(reply[0])
+            if status == -1:
+                raise self._vanished()
+            if status == -2:
+                raise IndexCorrupt(
+                    f"The index at {self.location} lists fingerprint {reply[1]} but not in "
+                    f"{self._fp_key}; another program changed its keys. Restore it from a "
+                    "backup (scrapy-simhash export/import) or choose another prefix"
+                )
+            if status != -3:
+                return reply
+            expected = reply[1]
+        raise IndexUnavailable(
+            f"The index at {self.location}: the entries under one key kept changing while it "
+            "was checked (100 attempts); another client is rewriting it"
+        )
+
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
+        key = storable_key(key)
+        self._recheck_eviction()
+        self._sweep_if_due()
+        keys, members = self._script_keys(fingerprint)
+        args: list[object] = [self.max_distance]
+        for member, mask in zip(members, self._key_masks, strict=True):
+            key_part = fingerprint & mask
+            args += (member, key_part >> 32, key_part & 0xFFFF_FFFF)
+        added_at = repr(time.time())
+        args += [hex64(fingerprint), record_tail(key, float(added_at)), added_at]
+        args += [self._cutoff(), key]
+        keys += [self._meta_key, self._keys_key, self._exact_key]
+        probe = (
+            json.dumps([anchors.chars, anchors.cover, list(anchors.hashes), list(anchors.lengths)])
+            if anchors
+            else ""
+        )
+        reply = self._run_check(self._add_if_new, keys, args, [probe])
+        if int(reply[0]) == 0:
+            self._check_seq(int(reply[1]))
+            return Outcome("changed" if int(reply[2]) else "new")
+        if int(reply[0]) == 2:  # contained
+            found, value, seq = int(reply[1], 16), reply[2], int(reply[3])
+            (stored_key, stored_at) = next((k, at) for s, k, at in records(value) if s == seq)
+            shared = tuple(sorted(json.loads(reply[4])))
+            distance = (fingerprint ^ found).bit_count()
+            return Outcome("duplicate", Match(stored_key, found, distance, stored_at, shared))
+        found, value, distance, seq = int(reply[1], 16), reply[2], int(reply[3]), int(reply[4])
+        (stored_key, stored_at) = next((k, at) for s, k, at in records(value) if s == seq)
+        if distance == 0 and stored_key == key and stored_at == float(added_at):
+            return Outcome("new")  # a call retried after a timeout found its own insert
+        match = Match(stored_key, found, distance, stored_at)
+        return Outcome("unchanged" if int(reply[5]) else "duplicate", match)
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        k = self._query_distance(max_distance)
+        cutoff = None if self.ttl is None else time.time() - self.ttl
+        table_keys, _ = self._table_keys(fingerprint)
+        with self._errors("query"):
+            pipe = self._pipeline()
+            for name in table_keys:
+                pipe.smembers(name)
+            replies = pipe.execute()
+            candidates = []
+            for table, (name, members) in enumerate(zip(table_keys, replies, strict=True)):
+                bucket = int(name.rpartition(":")[2])
+                for member in members:
+                    found = self._layouts[table].join(bucket, int(member))
+                    candidates.append((found, found))
+            found = nearest(fingerprint, candidates, k)
+            if not found:
+                return []
+            values = self._client.hmget(self._fp_key, [hex64(fp) for _, fp in found])
+        matches = []
+        for (distance, fp), value in zip(found, values, strict=True):
+            if value is not None:
+                for seq, stored_key, at in sorted(records(value)):
+                    if cutoff is None or at >= cutoff:
+                        matches.append((distance, seq, Match(stored_key, fp, distance, at)))
+        return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        """As the add script's containment test, read without it (nothing is stored)."""
+        if not anchors:
+            return None
+        cutoff = None if self.ttl is None else time.time() - self.ttl
+        with self._errors("query"):
+            values = self._client.hmget(self._anchors_key, [str(h) for h in anchors.hashes])
+            hits = {
+                h: [int(s) for s in value.split("|")[1].split(",")]
+                for h, value in zip(anchors.hashes, values, strict=True)
+                if value and int(value.split("|")[0]) <= MAX_ANCHOR_PAGES
+            }
+            seqs = sorted({s for pages in hits.values() for s in pages})
+            stored = (
+                self._client.hmget(self._page_anchors_key, [str(s) for s in seqs]) if seqs else []
+            )
+            pages = {s: page_anchors(v) for s, v in zip(seqs, stored, strict=True) if v}
+            hexes = {s: json.loads(v)[0] for s, v in zip(seqs, stored, strict=True) if v}
+            found = container(
+                anchors, hits, lambda s: (s, pages[s].summary) if s in pages else None
+            )
+            if found is None:
+                return None
+            seq, shared = found
+            value = self._client.hget(self._fp_key, hexes[seq])
+        for record_seq, stored_key, at in records(value or "[]"):
+            if record_seq == seq and (cutoff is None or at >= cutoff):
+                other = int(hexes[seq], 16)
+                return Match(stored_key, other, (fingerprint ^ other).bit_count(), at, shared)
+        return None
+
+    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+        key = storable_key(key)
+        self._recheck_eviction()
+        self._sweep_if_due()
+        added_at = repr(time.time())
+        args = [hex64(digest), record_tail(key, float(added_at)), added_at, self._cutoff(), key]
+        reply = self._run_check(self._add_exact, self._exact_keys(), args, [self.plan.table_count])
+        if int(reply[0]) == 0:
+            return Outcome("changed" if int(reply[1]) else "new")
+        _, stored_key, stored_at = json.loads(reply[1])
+        if stored_key == key and float(stored_at) == float(added_at):
+            return Outcome("new")  # a retried call found its own insert
+        match = Match(stored_key, digest, 0, float(stored_at))
+        return Outcome("unchanged" if stored_key == key else "duplicate", match)
+
+    def __len__(self) -> int:
+        with self._errors("count"):
+            return int(self._client.hget(self._counters_key, "pages") or 0)
+
+    def close(self) -> None:
+        """Close the connections. Idempotent."""
+        client, self._client = getattr(self, "_client", None), None
+        if client is not None:
+            with contextlib.suppress(redis.RedisError):
+                client.close()
+
+    def __repr__(self) -> str:
+        return f"RedisIndex({self.location!r}, {self.parameters})"

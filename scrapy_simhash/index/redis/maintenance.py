@@ -1,0 +1,346 @@
+"""Maintenance and audit of a Redis index: the audit log (a stream), listing pages in the
+order stored, restoring an export, removing pages (by key, by age, and the sweep of a
+ttl) and the space they take. Everything runs in batches of ``_BATCH`` commands, each
+entry removed by a script that keeps the tables, the order and the keys hash in step."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ...anchors import Anchors
+from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from .layout import hex64, parse_member, record_tail, records
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from ...exceptions import IndexCorrupt
+
+logger = logging.getLogger("scrapy_simhash.index.redis")
+
+_BATCH = 1000
+#: Expired pages one check removes at most.
+SWEEP_BATCH = 100
+
+
+def page_anchors(value: str | None) -> Anchors | None:
+    """A page's anchors as ``{prefix}:pa`` stores them (``[hex, chars, cover, ...]``)."""
+    if value is None:
+        return None
+    _, chars, cover, *hashes = json.loads(value)
+    return Anchors(tuple(hashes), (), chars, cover)
+
+
+class RedisMaintenance:
+    """The maintenance half of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
+
+    if TYPE_CHECKING:
+        location: str
+        ttl: float | None
+        _client: Any
+        _drops_key: str
+        _fp_key: str
+        _exact_key: str
+        _order_key: str
+        _keys_key: str
+        _page_anchors_key: str
+        _meta_key: str
+        _counters_key: str
+        _next_sweep: float
+        _expired_left: bool
+        _store: Any
+        _remove: Any
+        _add_exact: Any
+        _remove_exact: Any
+
+        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
+        def _pipeline(self) -> Any: ...
+        def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]: ...
+        def _exact_keys(self) -> list[str]: ...
+        def _vanished(self) -> IndexCorrupt: ...
+
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
+        fields = {
+            "key": storable_key(key),
+            "kept": match.key,
+            "distance": match.distance,
+            "exact": int(exact),
+            "at": repr(time.time()),
+        }
+        if unchanged:
+            fields["unchanged"] = 1
+        if match.shared:
+            fields["shared"] = len(match.shared)
+        with self._errors("record a drop"):
+            self._client.xadd(self._drops_key, fields)
+
+    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+        # Entry ids are the server's clock in ms, ``at`` the client's: start 10 minutes early.
+        start = "-" if since is None else f"{max(0, int((since - 600) * 1000))}-0"
+        while True:
+            with self._errors("read the drops"):
+                batch = self._client.xrange(self._drops_key, min=start, count=_BATCH)
+            for _, fields in batch:
+                record = DropRecord(
+                    fields["key"],
+                    fields["kept"],
+                    int(fields["distance"]),
+                    fields["exact"] == "1",
+                    float(fields["at"]),
+                    fields.get("unchanged") == "1",
+                    int(fields.get("shared", 0)),
+                )
+                if since is None or record.at >= since:
+                    yield record
+            if len(batch) < _BATCH:
+                return
+            start = "(" + batch[-1][0]
+
+    def _ordered(self, low: str = "-inf", high: str = "+inf") -> Iterator[tuple[int, StoredPage]]:
+        """``(seq, page)`` for the pages stored from *low* to *high* (epoch times; ``(``
+        before one excludes it), in the order stored, read in batches of ``_BATCH``."""
+        after: tuple[float, str] | None = None
+        count = _BATCH
+        while True:
+            with self._errors("list pages"):
+                batch = self._client.zrangebyscore(
+                    self._order_key, low, high, start=0, num=count, withscores=True
+                )
+            fresh = batch if after is None else [m for m in batch if (m[1], m[0]) > after]
+            if not fresh and len(batch) == count:
+                count *= 2  # more than a batch of pages stored at the same moment
+                continue
+            yield from self._resolve([member for member, _ in fresh])
+            if len(batch) < count:
+                return
+            after = (fresh[-1][1], fresh[-1][0])
+            low, count = repr(after[0]), _BATCH
+
+    def _resolve(
+        self, members: list[str], *, with_anchors: bool = True
+    ) -> Iterator[tuple[int, StoredPage]]:
+        """The stored pages named by members of the order (skipping ones just removed),
+        with their anchors unless *with_anchors* is false (to remove them: the scripts
+        remove the anchors with their page)."""
+        if not members:
+            return
+        parsed = [(seq, exact, value) for exact, seq, value in map(parse_member, members)]
+        seqs = [str(seq) for seq, exact, _ in parsed if not exact] if with_anchors else []
+        with self._errors("list pages"):
+            pipe = self._pipeline()
+            for _, exact, value in parsed:
+                pipe.hget(self._exact_key if exact else self._fp_key, value)
+            if seqs:
+                pipe.hmget(self._page_anchors_key, seqs)  # one command for the batch
+            values = pipe.execute()
+        held = values[-1] if seqs else []
+        anchors = {int(s): page_anchors(v) for s, v in zip(seqs, held, strict=True)}
+        values = values[: len(parsed)]
+        for (seq, exact, hex_value), stored in zip(parsed, values, strict=True):
+            if stored is None:
+                continue
+            if exact:
+                stored_seq, key, at = json.loads(stored)
+                if int(stored_seq) == seq:
+                    yield seq, StoredPage(key, int(hex_value, 16), float(at), exact=True)
+                continue
+            for record_seq, key, at in records(stored):
+                if record_seq == seq:
+                    yield seq, StoredPage(key, int(hex_value, 16), at, anchors=anchors.get(seq))
+
+    def pages(self) -> Iterator[StoredPage]:
+        low = "-inf" if self.ttl is None else repr(time.time() - self.ttl)
+        for _, page in self._ordered(low):
+            yield page
+
+    def _under(self, key: str) -> list[tuple[int, StoredPage]]:
+        """``(seq, page)`` of the entries stored under *key*, oldest first."""
+        with self._errors("find"):
+            listed = self._client.hget(self._keys_key, key)
+        found = list(self._resolve(json.loads(listed) if listed else []))
+        return sorted(found, key=lambda item: (item[1].added_at, item[1].exact, item[0]))
+
+    def find(self, key: str) -> list[StoredPage]:
+        return [page for _, page in self._under(storable_key(key))]
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        added = 0
+        batch: list[StoredPage] = []
+        for page in storable_pages(pages):
+            batch.append(page)
+            if len(batch) >= _BATCH:
+                added += self._add_batch(batch)
+                batch = []
+        if batch:
+            added += self._add_batch(batch)
+        return added
+
+    def _add_batch(self, batch: list[StoredPage]) -> int:
+        with self._errors("add pages"):
+            pipe = self._pipeline()
+            for page in batch:
+                tail = record_tail(page.key, page.added_at)
+                if page.exact:
+                    self._add_exact(
+                        keys=self._exact_keys(),
+                        args=[
+                            hex64(page.fingerprint),
+                            tail,
+                            repr(float(page.added_at)),
+                            "",
+                            page.key,
+                            "*",
+                            0,
+                            0,
+                        ],  # restored as is: nothing replaced
+                        client=pipe,
+                    )
+                else:
+                    keys, members = self._script_keys(page.fingerprint)
+                    args = [len(members), *members, hex64(page.fingerprint), tail, page.key]
+                    args.append(repr(float(page.added_at)))
+                    a = page.anchors
+                    args.append(json.dumps([a.chars, a.cover, list(a.hashes)]) if a else "")
+                    self._store(
+                        keys=[*keys, self._meta_key, self._keys_key], args=args, client=pipe
+                    )
+            replies = pipe.execute()
+        if -1 in replies or [-1] in replies:
+            raise self._vanished()
+        added = 0
+        for page, reply in zip(batch, replies, strict=True):
+            added += int(reply[0]) == 0 if page.exact else int(reply)
+        return added
+
+    def _delete(self, doomed: Iterable[tuple[int, StoredPage]]) -> int:
+        """Remove the ``(seq, page)`` records; return how many were removed."""
+        by_fingerprint: dict[int, list[int]] = {}
+        exact: list[tuple[int, int]] = []
+        for seq, page in doomed:
+            if page.exact:
+                exact.append((page.fingerprint, seq))
+            else:
+                by_fingerprint.setdefault(page.fingerprint, []).append(seq)
+        calls = [(False, fp, seqs) for fp, seqs in by_fingerprint.items()]
+        calls += [(True, digest, [seq]) for digest, seq in exact]
+        removed = 0
+        for start in range(0, len(calls), _BATCH):
+            with self._errors("remove pages"):
+                pipe = self._pipeline()
+                for is_exact, value, seqs in calls[start : start + _BATCH]:
+                    if is_exact:
+                        self._remove_exact(
+                            keys=[
+                                self._exact_key,
+                                self._counters_key,
+                                self._order_key,
+                                self._keys_key,
+                            ],
+                            args=[hex64(value), seqs[0]],
+                            client=pipe,
+                        )
+                    else:
+                        keys, members = self._script_keys(value)
+                        self._remove(
+                            keys=[*keys, self._keys_key],
+                            args=[len(members), *members, hex64(value), *seqs],
+                            client=pipe,
+                        )
+                removed += sum(int(reply) for reply in pipe.execute())
+        return removed
+
+    def forget(self, key: str) -> int:
+        return self._delete(self._under(storable_key(key)))
+
+    def expire(self, older_than: float) -> int:
+        removed = 0
+        while True:
+            removed += self._expire_batch(older_than, _BATCH)
+            if not self._expired_left:
+                return removed
+
+    def _expire_batch(self, older_than: float, count: int) -> int:
+        """Remove up to *count* of the oldest pages stored before *older_than*; set
+        ``_expired_left`` to whether there may be more."""
+        with self._errors("expire"):
+            members = self._client.zrangebyscore(
+                self._order_key, "-inf", f"({older_than!r}", start=0, num=count
+            )
+        pages = list(self._resolve(members, with_anchors=False))
+        removed = self._delete(pages)
+        # Members whose page is gone (removed by another client meanwhile) go too, so
+        # that they are not read again.
+        found = {seq for seq, _ in pages}
+        orphans = [m for m in members if parse_member(m)[1] not in found]
+        if orphans:
+            with self._errors("expire"):
+                self._client.zrem(self._order_key, *orphans)
+        self._expired_left = len(members) == count
+        return removed
+
+    def expire_drops(self, older_than: float) -> int:
+        # Entries are in the order the server received them; ``at`` is the writer's clock.
+        # Read up to 10 minutes past the cutoff (as drops() does before it) and delete by
+        # ``at``, so that the result does not depend on the server's clock.
+        end = f"{int((older_than + 600) * 1000)}-0"
+        doomed: list[str] = []
+        start = "-"
+        while True:
+            with self._errors("read the drops"):
+                batch = self._client.xrange(self._drops_key, min=start, max=end, count=_BATCH)
+            doomed += [entry for entry, fields in batch if float(fields["at"]) < older_than]
+            if len(batch) < _BATCH:
+                break
+            start = "(" + batch[-1][0]
+        removed = 0
+        for first in range(0, len(doomed), _BATCH):
+            with self._errors("remove audit-log entries"):
+                removed += self._client.xdel(self._drops_key, *doomed[first : first + _BATCH])
+        return removed
+
+    def size(self) -> int | None:
+        """``None``: the keys of one index are spread over thousands of table sets, and
+        the server's memory is shared with other data; ``INFO memory`` tells the total."""
+        return None
+
+    def compact(self) -> bool:
+        """Redis frees a removed page's memory at once: with a ttl, remove the expired
+        pages the sweep has not reached yet; without, nothing to do."""
+        if self.ttl is None:
+            return False
+        self.expire(time.time() - self.ttl)
+        return True
+
+    # -- time to live ----------------------------------------------------------------
+
+    def _sweep_if_due(self) -> None:
+        """Remove up to ``SWEEP_BATCH`` expired pages, at most every ``min(ttl / 24, 60 s)``,
+        and again at the next call while there were more: bounded work for each check,
+        whatever the size of the index. Expired pages are never matched meanwhile."""
+        if self.ttl is None or time.monotonic() < self._next_sweep:
+            return
+        now = time.time()
+        removed = self._expire_batch(now - self.ttl, SWEEP_BATCH)
+        with self._errors("expire"):
+            # Whole stream nodes only, at most a batch's worth: bounded too.
+            self._client.xtrim(
+                self._drops_key,
+                minid=int((now - self.ttl) * 1000),
+                approximate=True,
+                limit=SWEEP_BATCH,
+            )
+        more = self._expired_left
+        self._next_sweep = 0.0 if more else time.monotonic() + min(self.ttl / 24, 60.0)
+        if removed:
+            logger.debug(
+                "Removed %d pages older than the ttl of %g s from %s",
+                removed,
+                self.ttl,
+                self.location,
+            )

@@ -1,0 +1,442 @@
+"""The Lua scripts of the Redis index (the keys are in :mod:`~.redis_layout`).
+
+Every script that writes first checks that ``{prefix}:meta`` still exists and returns
+``{-1}`` when it does not: an index whose keys were evicted or deleted under a running
+crawl then fails loudly instead of letting every page through as new.
+
+A stored page has one member in ``{prefix}:order`` (``f:<seq, 16 digits>:<hex>`` for a
+fingerprint, ``x:<seq>:<hex>`` for an exact entry, scored by the time it was stored) and
+is listed under its key in ``{prefix}:keys``; every script keeps the three in step.
+
+A check replaces what its key stored: the script gets the table sets and members of the
+fingerprints stored under the key from the caller, with the ``{prefix}:keys`` value they
+were computed from (``expected``). When that value changed meanwhile, the script writes
+nothing and returns ``{-3, value}``: the caller computes again and retries. So a check is
+one round trip, two when its key stored another fingerprint.
+"""
+
+from __future__ import annotations
+
+from ...anchors import MAX_ANCHOR_PAGES, MIN_COVER, MIN_SHARE, MIN_SHARED
+
+# Shared functions. replace(): remove every entry listed under `key` in the keys hash.
+# ARGV[base] = m, then per old fingerprint j: its hex and its n members; its n set keys
+# are KEYS[sets + (j - 1) * n + t]. Returns the number of entries removed, or nil and the
+# hex of a fingerprint whose sets were not given.
+_FUNCTIONS = """
+local ANCHOR_TAG = string.match(KEYS[1], '^({.-}:)')
+-- Remove the paragraph anchors of the page with sequence number seq (see redis_layout).
+local function drop_anchors(seq)
+  local pages, counts = ANCHOR_TAG .. 'pa', ANCHOR_TAG .. 'anchors'
+  local s = string.format('%.0f', seq)
+  local v = redis.call('HGET', pages, s)
+  if not v then return end
+  local p = cjson.decode(v)
+  for i = 4, #p do
+    local h = string.format('%.0f', p[i])
+    local a = redis.call('HGET', counts, h)
+    if a then
+      local count, listed = string.match(a, '^(%d+)|(.*)$')
+      count = tonumber(count) - 1
+      if count <= 0 then
+        redis.call('HDEL', counts, h)
+      else
+        local keep = {}
+        for x in string.gmatch(listed, '%d+') do if x ~= s then keep[#keep + 1] = x end end
+        redis.call('HSET', counts, h, count .. '|' .. table.concat(keep, ','))
+      end
+    end
+  end
+  redis.call('HDEL', pages, s)
+end
+-- Store the anchors (decoded from the JSON [chars, cover, [hashes], ...]) of page seq.
+local function add_anchors(seq, hex, a)
+  local pages, counts = ANCHOR_TAG .. 'pa', ANCHOR_TAG .. 'anchors'
+  local s = string.format('%.0f', seq)
+  local stored = {hex, a[1], a[2]}
+  for _, h in ipairs(a[3]) do
+    stored[#stored + 1] = h
+    local f = string.format('%.0f', h)
+    local v = redis.call('HGET', counts, f)
+    if v then
+      local count, listed = string.match(v, '^(%d+)|(.*)$')
+      count = tonumber(count)
+      if count <= --MAX_ANCHOR_PAGES-- then listed = listed .. ',' .. s end
+      redis.call('HSET', counts, f, (count + 1) .. '|' .. listed)
+    else
+      redis.call('HSET', counts, f, '1|' .. s)
+    end
+  end
+  redis.call('HSET', pages, s, cjson.encode(stored))
+end
+local function list(keys_hash, key, member)
+  local v = redis.call('HGET', keys_hash, key)
+  local all = v and cjson.decode(v) or {}
+  all[#all + 1] = member
+  redis.call('HSET', keys_hash, key, cjson.encode(all))
+end
+local function unlist(keys_hash, key, member)
+  local v = redis.call('HGET', keys_hash, key)
+  if not v then return end
+  local keep = {}
+  for _, m in ipairs(cjson.decode(v)) do if m ~= member then keep[#keep + 1] = m end end
+  if #keep == 0 then redis.call('HDEL', keys_hash, key)
+  else redis.call('HSET', keys_hash, key, cjson.encode(keep)) end
+end
+local function replace(keys_hash, fp_hash, exact_hash, counters, order, key, n, sets, base)
+  local current = redis.call('HGET', keys_hash, key)
+  if not current then return 0 end
+  local given = {}
+  for j = 1, tonumber(ARGV[base]) do given[ARGV[base + 1 + (j - 1) * (n + 1)]] = j end
+  local removed = 0
+  for _, member in ipairs(cjson.decode(current)) do
+    local kind, seq, hex = string.match(member, '^(%a):(%d+):(%x+)$')
+    seq = tonumber(seq)
+    redis.call('ZREM', order, member)
+    if kind == 'x' then
+      local v = redis.call('HGET', exact_hash, hex)
+      if v and cjson.decode(v)[1] == seq then
+        redis.call('HDEL', exact_hash, hex)
+        removed = removed + 1
+      end
+    else
+      local v = redis.call('HGET', fp_hash, hex)
+      if v then
+        local keep, gone = {}, 0
+        for _, r in ipairs(cjson.decode(v)) do
+          if r[1] == seq then gone = gone + 1 else keep[#keep + 1] = r end
+        end
+        if gone > 0 then drop_anchors(seq) end
+        if gone > 0 and #keep == 0 then
+          local j = given[hex]
+          if not j then return nil, hex end
+          redis.call('HDEL', fp_hash, hex)
+          local at = base + 1 + (j - 1) * (n + 1)
+          for t = 1, n do redis.call('SREM', KEYS[sets + (j - 1) * n + t], ARGV[at + t]) end
+        elseif gone > 0 then
+          redis.call('HSET', fp_hash, hex, cjson.encode(keep))
+        end
+        removed = removed + gone
+      end
+    end
+  end
+  redis.call('HDEL', keys_hash, key)
+  redis.call('HINCRBY', counters, 'pages', -removed)
+  return removed
+end
+"""
+
+# Probe every table; of the stored pages within max_distance, return the one stored under
+# the checked key if any (unchanged), else the nearest (of equally near ones the earliest
+# stored, the smallest sequence number): {1, hex, its records, distance, seq, own (0/1)}.
+# With none, replace what the key stored and insert: {0, seq, replaced}. Records stored
+# before the cutoff (the ttl) are neither returned nor counted as near.
+# LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
+# outside the key) and where each block of the rest goes: {position in rest, width, shift
+# in the fingerprint}.
+# KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
+#       the keys hash, the exact hash, then the n set keys of each old fingerprint.
+# ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
+#       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
+#       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
+#       [chars, cover, [hashes], [lengths]], or ''), then the old fingerprints (m, and per
+#       fingerprint its hex and n members).
+# With nothing near and anchors given, the earliest stored page of another key that passes
+# the containment test (scrapy_simhash.anchors.contained) is the match:
+# {2, hex, its records, seq, shared anchors (JSON)}.
+ADD_IF_NEW = (
+    _FUNCTIONS
+    + """
+local LAYOUTS = --LAYOUTS--
+local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
+local n = #LAYOUTS
+if redis.call('EXISTS', KEYS[n + 4]) == 0 then return {-1} end
+local k = tonumber(ARGV[1])
+local cutoff = tonumber(ARGV[3 * n + 5])
+local key = ARGV[3 * n + 6]
+local near = {}
+for t = 1, n do
+  local p = tonumber(ARGV[3 * t - 1])
+  local scale = 2 ^ LAYOUTS[t][1]
+  local p_rest = p % scale
+  -- members with the same key bits as the probe: low <= m < low + scale
+  local low = p - p_rest
+  local high = low + scale
+  local p_hi = floor(p_rest / 16777216)
+  local p_lo = p_rest % 16777216
+  local members = redis.call('SMEMBERS', KEYS[t])
+  for i = 1, #members do
+    local m = tonumber(members[i])
+    if m >= low and m < high then
+      local r = m - low
+      local d = 0
+      local x = bxor(floor(r / 16777216), p_hi)
+      while x ~= 0 and d <= k do x = band(x, x - 1); d = d + 1 end
+      x = bxor(r % 16777216, p_lo)
+      while x ~= 0 and d <= k do x = band(x, x - 1); d = d + 1 end
+      if d <= k then near[#near + 1] = {d, t, r} end
+    end
+  end
+end
+local function rebuild(t, r)
+  local hi, lo = tonumber(ARGV[3 * t]), tonumber(ARGV[3 * t + 1])
+  local layout = LAYOUTS[t]
+  for j = 2, #layout do
+    local pos, w, s = layout[j][1], layout[j][2], layout[j][3]
+    local v = floor(r / 2 ^ pos) % 2 ^ w
+    if s >= 32 then
+      hi = hi + v * 2 ^ (s - 32)
+    elseif s + w <= 32 then
+      lo = lo + v * 2 ^ s
+    else
+      lo = lo + (v % 2 ^ (32 - s)) * 2 ^ s
+      hi = hi + floor(v / 2 ^ (32 - s))
+    end
+  end
+  return string.format('%08x%08x', hi, lo)
+end
+local function better(a, d, seq) return not a or d < a[1] or (d == a[1] and seq < a[4]) end
+local best, own
+local seen = {}
+for i = 1, #near do
+  local c = near[i]
+  local hex = rebuild(c[2], c[3])
+  if not seen[hex] then
+    seen[hex] = true
+    local value = redis.call('HGET', KEYS[n + 1], hex)
+    if not value then return {-2, hex} end
+    for _, r in ipairs(cjson.decode(value)) do
+      if not cutoff or tonumber(r[3]) >= cutoff then
+        if better(best, c[1], r[1]) then best = {c[1], hex, value, r[1]} end
+        if r[2] == key and better(own, c[1], r[1]) then own = {c[1], hex, value, r[1]} end
+      end
+    end
+  end
+end
+if own then return {1, own[2], own[3], own[1], own[4], 1} end
+if best then return {1, best[2], best[3], best[1], best[4], 0} end
+local anchors = ARGV[3 * n + 8] ~= '' and cjson.decode(ARGV[3 * n + 8]) or nil
+if anchors then
+  local counts, pages = ANCHOR_TAG .. 'anchors', ANCHOR_TAG .. 'pa'
+  local shared = {}
+  for i, h in ipairs(anchors[3]) do
+    local v = redis.call('HGET', counts, string.format('%.0f', h))
+    if v then
+      local count, listed = string.match(v, '^(%d+)|(.*)$')
+      if tonumber(count) <= --MAX_ANCHOR_PAGES-- then
+        for s in string.gmatch(listed, '%d+') do
+          local e = shared[s] or {0, 0, {}}
+          e[1], e[2] = e[1] + 1, e[2] + anchors[4][i]
+          e[3][#e[3] + 1] = h
+          shared[s] = e
+        end
+      end
+    end
+  end
+  local mine, found = {#anchors[3], anchors[1], anchors[2]}
+  for s, e in pairs(shared) do
+    local seq = tonumber(s)
+    if e[1] >= --MIN_SHARED-- and (not found or seq < found[1]) then
+      local p = redis.call('HGET', pages, s)
+      p = p and cjson.decode(p)
+      local theirs = p and {#p - 3, p[2], p[3]}
+      local small = mine
+      if theirs and (theirs[2] < mine[2] or (theirs[2] == mine[2] and theirs[1] < mine[1])) then
+        small = theirs
+      end
+      if theirs and e[1] >= --MIN_SHARE-- * math.min(mine[1], theirs[1])
+          and e[2] >= --MIN_SHARE-- * math.min(mine[2], theirs[2])
+          and e[2] * small[3] >= --MIN_COVER-- * 1000 * small[2] then
+        local value = redis.call('HGET', KEYS[n + 1], p[1])
+        for _, r in ipairs(value and cjson.decode(value) or {}) do
+          if r[1] == seq and r[2] ~= key and (not cutoff or tonumber(r[3]) >= cutoff) then
+            found = {seq, p[1], value, e[3]}
+          end
+        end
+      end
+    end
+  end
+  if found then return {2, found[2], found[3], found[1], cjson.encode(found[4])} end
+end
+local current = redis.call('HGET', KEYS[n + 5], key) or ''
+if current ~= ARGV[3 * n + 7] then return {-3, current} end
+local replaced, missing = replace(KEYS[n + 5], KEYS[n + 1], KEYS[n + 6], KEYS[n + 2],
+  KEYS[n + 3], key, n, n + 6, 3 * n + 9)
+if not replaced then return {-2, missing} end
+local hex, tail = ARGV[3 * n + 2], ARGV[3 * n + 3]
+local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
+redis.call('HINCRBY', KEYS[n + 2], 'pages', 1)
+local record = '[' .. seq .. ',' .. tail .. ']'
+local existing = redis.call('HGET', KEYS[n + 1], hex)
+if existing then
+  -- expired records under the same fingerprint stay until the sweep removes them
+  redis.call('HSET', KEYS[n + 1], hex, string.sub(existing, 1, -2) .. ',' .. record .. ']')
+else
+  redis.call('HSET', KEYS[n + 1], hex, '[' .. record .. ']')
+  for t = 1, n do redis.call('SADD', KEYS[t], ARGV[3 * t - 1]) end
+end
+local member = string.format('f:%016.0f:', seq) .. hex
+redis.call('ZADD', KEYS[n + 3], ARGV[3 * n + 4], member)
+list(KEYS[n + 5], key, member)
+if anchors then add_anchors(seq, hex, anchors) end
+return {0, seq, replaced}
+"""
+)
+
+# Store a fingerprint without checking distances (restoring an export); skip it when a
+# page with the same key is stored under the same fingerprint. Returns 1 if stored.
+# KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
+#       the keys hash.
+# ARGV: n, the n members, hex fingerprint, record tail, key, added_at, anchors (JSON
+#       [chars, cover, [hashes]], or '').
+STORE = (
+    _FUNCTIONS
+    + """
+local n = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[n + 4]) == 0 then return -1 end
+local hex, tail, key = ARGV[n + 2], ARGV[n + 3], ARGV[n + 4]
+local existing = redis.call('HGET', KEYS[n + 1], hex)
+if existing then
+  for _, r in ipairs(cjson.decode(existing)) do
+    if r[2] == key then return 0 end
+  end
+end
+local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
+redis.call('HINCRBY', KEYS[n + 2], 'pages', 1)
+local record = '[' .. seq .. ',' .. tail .. ']'
+if existing then
+  redis.call('HSET', KEYS[n + 1], hex, string.sub(existing, 1, -2) .. ',' .. record .. ']')
+else
+  redis.call('HSET', KEYS[n + 1], hex, '[' .. record .. ']')
+  for t = 1, n do redis.call('SADD', KEYS[t], ARGV[1 + t]) end
+end
+local member = string.format('f:%016.0f:', seq) .. hex
+redis.call('ZADD', KEYS[n + 3], ARGV[n + 5], member)
+list(KEYS[n + 5], key, member)
+if ARGV[n + 6] ~= '' then add_anchors(seq, hex, cjson.decode(ARGV[n + 6])) end
+return 1
+"""
+)
+
+# Remove the records with the given sequence numbers stored under one fingerprint; remove
+# the fingerprint from the tables when none is left. Returns how many were removed.
+# KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the keys hash.
+# ARGV: n, the n members, hex fingerprint, then the sequence numbers.
+REMOVE = (
+    _FUNCTIONS
+    + """
+local n = tonumber(ARGV[1])
+local hex = ARGV[n + 2]
+local doomed = {}
+for i = n + 3, #ARGV do
+  doomed[tonumber(ARGV[i])] = true
+  redis.call('ZREM', KEYS[n + 3], string.format('f:%016.0f:', tonumber(ARGV[i])) .. hex)
+end
+local existing = redis.call('HGET', KEYS[n + 1], hex)
+if not existing then return 0 end
+local keep, removed = {}, 0
+for _, r in ipairs(cjson.decode(existing)) do
+  if doomed[r[1]] then
+    removed = removed + 1
+    drop_anchors(r[1])
+    unlist(KEYS[n + 4], r[2], string.format('f:%016.0f:', r[1]) .. hex)
+  else
+    keep[#keep + 1] = r
+  end
+end
+if removed == 0 then return 0 end
+if #keep == 0 then
+  redis.call('HDEL', KEYS[n + 1], hex)
+  for t = 1, n do redis.call('SREM', KEYS[t], ARGV[1 + t]) end
+else
+  redis.call('HSET', KEYS[n + 1], hex, cjson.encode(keep))
+end
+redis.call('HINCRBY', KEYS[n + 2], 'pages', -removed)
+return removed
+"""
+)
+
+# Exact entries. Returns {1, the stored record} when the digest is stored (and not
+# expired); else replaces what the key stored (as ADD_IF_NEW) and stores this one:
+# {0, replaced}. With expected '*' (restoring an export) nothing under the key is
+# replaced. A stored record past the cutoff is replaced.
+# KEYS: the exact hash, the counters hash, the order, the meta hash, the keys hash, the
+#       fingerprint hash, then the n set keys of each old fingerprint.
+# ARGV: hex digest, record tail, added_at, cutoff ('' for none), key, expected, n, then the
+#       old fingerprints (m, and per fingerprint its hex and n members).
+ADD_EXACT_IF_NEW = (
+    _FUNCTIONS
+    + """
+if redis.call('EXISTS', KEYS[4]) == 0 then return {-1} end
+local key = ARGV[5]
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+local cutoff = tonumber(ARGV[4])
+if existing then
+  local old = cjson.decode(existing)
+  if not cutoff or tonumber(old[3]) >= cutoff then return {1, existing} end
+  local member = string.format('x:%016.0f:', old[1]) .. ARGV[1]
+  redis.call('ZREM', KEYS[3], member)
+  unlist(KEYS[5], old[2], member)
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('HINCRBY', KEYS[2], 'pages', -1)
+end
+local replaced = 0
+if ARGV[6] ~= '*' then
+  local current = redis.call('HGET', KEYS[5], key) or ''
+  if current ~= ARGV[6] then return {-3, current} end
+  local n, missing = tonumber(ARGV[7])
+  replaced, missing = replace(KEYS[5], KEYS[6], KEYS[1], KEYS[2], KEYS[3], key, n, 6, 8)
+  if not replaced then return {-2, missing} end
+end
+local seq = redis.call('HINCRBY', KEYS[2], 'seq', 1)
+redis.call('HINCRBY', KEYS[2], 'pages', 1)
+redis.call('HSET', KEYS[1], ARGV[1], '[' .. seq .. ',' .. ARGV[2] .. ']')
+local member = string.format('x:%016.0f:', seq) .. ARGV[1]
+redis.call('ZADD', KEYS[3], ARGV[3], member)
+list(KEYS[5], key, member)
+return {0, replaced}
+"""
+)
+
+# Remove an exact entry if it still has sequence number ARGV[2]. Returns 1 if removed.
+# KEYS: the exact hash, the counters hash, the order, the keys hash.
+REMOVE_EXACT = (
+    _FUNCTIONS
+    + """
+local member = string.format('x:%016.0f:', tonumber(ARGV[2])) .. ARGV[1]
+redis.call('ZREM', KEYS[3], member)
+local existing = redis.call('HGET', KEYS[1], ARGV[1])
+if not existing then return 0 end
+local record = cjson.decode(existing)
+if record[1] ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+unlist(KEYS[4], record[2], member)
+redis.call('HINCRBY', KEYS[2], 'pages', -1)
+return 1
+"""
+)
+
+# Create the parameters unless another client just did; return them either way.
+CREATE_META = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV))
+end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+
+def _constants(script: str) -> str:
+    """*script* with the containment test's constants written in."""
+    for name, value in {
+        "MAX_ANCHOR_PAGES": MAX_ANCHOR_PAGES,
+        "MIN_SHARED": MIN_SHARED,
+        "MIN_SHARE": MIN_SHARE,
+        "MIN_COVER": MIN_COVER,
+    }.items():
+        script = script.replace(f"--{name}--", repr(value))
+    return script
+
+
+ADD_IF_NEW, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT = map(
+    _constants, (ADD_IF_NEW, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT)
+)

@@ -1,0 +1,128 @@
+"""Redis index URIs: ``redis://[user:password@]host:port/db?option=value``, turned into a
+client and the index's options; credentials are never shown (see :func:`~.uri.redact`)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from ...durations import duration
+from ...exceptions import UnsupportedIndexURI
+from ..uri import redact, uri_options
+from .layout import DEFAULT_PREFIX
+
+
+def boolean(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(value)
+
+
+def check_credentials(uri: str) -> None:
+    """Refuse credentials that would be misread (and shown) as a path or options."""
+    if "@" in uri.partition("://")[2] and "@" not in urlsplit(uri).netloc:
+        raise UnsupportedIndexURI(
+            f"The user or password in the index URI {redact(uri)} holds '/', '?' or '#': "
+            "write them as %2F, %3F and %23 (and '@' as %40), as in "
+            "redis://:pa%2Fss@localhost:6379/0"
+        )
+    names = {name.lower() for name, _ in parse_qsl(urlsplit(uri).query)}
+    if names & {"password", "username", "user"}:
+        raise UnsupportedIndexURI(
+            f"Credentials go before the host in the index URI, not in its options "
+            f"({redact(uri)}): redis://user:password@host:6379/0 (or redis://:password@...)"
+        )
+
+
+def describe(client, prefix: str) -> str:
+    """``redis://host:port/db?prefix=...`` for a client (without user or password)."""
+    pool = getattr(client, "connection_pool", None)
+    kwargs = getattr(pool, "connection_kwargs", {})
+    where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+    return f"redis://{where}?prefix={prefix}"
+
+
+def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
+    """A client for ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
+    ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster), and the index's options
+    in the URI (prefix, location, bucket_bits, ttl, password, allow_eviction)."""
+    check_credentials(uri)
+    options = uri_options(
+        uri,
+        {
+            "prefix": str,
+            "ttl": duration,
+            "bucket_bits": int,
+            "cluster": boolean,
+            "timeout": float,
+            "ssl_cert_reqs": str,
+            "ssl_ca_certs": str,
+            "ssl_certfile": str,
+            "ssl_keyfile": str,
+            "allow_eviction": boolean,
+        },
+    )
+    parts = urlsplit(uri)
+    try:
+        host, port = parts.hostname or "localhost", parts.port or 6379
+    except ValueError:
+        raise UnsupportedIndexURI(f"Bad port in index URI {redact(uri)}") from None
+    db_text = parts.path.strip("/") or "0"
+    if not db_text.isdigit():
+        raise UnsupportedIndexURI(
+            f"Redis database {db_text!r} in {redact(uri)} must be a number, "
+            "as in redis://localhost:6379/0"
+        )
+    db = int(db_text)
+    cluster = bool(options.pop("cluster", False))
+    if cluster and db != 0:
+        raise UnsupportedIndexURI(f"Redis Cluster has only database 0, not {db} ({redact(uri)})")
+    timeout = float(options.pop("timeout", 5.0))
+    password = unquote(parts.password) if parts.password is not None else None
+    username = unquote(parts.username) if parts.username else None
+    prefix = str(options.pop("prefix", DEFAULT_PREFIX))
+    ttl = options.pop("ttl", None)
+    bucket_bits = options.pop("bucket_bits", None)
+    allow_eviction = bool(options.pop("allow_eviction", False))
+    scheme = parts.scheme.lower()
+    kwargs = dict(
+        host=host,
+        port=port,
+        username=username,
+        password=password,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        decode_responses=True,
+        # Connection errors and timeouts are retried with a short backoff; a retried
+        # check recognises its own insert (see RedisIndex.check_and_add).
+        retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+        retry_on_error=[redis.ConnectionError, redis.TimeoutError],  # redis-py 5 needs it
+    )
+    if scheme == "rediss":
+        kwargs["ssl"] = True
+        kwargs.update(options)
+    elif options:
+        raise UnsupportedIndexURI(
+            f"Options {', '.join(sorted(options))} in {redact(uri)} need TLS: use rediss://"
+        )
+    location = f"{scheme}://{host}:{port}/{db}?prefix={prefix}"
+    if cluster:
+        location += "&cluster=true"
+        client = redis.RedisCluster(**kwargs)
+    else:
+        client = redis.Redis(db=db, **kwargs)
+    return client, dict(
+        prefix=prefix,
+        location=location,
+        bucket_bits=bucket_bits,
+        ttl=ttl,
+        password=password,
+        allow_eviction=allow_eviction,
+    )

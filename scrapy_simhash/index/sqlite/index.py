@@ -1,0 +1,481 @@
+"""The embedded default: one SQLite file, safe for several processes at once.
+
+The layout of the file is in :mod:`~scrapy_simhash.index.sqlite.layout`, opening and
+creating it in :mod:`~scrapy_simhash.index.sqlite.file`, maintenance (listing, restoring,
+removing, compacting) in :mod:`~scrapy_simhash.index.sqlite.maintenance`.
+
+Check-and-insert is one ``BEGIN IMMEDIATE`` transaction: of two processes seeing
+near-duplicate pages at the same moment, the second waits for the first to commit and
+then finds its page; a changed page replaces the entries under its key in the same
+transaction. WAL mode lets readers go on meanwhile; every transaction is short,
+so the write-ahead log is checkpointed as it goes and truncated on close.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from ...anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
+from ...exceptions import (
+    ConfigurationError,
+    IndexCorrupt,
+    IndexUnavailable,
+    SimhashIndexError,
+)
+from ..base import (
+    IndexBase,
+    IndexParameters,
+    Match,
+    Outcome,
+    RequestedParameters,
+    check_anchors_format,
+    check_layout_version,
+    container,
+    nearest,
+    own_key_first,
+    storable_key,
+    stored_parameters,
+)
+from ..uri import path_and_options
+from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
+from .file import (
+    check_application,
+    check_file,
+    create_file,
+    retry_while_locked,
+    sqlite_path,
+)
+from .layout import (
+    APPLICATION_ID,
+    PRE_ANCHORS_VERSION,
+    SCHEMA_VERSION,
+    UPGRADABLE_VERSION,
+    missing_layout,
+    sqlite_file_uri,
+    upgrade_from_v1,
+    upgrade_from_v2,
+)
+from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
+from .tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
+
+__all__ = [
+    "APPLICATION_ID",
+    "BATCH_PAGES",
+    "BATCH_PAUSE",
+    "SCHEMA_VERSION",
+    "SqliteIndex",
+    "from_signed64",
+    "sqlite_path",
+    "to_signed64",
+]
+
+SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+#: Page cache per connection, in KiB. It holds the interior b-tree pages, which every check
+#: reads (0.9 MB for all tables at 1M pages); the leaves are read at random, from the OS
+#: cache. Not more: while the file is under 1 GB, a commit after SQLite rebalanced b-tree
+#: pages out of page-number order scans the whole cache (balance_nonroot swaps page numbers
+#: through the never-used page at 1 GB; the end of the transaction then drops cached pages
+#: past the end of the file). With 32 MB that scan took ~0.4 ms: the p99 of check-and-insert
+#: at 1M pages (docs/performance.md).
+CACHE_KIB = 8 * 1024
+#: Size of the write-ahead log, in pages, at which a commit checkpoints it (copies it into
+#: the database file). SQLite's default, 1000, makes every ~90th check-and-insert at 10M
+#: pages with 10 tables wait ~15 ms for a checkpoint: that was the whole p99 latency. Fewer,
+#: larger checkpoints cost less in total; the log stays bounded (16 MB with 4 KB pages).
+AUTOCHECKPOINT_PAGES = 4000
+
+logger = logging.getLogger(__name__)
+
+
+class SqliteIndex(SqliteMaintenance, IndexBase):
+    """A near-duplicate index in one SQLite file.
+
+    *path* is used as given (relative to the working directory unless absolute). A missing
+    file is created when *create* is true; an existing one must be a scrapy-simhash index
+    with matching parameters. *synchronous* is SQLite's setting: ``NORMAL`` (default)
+    survives any crash of the process, ``FULL`` also a power cut, at a cost in commits per
+    second. *timeout* is how long a write waits for another process's transaction.
+    *read_only* opens an existing index without writing anything (also on a read-only
+    file system). An empty or foreign file is never turned into an index. *upgrade*
+    adds the anchor tables to an index written before them (else it is refused).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_distance: int | None = None,
+        blocks: int | None = None,
+        features: str | None = None,
+        create: bool = True,
+        synchronous: str = "NORMAL",
+        timeout: float = 30.0,
+        read_only: bool = False,
+        upgrade: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.read_only = read_only
+        self._upgrade_anchors = upgrade and not read_only
+        self.location = str(self.path)
+        synchronous = synchronous.upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ConfigurationError(
+                f"synchronous={synchronous!r} is not one of {', '.join(SYNCHRONOUS_MODES)}"
+            )
+        self._timeout = timeout
+        self._synchronous = synchronous
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self.parameters = self._open(
+                RequestedParameters(max_distance, blocks, features),
+                create=create and not read_only,
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.plan = self.parameters.plan
+
+    @classmethod
+    def from_uri(cls, uri: str, **parameters) -> SqliteIndex:
+        """Open ``sqlite:///path?synchronous=FULL&timeout=60`` (or a plain path)."""
+        options = path_and_options(uri, {"synchronous": str, "timeout": float})[1]
+        path = sqlite_path(uri)
+        return cls(path, **parameters, **options)
+
+    # -- the lifecycle (see IndexBase._open) ---------------------------------------------
+
+    def _read_parameters(self) -> IndexParameters | None:
+        if not check_file(self.path):
+            return None
+        if self._conn is not None:  # created by _create: connected again below
+            self._conn.close()
+        self._conn = self._connect()
+        try:
+            return retry_while_locked(self._configure_and_load, self._timeout)
+        except sqlite3.OperationalError as e:
+            # A cleanly closed index on a read-only file system: SQLite cannot make the
+            # -shm file a WAL reader needs. With no -wal file no process has the index
+            # open, and none can write it there: read it as immutable.
+            if not (
+                self.read_only
+                and "unable to open" in str(e)
+                and not os.path.exists(f"{self.path}-wal")
+            ):
+                raise
+            self._conn.close()
+            self._conn = self._connect(immutable=True)
+            return self._configure_and_load()
+
+    def _create(self, parameters: IndexParameters) -> IndexParameters:
+        with self._errors("create"):
+            create_file(self.path, parameters)
+        stored = self._read_parameters()
+        assert stored is not None  # the file exists now: ours, or another process's
+        return stored
+
+    def _configure_and_load(self) -> IndexParameters:
+        check_application(self._conn, self.path)
+        if not self.read_only:
+            self._conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+        self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        return self._load()
+
+    # -- opening ---------------------------------------------------------------------
+
+    def _connect(self, *, immutable: bool = False) -> sqlite3.Connection:
+        """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one.
+
+        check_same_thread=False: a crawl opens the index on the reactor thread and checks
+        pages in a thread of its own, one call at a time, never two at once."""
+        mode = "ro" if self.read_only else "rw"
+        with self._errors("open"):
+            return sqlite3.connect(
+                sqlite_file_uri(self.path, mode, immutable),
+                uri=True,
+                timeout=self._timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+
+    def _load(self) -> IndexParameters:
+        if self._version() == UPGRADABLE_VERSION:
+            self._upgrade()
+        if self._version() == PRE_ANCHORS_VERSION:
+            self._add_anchor_tables()
+        # One read transaction: a consistent view of the layout and parameters.
+        with self._transaction(immediate=False):
+            version = self._version()
+            if (
+                version == 0
+                and self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            ):
+                raise IndexUnavailable(
+                    f"The index {self.path} has no schema version (an older or unfinished "
+                    f"layout; this scrapy-simhash writes version {SCHEMA_VERSION}). It was "
+                    "left untouched: open it with the scrapy-simhash that built it, or point "
+                    "SIMHASH_INDEX_URI at a new file"
+                )
+            if version:
+                check_layout_version(version, SCHEMA_VERSION, self.location, "schema version")
+            missing = missing_layout(self._conn)
+            if not missing:
+                parameters = self._stored_parameters()
+                stored = self._conn.execute(
+                    "SELECT value FROM simhash_meta WHERE name = 'anchors'"
+                ).fetchone()
+                check_anchors_format(stored and stored[0], self.location)
+                self.tables = BlockTables(parameters.plan)
+                missing = self.tables.missing(self._conn)
+            self._refuse_missing(missing)
+        if not self.read_only:
+            self.tables.install(self._conn)
+            self._check_writable()
+        return parameters
+
+    def _stored_parameters(self) -> IndexParameters:
+        meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
+        return stored_parameters(meta, self.location, "simhash_meta")
+
+    def _refuse_missing(self, missing: list[str]) -> None:
+        if missing:
+            raise IndexCorrupt(
+                f"The index {self.path} is damaged: it lacks {', '.join(missing)}. It was "
+                "left untouched: restore it from a backup (scrapy-simhash export/import) "
+                "or use another file"
+            )
+
+    def _version(self) -> int:
+        return self._conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def _upgrade(self) -> None:
+        """Upgrade a version-1 file in place, in one transaction (see upgrade_from_v1).
+        Read-only, it is refused with the command that upgrades it."""
+        if self.read_only:
+            raise IndexUnavailable(
+                f"The index {self.path} has schema version {UPGRADABLE_VERSION}, which this "
+                f"scrapy-simhash upgrades in place when it opens the file for writing; it was "
+                f"left untouched. Upgrade it with: scrapy-simhash vacuum --index {self.path}"
+            )
+        started = time.monotonic()
+        with self._transaction():
+            if self._version() != UPGRADABLE_VERSION:
+                return  # upgraded meanwhile by another process
+            found = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master")}
+            needed = ("simhash_meta", "pages", "block_keys")
+            self._refuse_missing([f"the table {t}" for t in needed if t not in found])
+            upgrade_from_v1(self._conn, self._stored_parameters().plan, str(self.path))
+        logger.warning(
+            "Upgraded the index %s in %.1f s; `scrapy-simhash vacuum` gives the space its "
+            "old tables took back to the disk",
+            self.path, time.monotonic() - started,
+        )  # fmt: skip
+
+    def _add_anchor_tables(self) -> None:
+        """Upgrade a version-2 file (no anchors) when asked to, else refuse it naming
+        the command that does."""
+        if not self._upgrade_anchors:
+            raise IndexUnavailable(
+                f"The index {self.path} has schema version {PRE_ANCHORS_VERSION}, written "
+                f"before paragraph anchors (this scrapy-simhash writes version "
+                f"{SCHEMA_VERSION}); it was left untouched. Upgrade it (its pages are kept, "
+                f"and found by distance only) with: scrapy-simhash upgrade --index {self.path}"
+            )
+        with self._transaction():
+            if self._version() == PRE_ANCHORS_VERSION:
+                upgrade_from_v2(self._conn)
+        logger.warning(
+            "Upgraded the index %s to schema version %d (paragraph anchors, %s)",
+            self.path, SCHEMA_VERSION, ANCHORS_FORMAT,
+        )  # fmt: skip
+
+    def _check_writable(self) -> None:
+        """Fail now, not at the first page of a crawl, if the file cannot be written: a
+        write that is rolled back (it never reaches the disk)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        finally:
+            self._conn.execute("ROLLBACK")
+
+    # -- errors and transactions -------------------------------------------------------
+
+    _driver_errors = (sqlite3.DatabaseError,)
+
+    def _translate(self, error: BaseException, doing: str) -> SimhashIndexError:
+        """sqlite3's errors as ours, naming the file and what to do."""
+        if True:
+            message = str(error)
+            lowered = message.lower()
+            where = f"the index {self.path} ({doing}: {message})"
+            if "locked" in lowered or "busy" in lowered:
+                return IndexUnavailable(
+                    f"Timed out after {self._timeout:g} s waiting for another process to "
+                    f"release {where}"
+                )
+            if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+                return IndexCorrupt(
+                    f"{where[0].upper()}{where[1:]} is damaged. It was left untouched: restore "
+                    "it from a backup (scrapy-simhash export/import) or use another file"
+                )
+            if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+                return IndexUnavailable(
+                    f"Cannot write {where}: make the file and its directory writable (SQLite "
+                    "also writes -wal and -shm files beside it)"
+                )
+            if "disk is full" in lowered:
+                return IndexUnavailable(
+                    f"Cannot write {where}: free some space on its disk; nothing committed was lost"
+                )
+            if "disk i/o" in lowered:
+                return IndexUnavailable(
+                    f"Cannot read or write {where}: check the disk and the file system it is "
+                    "on (full, removed, failing?); nothing committed was lost"
+                )
+            return IndexUnavailable(f"SQLite failed on {where}")
+
+    @contextlib.contextmanager
+    def _transaction(self, immediate: bool = True) -> Iterator[None]:
+        """One transaction; afterwards ``_committed`` says whether it was committed, also
+        when Ctrl-C interrupted it (see SqliteMaintenance._batched)."""
+        self._conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        self._committed = False
+        try:
+            yield
+            # Set before COMMIT and cleared below if the transaction is still open: a
+            # Ctrl-C that arrives during the COMMIT call is raised once it has returned.
+            self._committed = True
+            self._conn.execute("COMMIT")
+        except BaseException:
+            # Also after a failed COMMIT (SQLite keeps the transaction open when it cannot
+            # commit yet): rolled back, so the lock is released and the next call works.
+            if self._conn.in_transaction:
+                self._committed = False
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+            raise
+
+    # -- the index ---------------------------------------------------------------------
+
+    def _matches(self, fingerprint: int, max_distance: int) -> list[tuple[int, int, Match]]:
+        """``(distance, page id, match)`` of the pages within *max_distance*, nearest first."""
+        permuted, args = self.tables.probe(fingerprint)
+        rows = self._conn.execute(self.tables.probe_sql, args).fetchall()
+        fingerprints = self.tables.candidates(rows, permuted, max_distance)
+        if not fingerprints:
+            return []
+        pages = {
+            page_id: (key, added_at, from_signed64(fp))
+            for page_id, key, added_at, fp in self._conn.execute(
+                f"SELECT id, key, added_at, fingerprint FROM page_view "
+                f"WHERE fingerprint IN ({','.join('?' * len(fingerprints))})",
+                [to_signed64(fp) for fp in fingerprints],
+            )
+        }
+        found = nearest(fingerprint, [(i, page[2]) for i, page in pages.items()], max_distance)
+        return [(d, i, Match(pages[i][0], pages[i][2], d, pages[i][1])) for d, i in found]
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        k = self._query_distance(max_distance)
+        with self._errors("query"):
+            return [match for _, _, match in self._matches(fingerprint, k)]
+
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
+        key = storable_key(key)
+        with self._errors("add"), self._transaction():
+            found = own_key_first(self._matches(fingerprint, self.max_distance), key)
+            if found is not None:
+                return found
+            if anchors:
+                match = self._container(fingerprint, anchors, key)
+                if match is not None:
+                    return Outcome("duplicate", match)
+            replaced = self._replace(key)
+            page = self.tables.add(self._conn, fingerprint, key, time.time())
+            add_anchors(self._conn, [(page, anchors)] if anchors else [])
+        return Outcome("changed" if replaced else "new")
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        if not anchors:
+            return None
+        with self._errors("query"), self._transaction(immediate=False):
+            return self._container(fingerprint, anchors, None)
+
+    def _container(self, fingerprint: int, anchors: Anchors, key: str | None) -> Match | None:
+        """Inside a check's transaction: the earliest stored page of another key that the
+        page is contained in, or that is contained in it (see base.container)."""
+        hits = anchor_hits(self._conn, anchors.hashes)
+        counted = [pages for pages in hits.values() if len(pages) <= MAX_ANCHOR_PAGES]
+        candidates = {page for pages in counted for page in pages}
+        if not candidates:
+            return None
+        pages = page_summaries(self._conn, candidates)
+        found = container(
+            anchors,
+            hits,
+            lambda p: (p, pages[p][0]) if p in pages and pages[p][1] != key else None,
+        )
+        if found is None:
+            return None
+        page, shared = found
+        _, other_key, other, added_at = pages[page]
+        other = from_signed64(other)
+        return Match(other_key, other, (fingerprint ^ other).bit_count(), added_at, shared)
+
+    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+        key = storable_key(key)
+        signed = to_signed64(digest)
+        with self._errors("add"), self._transaction():
+            row = self._conn.execute(
+                "SELECT key, added_at FROM exact_texts WHERE digest = ?", (signed,)
+            ).fetchone()
+            if row:
+                status = "unchanged" if row[0] == key else "duplicate"
+                return Outcome(status, Match(row[0], digest, 0, row[1]))
+            replaced = self._replace(key)
+            self._conn.execute(
+                "INSERT INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
+                (signed, key, time.time()),
+            )
+        return Outcome("changed" if replaced else "new")
+
+    def _replace(self, key: str) -> int:
+        """Inside a check's transaction: remove what is stored under *key* (a page and its
+        table keys, an exact entry); return how many entries."""
+        doomed = self._conn.execute(
+            f"SELECT id, fingerprint, key FROM page_view WHERE {PAGES_BY_KEY}",
+            (key_hash(key), key),
+        ).fetchall()
+        self.tables.remove(self._conn, doomed)
+        remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
+        exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
+        return len(doomed) + exact
+
+    def __len__(self) -> int:
+        with self._errors("count"):
+            (pages,) = self._conn.execute("SELECT count(*) FROM pages").fetchone()
+            (exact,) = self._conn.execute("SELECT count(*) FROM exact_texts").fetchone()
+        return pages + exact
+
+    def close(self) -> None:
+        """Checkpoint and truncate the write-ahead log, then close. Idempotent."""
+        conn, self._conn = getattr(self, "_conn", None), None
+        if conn is None:
+            return
+        try:
+            if not self.read_only:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.DatabaseError:
+            pass  # another process is reading; the last one to close checkpoints
+        finally:
+            conn.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteIndex({self.location!r}, {self.parameters})"

@@ -1,0 +1,244 @@
+"""Maintenance and audit of a SQLite index: the audit log, listing, restoring, removing
+and compacting pages. Long operations run in batches of :data:`BATCH_PAGES`, each
+committed whole, so that a crawl on the same index waits for one batch at most."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from ...exceptions import Interrupted
+from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from .anchors import add_anchors, remove_anchors, stored_anchors
+from .layout import DROP_SHARED, DROP_UNCHANGED
+from .tables import (
+    PAGES_BY_KEY,
+    BlockTables,
+    from_signed64,
+    key_hash,
+    to_signed64,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+
+
+#: Pages per transaction of long maintenance (expire, import, forget, pruning the audit
+#: log): each batch is committed whole or not at all, and between two the write lock is
+#: free, so that a crawl on the same index waits for one batch, not for the whole command.
+BATCH_PAGES = 10_000
+#: Pause between two batches, in seconds: longer than SQLite's busy handler sleeps between
+#: two attempts (at most 100 ms), so that a process waiting for the lock gets it.
+BATCH_PAUSE = 0.1
+
+
+class SqliteMaintenance:
+    """The maintenance half of :class:`~scrapy_simhash.index.sqlite.SqliteIndex`."""
+
+    if TYPE_CHECKING:
+        path: Path
+        tables: BlockTables
+        _conn: sqlite3.Connection
+        _committed: bool
+
+        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
+        def _transaction(self, immediate: bool = True) -> AbstractContextManager[None]: ...
+
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
+        # The column `exact` holds the kind as bits (see sqlite_layout.DROP_UNCHANGED): a
+        # kind without a new column, so that existing files keep their layout.
+        kind = int(exact) | (DROP_UNCHANGED if unchanged else 0) | DROP_SHARED * len(match.shared)
+        with self._errors("record a drop"):
+            self._conn.execute(
+                "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
+                (storable_key(key), match.key, match.distance, kind, time.time()),
+            )
+
+    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+        sql = "SELECT key, kept_key, distance, exact, at FROM drops"
+        args: tuple = ()
+        if since is not None:
+            sql, args = sql + " WHERE at >= ?", (since,)
+        with self._errors("read the drops"):
+            rows = self._conn.execute(sql + " ORDER BY at, id", args).fetchall()
+        for key, kept_key, distance, kind, at in rows:
+            yield DropRecord(
+                key,
+                kept_key,
+                distance,
+                bool(kind & 1),
+                at,
+                bool(kind & DROP_UNCHANGED),
+                kind // DROP_SHARED,
+            )
+
+    _PAGES_SQL = (
+        "SELECT key, fingerprint, added_at, 0, id FROM page_view {pages} UNION ALL "
+        "SELECT key, digest, added_at, 1, 0 FROM exact_texts {exact} ORDER BY 3, 4, 5"
+    )
+
+    def _select_pages(
+        self, where: str = "", args: tuple = (), pages_where: str = "", pages_args: tuple = ()
+    ) -> Iterator[StoredPage]:
+        """Pages and exact entries *where* says (*pages_where* for pages, if given)."""
+        with self._errors("read the pages"):
+            cursor = self._conn.execute(
+                self._PAGES_SQL.format(pages=pages_where or where, exact=where),
+                (pages_args if pages_where else args) + args,
+            )
+        while True:
+            with self._errors("read the pages"):
+                rows = cursor.fetchmany(10_000)
+            if not rows:
+                return
+            with self._errors("read the pages"):
+                anchors = stored_anchors(self._conn, [i for *_, exact, i in rows if not exact])
+            for key, fp, added_at, exact, page_id in rows:
+                found = None if exact else anchors.get(page_id)
+                yield StoredPage(key, from_signed64(fp), added_at, bool(exact), found)
+
+    def pages(self) -> Iterator[StoredPage]:
+        return self._select_pages()
+
+    def find(self, key: str) -> list[StoredPage]:
+        with self._errors("find"):
+            key = storable_key(key)
+            by_key = (f"WHERE {PAGES_BY_KEY}", (key_hash(key), key))
+            return list(self._select_pages("WHERE key = ?", (key,), *by_key))
+
+    def _batched(
+        self,
+        doing: str,
+        step: Callable[[], tuple[int, bool]],
+        prepare: Callable[[], bool] = lambda: True,
+    ) -> int:
+        """Run *step* in one transaction after another, pausing :data:`BATCH_PAUSE`
+        between two, while it says there is more (and *prepare*, run outside the
+        transaction before each, says there is something to do); return the rows it
+        changed. Ctrl-C raises :class:`Interrupted` with the rows committed: a batch
+        counts once its COMMIT has returned, whenever the signal arrives."""
+        done = pending = 0
+        try:
+            first = True
+            while prepare():
+                if not first:
+                    time.sleep(BATCH_PAUSE)
+                first, pending = False, 0
+                with self._errors(doing), self._transaction():
+                    pending, more = step()
+                done, pending = done + pending, 0
+                if not more:
+                    break
+        except KeyboardInterrupt:
+            raise Interrupted(done + (pending if self._committed else 0)) from None
+        return done
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        """See :meth:`NearDuplicateIndex.add_pages`. Committed in batches of
+        :data:`BATCH_PAGES`; Ctrl-C raises :class:`Interrupted` with how many were added."""
+        pages = storable_pages(pages)
+        batch: list[StoredPage] = []
+
+        def read() -> bool:  # outside the transaction: the lock is held for writing only
+            nonlocal batch
+            batch = list(islice(pages, BATCH_PAGES))
+            return bool(batch)
+
+        return self._batched("add pages", lambda: (self._add_batch(batch), True), read)
+
+    def _add_batch(self, batch: list[StoredPage]) -> int:
+        (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
+        page_rows, exact_rows, anchor_rows = [], [], []
+        seen: set[tuple[str, int]] = set()
+        for page in batch:
+            signed = to_signed64(page.fingerprint)
+            if page.exact:
+                exact_rows.append((signed, page.key, page.added_at))
+                continue
+            if (page.key, signed) in seen or self._conn.execute(
+                "SELECT 1 FROM page_view WHERE key = ? AND fingerprint = ?",
+                (page.key, signed),
+            ).fetchone():
+                continue
+            seen.add((page.key, signed))
+            page_rows.append((next_id, signed, page.key, page.added_at))
+            if page.anchors:
+                anchor_rows.append((next_id, page.anchors))
+            next_id += 1
+        before = self._conn.total_changes
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
+            exact_rows,
+        )
+        added = self._conn.total_changes - before + len(page_rows)
+        self.tables.add_many(self._conn, page_rows)
+        add_anchors(self._conn, anchor_rows)
+        return added
+
+    def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
+        """Remove the pages and exact entries *where* says (*pages_where* for pages, if
+        given), in batches of :data:`BATCH_PAGES` (each page with its table rows); Ctrl-C
+        raises :class:`Interrupted` with how many were removed."""
+        limited = (*args, BATCH_PAGES)
+        pages_limited = (*pages_args, BATCH_PAGES) if pages_where else limited
+
+        def step() -> tuple[int, bool]:
+            doomed = self._conn.execute(
+                f"SELECT id, fingerprint, key FROM page_view {pages_where or where} LIMIT ?",
+                pages_limited,
+            ).fetchall()
+            self.tables.remove(self._conn, doomed)
+            remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
+            exact = self._conn.execute(
+                f"DELETE FROM exact_texts WHERE rowid IN "
+                f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
+                limited,
+            ).rowcount
+            return len(doomed) + exact, len(doomed) == BATCH_PAGES or exact == BATCH_PAGES
+
+        return self._batched("remove pages", step)
+
+    def forget(self, key: str) -> int:
+        key = storable_key(key)
+        return self._delete("WHERE key = ?", (key,), f"WHERE {PAGES_BY_KEY}", (key_hash(key), key))
+
+    def expire(self, older_than: float) -> int:
+        return self._delete("WHERE added_at < ?", (older_than,))
+
+    def expire_drops(self, older_than: float) -> int:
+        def step() -> tuple[int, bool]:
+            removed = self._conn.execute(
+                "DELETE FROM drops WHERE id IN (SELECT id FROM drops WHERE at < ? LIMIT ?)",
+                (older_than, BATCH_PAGES),
+            ).rowcount
+            return removed, removed == BATCH_PAGES
+
+        return self._batched("remove audit-log entries", step)
+
+    def size(self) -> int:
+        """Bytes of the file and its write-ahead log."""
+        return sum(
+            os.path.getsize(name)
+            for name in (self.path, f"{self.path}-wal")
+            if os.path.exists(name)
+        )
+
+    def compact(self) -> bool:
+        """Rebuild the file without the space of removed pages (``VACUUM``) and truncate
+        the write-ahead log. Needs as much free disk as the index takes; other processes
+        wait meanwhile."""
+        with self._errors("vacuum"):
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return True
+
+    def vacuum(self) -> None:
+        """:meth:`compact` by its SQLite name."""
+        self.compact()

@@ -1,0 +1,330 @@
+"""Pick a threshold by looking at real pairs: nearest-neighbour distances of stored pages.
+
+An index keeps one page of every near-duplicate group, so the kept pages show how close
+*distinct* pages of the user's own crawl come to each other (their nearest stored
+neighbour, found by brute force over every stored fingerprint), and the audit log shows
+the distances at which pages were dropped. Both on one histogram, with example pairs at
+each distance, tell whether the threshold sits in the gap between them.
+
+The index stores fingerprints and keys, not texts: example pairs are shown by key (URL).
+"""
+
+from __future__ import annotations
+
+import html
+import random
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..index.base import NearDuplicateIndex, StoredPage
+
+__all__ = ["Calibration", "FingerprintTable", "Pair", "calibrate", "render_html", "render_text"]
+
+_M1, _M2, _M4, _H01 = (
+    np.uint64(m)
+    for m in (
+        0x5555_5555_5555_5555,
+        0x3333_3333_3333_3333,
+        0x0F0F_0F0F_0F0F_0F0F,
+        0x0101_0101_0101_0101,
+    )
+)
+
+
+def popcount_swar(values: np.ndarray) -> np.ndarray:
+    """Set bits of each value of a uint64 array, with shifts and masks: what
+    ``np.bitwise_count`` does in NumPy 2, for NumPy 1.24 to 1.26."""
+    x = values.astype(np.uint64, copy=True)
+    x -= (x >> np.uint64(1)) & _M1
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return ((x * _H01) >> np.uint64(56)).astype(np.uint8)
+
+
+#: Set bits of each value of a uint64 array.
+popcount = getattr(np, "bitwise_count", popcount_swar)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two pages at *distance*: a dropped page and the page it matched, or a stored page and
+    its nearest stored neighbour."""
+
+    key: str
+    other: str
+    distance: int
+    dropped: bool  #: True: from the audit log; False: two kept pages
+
+
+@dataclass
+class Calibration:
+    max_distance: int  #: the index's threshold
+    stored: int  #: pages with a fingerprint in the index (exact-text entries excluded)
+    sampled: int
+    nearest: Counter[int] = field(default_factory=Counter)  #: distance -> sampled pages
+    dropped: Counter[int] = field(default_factory=Counter)  #: distance -> drops (audit log)
+    examples: dict[int, list[Pair]] = field(default_factory=dict)
+    #: Drops by containment (audit log): decided by shared paragraphs, not by distance,
+    #: so not on the histogram.
+    contained: int = 0
+
+    @property
+    def distances(self) -> range:
+        top = max([*self.nearest, *self.dropped, self.max_distance + 1])
+        return range(top + 1)
+
+    def as_dict(self) -> dict:
+        return {
+            "max_distance": self.max_distance,
+            "stored": self.stored,
+            "sampled": self.sampled,
+            "nearest": {str(d): n for d, n in sorted(self.nearest.items())},
+            "dropped": {str(d): n for d, n in sorted(self.dropped.items())},
+            "dropped_contained": self.contained,
+            "examples": {
+                str(d): [vars(p) for p in pairs] for d, pairs in sorted(self.examples.items())
+            },
+        }
+
+
+class FingerprintTable:
+    """The fingerprints of stored pages (exact-text entries left out) in one numpy array,
+    for brute-force distances; 8 bytes per page plus its key."""
+
+    def __init__(self, pages: Iterable[StoredPage]) -> None:
+        fingerprints = array("Q")
+        self.keys: list[str] = []
+        for page in pages:
+            if not page.exact:
+                fingerprints.append(page.fingerprint)
+                self.keys.append(page.key)
+        self.fingerprints = np.frombuffer(fingerprints, dtype=np.uint64)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def distances(self, fingerprint: int) -> np.ndarray:
+        return popcount(self.fingerprints ^ np.uint64(fingerprint)).astype(np.int16)
+
+    def nearest(self, fingerprint: int, limit: int, max_distance: int = 64) -> list[tuple]:
+        """``(distance, key, fingerprint)`` of the *limit* nearest pages within
+        *max_distance*, nearest first."""
+        if not len(self):
+            return []
+        distances = self.distances(fingerprint)
+        order = np.argsort(distances, kind="stable")[:limit]
+        return [
+            (int(distances[i]), self.keys[i], int(self.fingerprints[i]))
+            for i in order
+            if distances[i] <= max_distance
+        ]
+
+
+def calibrate(
+    index: NearDuplicateIndex, *, sample: int = 1000, pairs: int = 3, seed: int = 0
+) -> Calibration:
+    """Nearest-neighbour distances of up to *sample* stored pages (chosen at random with
+    *seed*), the distances of every drop in the audit log, and up to *pairs* examples at
+    each distance."""
+    table = FingerprintTable(index.pages())
+    result = Calibration(index.plan.max_distance, len(table), min(sample, len(table)))
+    examples: defaultdict[int, list[Pair]] = defaultdict(list)
+    for drop in index.drops():
+        if drop.shared:
+            result.contained += 1
+        elif not drop.exact:
+            result.dropped[drop.distance] += 1
+            if len(examples[drop.distance]) < pairs:
+                examples[drop.distance].append(Pair(drop.key, drop.kept_key, drop.distance, True))
+    if len(table) > 1:
+        chosen = random.Random(seed).sample(range(len(table)), result.sampled)
+        for i in chosen:
+            distances = table.distances(int(table.fingerprints[i]))
+            distances[i] = 99
+            j = int(np.argmin(distances))
+            d = int(distances[j])
+            result.nearest[d] += 1
+            if sum(not p.dropped for p in examples[d]) < pairs:
+                examples[d].append(Pair(table.keys[i], table.keys[j], d, False))
+    else:
+        result.sampled = 0
+    result.examples = dict(sorted(examples.items()))
+    return result
+
+
+def render_text(result: Calibration, width: int = 40) -> str:
+    """A histogram for the terminal, then the example pairs."""
+    lines = [
+        f"Nearest stored neighbour of {result.sampled} of {result.stored} stored pages, and "
+        f"{sum(result.dropped.values())} drops from the audit log; "
+        f"threshold {result.max_distance}",
+        "",
+        "distance  dropped  nearest",
+    ]
+    peak = max([*result.nearest.values(), *result.dropped.values(), 1])
+    for d in result.distances:
+        dropped, nearest = result.dropped.get(d, 0), result.nearest.get(d, 0)
+        if not dropped and not nearest and d > result.max_distance + 1:
+            continue  # empty rows far from the threshold say nothing
+        bar = "x" * round(width * dropped / peak) + "#" * round(width * nearest / peak)
+        marker = "  <- threshold" if d == result.max_distance else ""
+        lines.append(f"{d:>8}  {dropped:>7}  {nearest:>7}  {bar}{marker}")
+    lines += ["", "x: dropped (audit log), #: nearest kept neighbour (sample)"]
+    if result.contained:
+        lines.append(
+            f"Not shown: {result.contained} drops of pages contained in a kept one (shared "
+            "paragraphs, at any distance)"
+        )
+    if result.examples:
+        lines += ["", "Example pairs:"]
+        for d, pairs in result.examples.items():
+            for pair in pairs:
+                how = "dropped, kept" if pair.dropped else "kept,    kept"
+                lines.append(f"  {d:>2}  {how}  {pair.key}  ~  {pair.other}")
+    return "\n".join(lines)
+
+
+#: How far above the threshold kept pairs are worth a look as missed copies.
+ADVICE_RANGE = 3
+
+
+def advice(result: Calibration, location: str) -> list[str]:
+    """What to run to move the threshold the way the histogram may suggest, exactly as
+    the user would type it: a rebuild for a larger distance (kept pairs just above the
+    threshold), a setting for a smaller one (drops at the threshold)."""
+    k = result.max_distance
+    lines = []
+    above = [d for d in range(k + 1, k + 1 + ADVICE_RANGE) if result.nearest.get(d)]
+    if above:
+        d = above[0]
+        target = _beside(location, f"-k{d}")
+        lines += [
+            f"{result.nearest[d]} sampled pages have their nearest kept page at distance {d}. "
+            "If the example pairs there are copies, build an index that drops them (the old "
+            "index is only read), then set SIMHASH_INDEX_URI and SIMHASH_MAX_DISTANCE as it "
+            "says:",
+            f"  scrapy-simhash rebuild --index {location} --max-distance {d} --into {target}",
+        ]
+    if k > 0 and result.dropped.get(k):
+        lines += [
+            f"{result.dropped[k]} drops were at distance {k}. If the example pairs there are "
+            "different pages, drop only nearer ones (the index answers any smaller distance, "
+            "no rebuild): in settings.py",
+            f"  SIMHASH_MAX_DISTANCE = {k - 1}",
+        ]
+    return lines
+
+
+def _beside(location: str, suffix: str) -> str:
+    """A path next to a SQLite file index (``pages.db`` -> ``pages-k5.db``), else a
+    placeholder for the user to fill in."""
+    path = location.removeprefix("sqlite:///")
+    if "://" in path or path.startswith("memory:"):
+        return "NEW-INDEX-URI"
+    stem, dot, extension = path.rpartition(".")
+    return f"{stem}{suffix}.{extension}" if dot and "/" not in extension else path + suffix
+
+
+_SVG_WIDTH, _SVG_HEIGHT, _MARGIN = 760, 300, 40
+_DROPPED_COLOUR, _NEAREST_COLOUR = "#d9534f", "#337ab7"
+
+
+def _svg(result: Calibration) -> str:
+    distances = list(result.distances)
+    peak = max([*result.nearest.values(), *result.dropped.values(), 1])
+    plot_w, plot_h = _SVG_WIDTH - 2 * _MARGIN, _SVG_HEIGHT - 2 * _MARGIN
+    slot = plot_w / len(distances)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_SVG_WIDTH}" height="{_SVG_HEIGHT}" '
+        f'viewBox="0 0 {_SVG_WIDTH} {_SVG_HEIGHT}" role="img" '
+        'aria-label="Histogram of distances">',
+        f'<line x1="{_MARGIN}" y1="{_MARGIN + plot_h}" x2="{_MARGIN + plot_w}" '
+        f'y2="{_MARGIN + plot_h}" stroke="#333"/>',
+        f'<text x="{_MARGIN}" y="{_MARGIN - 12}" font-size="12">{peak} pages</text>',
+    ]
+    for n, d in enumerate(distances):
+        x = _MARGIN + n * slot
+        for offset, count, colour, name in (
+            (0.1, result.dropped.get(d, 0), _DROPPED_COLOUR, "dropped"),
+            (0.5, result.nearest.get(d, 0), _NEAREST_COLOUR, "nearest"),
+        ):
+            if count:
+                h = max(1.0, plot_h * count / peak)
+                parts.append(
+                    f'<rect class="{name}" x="{x + offset * slot:.1f}" '
+                    f'y="{_MARGIN + plot_h - h:.1f}" width="{0.4 * slot:.1f}" '
+                    f'height="{h:.1f}" fill="{colour}"><title>distance {d}: {count} {name}'
+                    "</title></rect>"
+                )
+        if len(distances) <= 33 or d % 2 == 0:
+            parts.append(
+                f'<text x="{x + slot / 2:.1f}" y="{_MARGIN + plot_h + 16}" font-size="11" '
+                f'text-anchor="middle">{d}</text>'
+            )
+    threshold_x = _MARGIN + (result.max_distance + 1) * slot
+    parts.append(
+        f'<line class="threshold" x1="{threshold_x:.1f}" y1="{_MARGIN - 5}" '
+        f'x2="{threshold_x:.1f}" y2="{_MARGIN + plot_h}" stroke="#000" '
+        'stroke-dasharray="4 3"/>'
+    )
+    parts.append(
+        f'<text x="{threshold_x + 4:.1f}" y="{_MARGIN + 6}" font-size="11">threshold '
+        f"{result.max_distance}</text>"
+    )
+    parts.append(
+        f'<text x="{_MARGIN + plot_w / 2}" y="{_SVG_HEIGHT - 6}" font-size="12" '
+        'text-anchor="middle">Hamming distance</text></svg>'
+    )
+    return "\n".join(parts)
+
+
+def _link(key: str) -> str:
+    text = html.escape(key)
+    if key.startswith(("http://", "https://", "file://")):
+        return f'<a href="{html.escape(key, quote=True)}">{text}</a>'
+    return text
+
+
+def render_html(result: Calibration, *, title: str = "scrapy-simhash calibration") -> str:
+    """A self-contained HTML page (no scripts, no external files) with the histogram drawn
+    in inline SVG and the example pairs in a table."""
+    rows = []
+    for d, pairs in result.examples.items():
+        for pair in pairs:
+            kind = "dropped / kept" if pair.dropped else "kept / kept"
+            rows.append(
+                f"<tr><td>{d}</td><td>{kind}</td><td>{_link(pair.key)}</td>"
+                f"<td>{_link(pair.other)}</td></tr>"
+            )
+    table = "\n".join(rows) or '<tr><td colspan="4">No pairs yet.</td></tr>'
+    drops = sum(result.dropped.values())
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; max-width: 60em; }}
+table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: .3em .6em; }}
+.key {{ display: inline-block; width: 1em; height: 1em; vertical-align: middle; }}
+</style></head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p>Threshold (max distance) of the index: <strong>{result.max_distance}</strong>.
+Nearest stored neighbour of {result.sampled} of {result.stored} stored pages, and
+{drops} drops from the audit log.</p>
+<p><span class="key" style="background:{_DROPPED_COLOUR}"></span> dropped pages, by their
+distance to the page kept &nbsp;
+<span class="key" style="background:{_NEAREST_COLOUR}"></span> kept pages, by the distance
+to their nearest kept neighbour</p>
+<figure>{_svg(result)}</figure>
+<p>Kept pairs just above the threshold that are really the same page suggest a higher
+threshold; dropped pairs at the threshold that are different pages suggest a lower one.</p>
+<h2>Example pairs</h2>
+<table><thead><tr><th>distance</th><th>pages</th><th>page</th><th>matched / nearest</th></tr>
+</thead><tbody>
+{table}
+</tbody></table>
+</body></html>
+"""

@@ -1,0 +1,736 @@
+"""The scrapy-simhash command, through click's test runner, on a real SQLite index."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scrapy_simhash import open_index
+from scrapy_simhash.cli import main, parse_cutoff
+from scrapy_simhash.dedup import Deduplicator
+from scrapy_simhash.index.base import Match, StoredPage
+from scrapy_simhash.settings import SimhashSettings
+
+SITE = Path(__file__).resolve().parents[1] / "sites" / "middleware" / "site"
+PAGES = ["tram.html", "drought.html", "only-via-copy.html", "only-via-mirror.html"]
+
+
+def url(name: str) -> str:
+    return f"https://news.example/{name}"
+
+
+@pytest.fixture
+def index_uri(tmp_path) -> str:
+    """An index like a crawl leaves it: four pages kept, two copies dropped (audit log)."""
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    config = SimhashSettings()
+
+    with open_index(uri) as index:
+        dedup = Deduplicator(index, config.fingerprinter, min_terms=config.min_terms)
+        for name in [*PAGES, "tram-copy.html", "drought-mirror.html"]:
+            text = config.html_extractor((SITE / name).read_text(encoding="utf-8"))
+            verdict = dedup.check_text(text, url(name))
+            if verdict.match:
+                index.record_drop(url(name), verdict.match)
+        assert dedup.check_text("Short notice", url("short")).match is None
+    return uri
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no Scrapy project here
+    # get_project_settings() sets SCRAPY_SETTINGS_MODULE: setenv first, so that teardown
+    # removes it again, whatever the command did.
+    monkeypatch.setenv("SCRAPY_SETTINGS_MODULE", "")
+    monkeypatch.delenv("SCRAPY_SETTINGS_MODULE")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None, code: int = 0):
+        result = runner.invoke(main, list(args), input=input, catch_exceptions=False)
+        assert result.exit_code == code, result.output
+        return result
+
+    return invoke
+
+
+def test_every_command_has_help_with_an_example(run):
+    assert sorted(main.commands) == sorted(
+        [
+            "calibrate",
+            "check",
+            "dedup",
+            "dropped",
+            "expire",
+            "explain",
+            "export",
+            "forget",
+            "import",
+            "rebuild",
+            "stats",
+            "upgrade",
+            "vacuum",
+        ]
+    )
+    for name in main.commands:
+        result = run(name, "--help")
+        assert "Example:" in result.output, name
+        assert f"scrapy-simhash {name}" in result.output, name
+    assert "Example:" in run("--help").output
+
+
+def test_python_dash_m():
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Usage: scrapy-simhash" in done.stdout
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+def test_missing_index_is_a_one_line_error(run, tmp_path):
+    result = run("stats", "--index", str(tmp_path / "nope.db"), code=1)
+    assert result.output == (
+        f"Error: No index at {tmp_path / 'nope.db'} (from --index); check the path or URI\n"
+    )
+    assert not (tmp_path / "nope.db").exists(), "a command that reads never creates an index"
+
+
+def test_default_index_outside_a_project(run):
+    result = run("stats", code=1)
+    assert result.output == (
+        "Error: No index at .scrapy/simhash.db (the pipeline's default, looked for in "
+        f"{Path.cwd()}, no Scrapy project). cd into the Scrapy project that crawled, or point "
+        "at the index with --index URI\n"
+    )
+
+
+def test_default_index_from_the_project(run, tmp_path, index_uri):
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = cli_test_project.settings\n")
+    package = tmp_path / "cli_test_project"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "settings.py").write_text(f"SIMHASH_INDEX_URI = {index_uri!r}\n")
+    result = run("stats", "--json")
+    assert json.loads(result.output)["index"] == str(tmp_path / "index.db")
+
+
+def test_a_bad_setting_a_command_does_not_use_does_not_break_it(run, tmp_path, index_uri):
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = cli_bad_project.settings\n")
+    package = tmp_path / "cli_bad_project"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "settings.py").write_text(
+        f"SIMHASH_INDEX_URI = {index_uri!r}\nSIMHASH_EXTRACTOR = 'readability'\n"
+    )
+    assert json.loads(run("stats", "--json").output)["pages"] == 5
+    # A command that fingerprints does need it, and says so.
+    result = run("check", "some text to check", code=1)
+    assert "SIMHASH_EXTRACTOR='readability' is not one of" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["-s", "SIMHASH_MAX_DISTANCE=4", "import", "backup.simhash"],
+            "-s SIMHASH_MAX_DISTANCE: 'import' cannot use it; a new index takes the export's "
+            "parameters",
+        ),
+        (
+            ["-s", "SIMHASH_TOP_N=64", "stats"],
+            "-s SIMHASH_TOP_N: 'stats' cannot use it; it reads the index as it was built",
+        ),
+        (
+            ["-s", "SIMHASH_INDEX_URI=sqlite:///x.db", "dedup", "items.jl"],
+            "its index is --index (memory: by default), not SIMHASH_INDEX_URI",
+        ),
+        (
+            ["-s", "SIMHASH_TEXT_FIELD=body", "dedup", "items.jl"],
+            "-s SIMHASH_TEXT_FIELD is not a setting of scrapy-simhash; did you mean "
+            "SIMHASH_TEXT_FIELDS?",
+        ),
+        (["-s", "LOG_LEVEL=DEBUG", "stats"], "-s LOG_LEVEL: 'stats' cannot use it"),
+    ],
+)
+def test_settings_a_command_cannot_honour_are_refused(run, args, expected):
+    # -s SIMHASH_MAX_DISTANCE=4 import ... silently ignored the setting.
+    result = run(*args, code=2)
+    assert expected in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["calibrate", "--sample", "-5"],
+        ["calibrate", "--seed", "-1"],
+        ["dropped", "--limit", "-1"],
+        ["explain", "a", "b", "--top", "-1"],
+        ["check", "x", "--limit", "0"],
+        ["expire", "--older-than", "soon"],
+    ],
+)
+def test_numeric_options_are_validated(run, args):
+    result = run(*args, code=2)
+    assert "Error: Invalid value for" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_missing_path_is_an_error_not_text(run, index_uri):
+    result = run("check", "pages/tram.htm", "--index", index_uri, code=1)
+    assert result.output.startswith("Error: No such file: pages/tram.htm.")
+    result = run("explain", "saved/repost", "some text", code=1)
+    assert result.output.startswith("Error: No such file: saved/repost.")
+
+
+def test_not_an_index(run, tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("not sqlite")
+    result = run("stats", "--index", str(path), code=1)
+    assert result.output.startswith(f"Error: {path} is not a SQLite file")
+    assert result.output.count("\n") == 1
+    assert path.read_text() == "not sqlite"
+
+
+def test_other_fingerprint_settings_are_refused(run, index_uri):
+    result = run("-s", "SIMHASH_TOP_N=64", "check", "some text", "--index", index_uri, code=1)
+    assert "holds fingerprints of features" in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_bad_duration(run, index_uri):
+    result = run("expire", "--older-than", "soon", "--index", index_uri, code=2)
+    assert "neither a duration" in result.output
+
+
+def test_parse_cutoff():
+    assert parse_cutoff("30d", now=1_000_000_000) == 1_000_000_000 - 30 * 86400
+    assert parse_cutoff("1.5h", now=10_000) == 10_000 - 5400
+    assert parse_cutoff("2026-01-31") == 1_769_817_600
+    assert parse_cutoff("2026-01-31T01:00:00+01:00") == 1_769_817_600
+
+
+# -- stats, check, explain ---------------------------------------------------------------
+
+
+def test_stats(run, index_uri):
+    data = json.loads(run("stats", "--index", index_uri, "--json").output)
+    assert (data["pages"], data["fingerprints"], data["exact_texts"]) == (5, 4, 1)
+    assert (data["max_distance"], data["blocks"], data["tables"]) == (3, 5, 10)
+    assert data["drops"] == 2
+    assert data["drops_by_distance"] == {"0": 2}
+    text = run("stats", "--index", index_uri).output
+    assert "Pages       5 (4 fingerprints, 1 exact texts)" in text
+    assert "Parameters  max distance 3, 5 blocks, 10 tables of 25-26-bit keys" in text
+    assert "Drops       2 (2 near, 0 contained, 0 exact); by distance 0: 2" in text
+
+
+def test_check_a_stored_page(run, index_uri):
+    result = run("check", url("tram.html"), "--index", index_uri)
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"{url('tram.html')}: stored page, fingerprint ")
+    assert "No stored page within distance 3." in lines
+    assert lines[-2:] == [
+        "Dropped as its duplicates (audit log):",
+        f"   0  {url('tram-copy.html')}",
+    ]
+
+
+def test_check_a_file_and_stdin(run, index_uri):
+    result = run("check", str(SITE / "tram-copy.html"), "--index", index_uri, "--json")
+    data = json.loads(result.output)
+    assert data["kind"] == "simhash"
+    assert [(m["key"], m["distance"]) for m in data["matches"]] == [(url("tram.html"), 0)]
+    html = (SITE / "drought-mirror.html").read_text(encoding="utf-8")
+    result = run("check", "-", "--index", index_uri, input=html)
+    assert f"   0  {url('drought.html')}  (a duplicate)" in result.output.splitlines()
+
+
+def test_check_text_and_short_text(run, index_uri):
+    result = run("check", "short   NOTICE", "--index", index_uri)
+    assert result.output.splitlines() == [
+        "'short   NOTICE': 2 terms: too short for SimHash, matched on its exact text",
+        "Stored pages within distance 3:",
+        f"   0  {url('short')}  (a duplicate)",
+    ]
+    # Beyond the index's threshold every stored fingerprint is scanned.
+    text = (SITE / "tram.html").read_text(encoding="utf-8")
+    data = json.loads(
+        run("check", text, "--max-distance", "64", "--index", index_uri, "--json").output
+    )
+    assert len(data["matches"]) == 4
+    assert [m["distance"] for m in data["matches"]] == sorted(
+        m["distance"] for m in data["matches"]
+    )
+
+
+def test_check_a_url_not_stored_is_read_as_text_or_fetched(run, index_uri):
+    result = run("check", (SITE / "tram.html").as_uri(), "--index", index_uri)
+    assert f"   0  {url('tram.html')}  (a duplicate)" in result.output
+
+
+def test_explain(run, index_uri):
+    a, b = str(SITE / "tram.html"), str(SITE / "tram-copy.html")
+    data = json.loads(run("explain", a, b, "--index", index_uri, "--json").output)
+    assert (data["distance"], data["duplicate"], data["only_a"], data["only_b"]) == (
+        0,
+        True,
+        [],
+        [],
+    )
+    a, b = str(SITE / "tram.html"), str(SITE / "drought.html")
+    result = run("explain", a, b, "--index", index_uri)
+    lines = result.output.splitlines()
+    assert "different" in lines[2]
+    assert lines[4].startswith("Only in A: ") and "line (" in lines[4]
+    assert lines[5].startswith("Only in B: ") and "drought" in lines[5]
+
+
+def paragraphs(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    words = [f"{a}{b}" for a in ("tram", "river", "council", "bridge", "market") for b in "aeiou"]
+    words += [f"word{i}" for i in range(300)]
+    return [" ".join(rng.choice(words) for _ in range(30)) + "." for _ in range(count)]
+
+
+def test_explain_says_when_one_text_is_contained_in_the_other(run, tmp_path):
+    article = paragraphs(1, 6)
+    (tmp_path / "a.txt").write_text("\n".join(article), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    a, b = str(tmp_path / "a.txt"), str(tmp_path / "b.txt")
+    index = str(tmp_path / "none.db")
+    data = json.loads(run("explain", a, b, "--index", index, "--json").output)
+    assert data["distance"] > 3
+    assert (data["test"], data["duplicate"]) == ("contained", True)
+    assert sorted(data["shared_paragraphs"]) == sorted(article)
+    output = run("explain", a, b, "--index", index).output
+    assert "not near, but one is contained in the other" in output
+    assert "Shared long paragraphs (contained: duplicates):" in output
+    assert f"  {article[0][:150]}" in output
+
+
+def test_explain_without_an_index_uses_the_settings(run, tmp_path):
+    result = run("explain", "one two", "one two", "--index", str(tmp_path / "none.db"))
+    assert "Both too short for SimHash: their exact texts are the same." in result.output
+    assert not (tmp_path / "none.db").exists()
+
+
+# -- dropped -----------------------------------------------------------------------------
+
+
+def test_dropped_formats_and_filters(run, index_uri):
+    lines = run("dropped", "--index", index_uri).output.splitlines()
+    assert len(lines) == 3 and lines[-1] == "2 drops."
+    assert lines[0].endswith(f"d=0    {url('tram-copy.html')}  ->  {url('tram.html')}")
+    rows = list(csv.DictReader(io.StringIO(run("dropped", "--index", index_uri, "--csv").output)))
+    assert [(r["dropped"], r["kept"], r["distance"]) for r in rows] == [
+        (url("tram-copy.html"), url("tram.html"), "0"),
+        (url("drought-mirror.html"), url("drought.html"), "0"),
+    ]
+    result = run("dropped", "--index", index_uri, "--json", "--kept", url("drought.html"))
+    (record,) = [json.loads(line) for line in result.output.splitlines()]
+    assert record["dropped"] == url("drought-mirror.html")
+    assert (
+        run("dropped", "--index", index_uri, "--contains", "tram", "--json").output.count("\n") == 1
+    )
+    assert run("dropped", "--index", index_uri, "--limit", "1", "--json").output.count("\n") == 1
+    future = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 2 * 86400))
+    assert run("dropped", "--index", index_uri, "--since", future).output == "No drops recorded.\n"
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "\r=1"]
+
+
+def test_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    with open_index(uri) as index:
+        for i, key in enumerate(FORMULAS):
+            index.record_drop(key, Match(f"https://news.example/{i}", 1, 2, 0.0))
+    rows = list(csv.DictReader(io.StringIO(run("dropped", "--index", uri, "--csv").output)))
+    assert [r["dropped"] for r in rows] == ["'" + key for key in FORMULAS]
+    assert rows[0]["kept"] == "https://news.example/0"
+    rows = list(
+        csv.DictReader(io.StringIO(run("dropped", "--index", uri, "--csv", "--raw-csv").output))
+    )
+    assert [r["dropped"] for r in rows] == FORMULAS
+
+
+def test_dedup_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
+    article = (SITE / "tram.html").read_text(encoding="utf-8")
+    feed = tmp_path / "items.csv"
+    with feed.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["url", "title", "content"])
+        writer.writeheader()
+        writer.writerow({"url": "=1+1", "title": "-5", "content": article})
+        writer.writerow({"url": "@copy", "title": "plain", "content": article})
+    run("dedup", str(feed))
+    with (tmp_path / "items.kept.csv").open(newline="", encoding="utf-8") as f:
+        assert [(r["url"], r["title"]) for r in csv.DictReader(f)] == [("'=1+1", "'-5")]
+    with (tmp_path / "items.csv.duplicates.csv").open(newline="", encoding="utf-8") as f:
+        (row,) = csv.DictReader(f)
+    assert (row["key"], row["duplicate_of"]) == ("'@copy", "'=1+1")
+    run("dedup", str(feed), "--raw-csv")
+    with (tmp_path / "items.kept.csv").open(newline="", encoding="utf-8") as f:
+        assert [(r["url"], r["title"]) for r in csv.DictReader(f)] == [("=1+1", "-5")]
+
+
+# -- export / import ---------------------------------------------------------------------
+
+
+def test_import_into_the_default_index_makes_its_directory_as_a_crawl_does(
+    run, index_uri, tmp_path
+):
+    out = tmp_path / "backup.simhash"
+    run("export", str(out), "--index", index_uri)
+    # `run` works in tmp_path, no Scrapy project: the default index is .scrapy/simhash.db.
+    assert not (tmp_path / ".scrapy").exists()
+    run("import", str(out))
+    with open_index(f"sqlite:///{tmp_path / '.scrapy' / 'simhash.db'}", create=False) as index:
+        assert len(index) == 5
+
+
+def test_export_then_import_into_a_new_index(run, index_uri, tmp_path):
+    out = tmp_path / "backup.simhash"
+    data = json.loads(run("export", str(out), "--index", index_uri, "--json").output)
+    assert data["pages"] == 5 and data["bytes"] == out.stat().st_size
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    result = run("import", str(out), "--index", copy)
+    assert (
+        result.output
+        == f"Imported 5 pages from {out} into {tmp_path / 'copy.db'} (0 already stored).\n"
+    )
+    result = run("import", str(out), "--index", copy, "--json")
+    assert json.loads(result.output)["skipped"] == 5
+    with open_index(copy) as a, open_index(index_uri) as b:
+        assert {(p.key, p.fingerprint) for p in a.pages()} == {
+            (p.key, p.fingerprint) for p in b.pages()
+        }
+
+
+def test_import_refuses_other_features(run, index_uri, tmp_path):
+    out = tmp_path / "backup.simhash"
+    run("export", str(out), "--index", index_uri)
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    open_index(other, features="simhash64/other").close()
+    result = run("import", str(out), "--index", other, code=1)
+    assert result.output.startswith(f"Error: {out} holds fingerprints of other features")
+    assert result.output.count("\n") == 1
+
+
+def test_import_a_damaged_file(run, tmp_path):
+    bad = tmp_path / "bad.simhash"
+    bad.write_bytes(b"SIMHASHX\x01\x00\x00\x00\x05{}")
+    result = run("import", str(bad), "--index", f"sqlite:///{tmp_path / 'x.db'}", code=1)
+    assert "is truncated" in result.output or "is damaged" in result.output
+
+
+# -- expire / forget / vacuum ------------------------------------------------------------
+
+
+def test_expire(run, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'old.db'}"
+    with open_index(uri) as index:
+        now = time.time()
+        index.add_pages(
+            [
+                StoredPage("old", 1, now - 40 * 86400),
+                StoredPage("older", 2**40, now - 400 * 86400),
+                StoredPage("new", 2**63, now - 60),
+            ]
+        )
+    result = run("expire", "--older-than", "30d", "--dry-run", "--index", uri)
+    assert result.output.startswith("2 pages were stored before ")
+    result = run("expire", "--older-than", "30d", "--index", uri, input="n\n", code=1)
+    assert "Aborted" in result.output
+    result = run("expire", "--older-than", "30d", "--index", uri, input="y\n")
+    assert "Removed 2 pages stored before" in result.output and result.output.endswith(
+        "; 1 left.\n"
+    )
+    data = json.loads(run("expire", "--older-than", "30d", "--index", uri, "--json").output)
+    assert (data["matching"], data["removed"], data["left"]) == (0, 0, 1)
+
+
+def test_expire_drops_prunes_the_audit_log_only(run, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'audit.db'}"
+    with open_index(uri) as index:
+        index.check_and_add(2**40, "kept")
+        index.record_drop("copy", index.check_and_add(2**40 + 1, "copy").match)
+        pages = len(index)
+    result = run("expire", "--older-than", "1h", "--drops", "--index", uri, "--dry-run")
+    assert result.output.startswith("0 audit-log entries were recorded before ")
+    # A cutoff in the future takes every entry recorded so far.
+    tomorrow = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 2 * 86400))
+    result = run("expire", "--older-than", tomorrow, "--drops", "--index", uri, input="y\n")
+    assert "Remove 1 audit-log entries recorded before" in result.output
+    assert "Removed 1 audit-log entries recorded before" in result.output
+    assert result.output.endswith("; 0 left.\n")
+    with open_index(uri) as index:
+        assert list(index.drops()) == []
+        assert len(index) == pages == 1
+
+
+def test_forget(run, index_uri):
+    result = run("forget", url("tram.html"), "--index", index_uri)
+    assert result.output == f"Forgot {url('tram.html')} (1 stored entry).\n"
+    result = run("forget", url("drought.html"), url("nothing"), "--index", index_uri, code=1)
+    assert result.output.splitlines() == [
+        f"Forgot {url('drought.html')} (1 stored entry).",
+        f"Error: No page is stored under: {url('nothing')}",
+    ]
+    data = json.loads(
+        run("check", str(SITE / "tram-copy.html"), "--index", index_uri, "--json").output
+    )
+    assert data["matches"] == [], "a forgotten page is no longer matched"
+
+
+def test_vacuum(run, index_uri, tmp_path):
+    with open_index(index_uri) as index:
+        index.add_pages(StoredPage(f"k{i}", i * 2**40 + 7, 1.0) for i in range(3000))
+    run("expire", "--older-than", "1970-01-02", "--yes", "--index", index_uri)
+    result = run("vacuum", "--index", index_uri)
+    before, after = (
+        int(n.replace(",", ""))
+        for n in result.output.split(": ")[1].split(" bytes")[0].split(" -> ")
+    )
+    assert after < before
+    assert (
+        run("vacuum", "--index", "memory:").output == "The index memory: has nothing to vacuum.\n"
+    )
+
+
+# -- dedup -------------------------------------------------------------------------------
+
+
+def feed_items() -> list[dict]:
+    def page(name):
+        return (SITE / name).read_text(encoding="utf-8")
+
+    return [
+        {"url": url("tram"), "title": "Tram", "content": page("tram.html")},
+        {"url": url("drought"), "title": "Drought", "content": page("drought.html")},
+        {"url": url("tram-copy"), "title": "Tram", "content": page("tram-copy.html")},
+        {"url": url("note"), "title": "Note", "content": "Short note"},
+        {"url": url("note-2"), "title": "note", "content": "short  note"},
+        {"url": url("empty"), "title": None, "content": None},
+    ]
+
+
+@pytest.mark.parametrize("suffix", [".jl", ".json", ".csv"])
+def test_dedup_a_feed(run, tmp_path, suffix):
+    feed = tmp_path / f"items{suffix}"
+    items = feed_items()
+    if suffix == ".jl":
+        feed.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    elif suffix == ".json":
+        feed.write_text(json.dumps(items), encoding="utf-8")
+    else:
+        with feed.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=["url", "title", "content"])
+            writer.writeheader()
+            writer.writerows(items)
+    result = run("dedup", str(feed))
+    assert result.output.splitlines()[-3:] == [
+        "6 items: kept 4, dropped 2 (1 near-duplicates, 1 exact short texts); "
+        "1 without text (kept).",
+        f"Kept items: {tmp_path / ('items.kept' + suffix)}",
+        f"Duplicates report: {tmp_path / f'items{suffix}.duplicates.csv'}",
+    ]
+    kept = tmp_path / f"items.kept{suffix}"
+    if suffix == ".csv":
+        kept_urls = [row["url"] for row in csv.DictReader(kept.open(encoding="utf-8"))]
+    elif suffix == ".json":
+        kept_urls = [i["url"] for i in json.loads(kept.read_text(encoding="utf-8"))]
+    else:
+        kept_urls = [json.loads(line)["url"] for line in kept.read_text().splitlines()]
+    assert kept_urls == [url("tram"), url("drought"), url("note"), url("empty")]
+    report_file = tmp_path / f"items{suffix}.duplicates.csv"
+    report = list(csv.DictReader(report_file.open(encoding="utf-8")))
+    assert [(r["item"], r["key"], r["duplicate_of"], r["match"]) for r in report] == [
+        ("3", url("tram-copy"), url("tram"), "near"),
+        ("5", url("note-2"), url("note"), "exact"),
+    ]
+
+
+def test_dedup_against_an_index_with_other_fields(run, tmp_path, index_uri):
+    feed = tmp_path / "items.jl"
+    body = (SITE / "drought.html").read_text(encoding="utf-8")
+    feed.write_text(json.dumps({"link": "x", "body": body}) + "\n", encoding="utf-8")
+    out, report = tmp_path / "clean.jl", tmp_path / "dups.jl"
+    args = ["--fields", "body", "--key", "link", "-o", str(out), "--report", str(report)]
+    data = json.loads(run("dedup", str(feed), *args, "--index", index_uri, "--json").stdout)
+    assert (data["kept"], data["dropped"]) == (0, 1)
+    assert json.loads(report.read_text())["duplicate_of"] == url("drought.html")
+    assert out.read_text() == ""
+
+
+def test_dedup_bad_feeds(run, tmp_path):
+    feed = tmp_path / "items.jl"
+    feed.write_text('{"url": "a"}\n{oops\n', encoding="utf-8")
+    result = run("dedup", str(feed), code=1)
+    assert f"Error: {feed} line 2 is not valid JSON (Expecting property" in result.output
+    other = tmp_path / "items.xml"
+    other.write_text("<items/>")
+    assert "unknown feed format '.xml'" in run("dedup", str(other), code=1).output
+    result = run("dedup", str(feed), "-o", str(feed), code=1)
+    assert "would overwrite the feed" in result.output
+
+
+def test_dedup_keys_with_lone_surrogates(run, tmp_path):
+    # JSON can escape a lone surrogate ("\\ud800"); json.loads then returns one.
+    article = (SITE / "tram.html").read_text(encoding="utf-8")
+    feed = tmp_path / "items.jl"
+    rows = [{"url": "a\ud800", "content": article}, {"url": "b\udfff", "content": article}]
+    feed.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    for index in ("memory:", f"sqlite:///{tmp_path / 'index.db'}"):
+        summary = json.loads(run("dedup", str(feed), "--index", index, "--json").stdout)
+        assert (summary["kept"], summary["dropped"]) == (1, 1)
+        kept = tmp_path / "items.kept.jl"
+        assert [json.loads(line) for line in kept.read_text().splitlines()] == rows[:1]
+        with (tmp_path / "items.jl.duplicates.csv").open(newline="", encoding="utf-8") as f:
+            (duplicate,) = csv.DictReader(f)
+        assert (duplicate["key"], duplicate["duplicate_of"]) == ("b\\udfff", "a\\ud800")
+
+
+# -- calibrate ---------------------------------------------------------------------------
+
+
+def test_calibrate(run, index_uri, tmp_path):
+    report = tmp_path / "calibration.html"
+    result = run("calibrate", "--index", index_uri, "--html", str(report))
+    lines = result.output.splitlines()
+    assert lines[0] == (
+        "Nearest stored neighbour of 4 of 4 stored pages, and 2 drops from the audit log; "
+        "threshold 3"
+    )
+    assert lines[3].startswith("       0        2        0  xxxx")
+    assert f"   0  dropped, kept  {url('tram-copy.html')}  ~  {url('tram.html')}" in lines
+    assert lines[-1] == f"HTML report: {report}"
+    page = report.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<script" not in page
+    assert page.count('<rect class="dropped"') == 1
+    assert page.count('<rect class="nearest"') >= 1
+    data = json.loads(run("calibrate", "--index", index_uri, "--json").output)
+    assert data["dropped"] == {"0": 2} and sum(data["nearest"].values()) == 4
+
+
+def _png_pixels(data: bytes) -> tuple[int, int, int, bytes]:
+    """Decode an 8-bit RGB/RGBA non-interlaced PNG (what Chromium writes)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    bpp = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    out, prev = bytearray(), bytearray(stride)
+    for y in range(height):
+        kind, line = (
+            raw[y * (stride + 1)],
+            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
+        )
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            up, corner = prev[i], prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[i] = (line[i] + pred) & 255
+        out += line
+        prev = line
+    return width, height, bpp, bytes(out)
+
+
+def test_calibration_report_renders_in_chromium(run, index_uri, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("needs chromium (apt-get install chromium) to render the HTML report")
+    report = tmp_path / "calibration.html"
+    run("calibrate", "--index", index_uri, "--html", str(report))
+    shot = tmp_path / "shot.png"
+    command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    command += ["--window-size=800,520", f"--screenshot={shot}", report.as_uri()]
+    subprocess.run(command, capture_output=True, timeout=60, check=True)
+    _, _, bpp, pixels = _png_pixels(shot.read_bytes())
+    counts = {"dropped": 0, "nearest": 0}
+    for i in range(0, len(pixels), bpp):
+        rgb = tuple(pixels[i : i + 3])
+        if rgb == (0xD9, 0x53, 0x4F):
+            counts["dropped"] += 1
+        elif rgb == (0x33, 0x7A, 0xB7):
+            counts["nearest"] += 1
+    # The legend's two squares are ~16x16 pixels; the bars add far more.
+    assert counts["dropped"] > 1000, counts
+    assert counts["nearest"] > 1000, counts
+
+
+def test_check_a_missing_file_is_an_error_not_text(run, index_uri):
+    # A typo in a file name was fingerprinted as the text "nofile.html".
+    result = run("check", "nofile.html", "--index", index_uri, code=1)
+    assert "No such file: nofile.html" in result.output
+    assert "scrapy-simhash check -" in result.output
+    # Text that is not one word ending like a file name is still text.
+    result = run("check", "short NOTICE", "--index", index_uri)
+    assert f"   0  {url('short')}  (a duplicate)" in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["calibrate", "--sample", "-5"],
+        ["calibrate", "--pairs", "-1"],
+        ["dropped", "--limit", "-1"],
+        ["dropped", "--limit", "0"],
+        ["check", "short NOTICE", "--limit", "0"],
+    ],
+)
+def test_negative_counts_are_refused_with_the_range(run, index_uri, args):
+    # --limit -1 printed "No drops recorded." over a log holding drops; --sample -5 a
+    # traceback.
+    result = run(*args, "--index", index_uri, code=2)
+    assert "is not in the range" in result.output
+
+
+def test_check_says_which_stored_page_contains_the_text(run, tmp_path):
+    from scrapy_simhash.fingerprint import Fingerprinter
+
+    from scrapy_simhash.dedup import Deduplicator
+
+    article = paragraphs(1, 6)
+    path = tmp_path / "index.db"
+    with open_index(f"sqlite:///{path}") as index:
+        verdict = Deduplicator(index, Fingerprinter()).check_text("\n".join(article), "kept")
+        assert verdict.status == "new"
+    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    data = json.loads(run("check", str(tmp_path / "b.txt"), "--index", str(path), "--json").output)
+    assert data["matches"] == []
+    assert data["contained"]["key"] == "kept"
+    assert sorted(data["contained"]["shared_paragraphs"]) == sorted(article)
+    output = run("check", str(tmp_path / "b.txt"), "--index", str(path)).output
+    assert "Contained in (or containing) kept" in output
