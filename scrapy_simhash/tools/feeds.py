@@ -182,6 +182,7 @@ class FeedDedup:
             "kept": len(self.kept),
             "dropped": len(self.duplicates),
             "dropped_near": sum(d["match"] == "near" for d in self.duplicates),
+            "dropped_contained": sum(d["match"] == "contained" for d in self.duplicates),
             "dropped_exact": sum(d["match"] == "exact" for d in self.duplicates),
             "no_text": self.kinds["empty"],
         }
@@ -206,7 +207,7 @@ def record_verdicts(verdicts: Iterable[ItemVerdict], index: NearDuplicateIndex) 
                 "key": found.key,
                 "duplicate_of": match.key,
                 "distance": match.distance,
-                "match": "exact" if exact else "near",
+                "match": found.verdict.test,
             }
         )
     return result
