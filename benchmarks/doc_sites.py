@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             details += [(site, anchors, *f) for f in r["false"]]
-    for site, anchors, name, kept, test, jaccard, inside in details:
+    for _, anchors, name, kept, test, jaccard, inside in details:
         print(
             f"- false drop ({'anchors' if anchors else 'no anchors'}, {test}): {name} -> "
             f"{kept}, Jaccard {jaccard:.2f}, {inside:.0%} of its shingles in the kept page"
