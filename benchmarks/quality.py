@@ -3,6 +3,7 @@
     python benchmarks/quality.py              # ../shared/corpora: Handbook, Reuters, zh pairs
     python benchmarks/quality.py --quick      # a subset, in under two minutes
     python benchmarks/quality.py --pages DIR  # your own .html/.txt files
+    python benchmarks/quality.py --anchors-only  # ours with and without anchors, MinHash LSH
 
 Every method sees the same documents and calls a pair a duplicate in its own way:
 
@@ -866,6 +867,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pages", type=Path, help="your own directory of .html/.txt files")
     parser.add_argument("--no-peers", action="store_true", help="ours only")
     parser.add_argument(
+        "--anchors-only",
+        action="store_true",
+        help="ours with and without paragraph anchors, and MinHash LSH; no other peer or extractor",
+    )
+    parser.add_argument(
         "--thresholds",
         action="store_true",
         help="also (e)+(f): each threshold from 2 to 8, what it buys and costs "
@@ -879,6 +885,8 @@ def main(argv: list[str] | None = None) -> None:
     SHOW_FALSE_POSITIVES = args.false_positives
 
     chosen = methods(extractors=True, peers=not args.no_peers)
+    if args.anchors_only:
+        chosen = [Ours("builtin"), OursAnchors("builtin"), MinHashLSH()]
     print(
         f"# Quality: distance <= {MAX_DISTANCE}; "
         f"truth = {SHINGLE}-token shingle Jaccard >= {JACCARD}"
