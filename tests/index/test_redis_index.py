@@ -25,6 +25,7 @@ from pipelines import subprocess_env
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import open_index
+from scrapy_simhash.analysis.anchors import text_anchors
 from scrapy_simhash.analysis.fingerprint import hamming_distance
 from scrapy_simhash.anchors import ANCHORS_FORMAT
 from scrapy_simhash.exceptions import (
@@ -702,6 +703,20 @@ def test_redis_cluster_one_index_in_one_slot_atomic_across_processes(redis_clust
         cluster.close()
     with pytest.raises(UnsupportedIndexURI, match="only database 0"):
         open_index(uri.replace("/0?", "/1?"))
+
+    # Paragraph anchors: their keys are in the index's slot, checked in its script.
+    lines = [" ".join(f"w{n}x{i}" for i in range(24)) for n in range(10)]
+    with open_index(uri.replace("prefix=crawl", "prefix=anchored")) as index:
+        assert index.check_and_add(FP, "a", text_anchors("\n".join(lines))).status == "new"
+        far = flip(FP, *range(0, 64, 3))
+        outcome = index.check_and_add(far, "b", text_anchors("\n".join(lines[:7])))
+        assert (outcome.status, outcome.match.key, outcome.match.contained) == (
+            "duplicate",
+            "a",
+            True,
+        )
+        assert index.forget("a") == 1
+        assert index.check_and_add(far, "b", text_anchors("\n".join(lines[:7]))).status == "new"
 
     # Processes racing on near-duplicates, through another node of the cluster.
     uri = f"redis://127.0.0.1:{redis_cluster[1]}/0?cluster=true&prefix=race"
