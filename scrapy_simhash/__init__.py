@@ -1,30 +1,29 @@
 """scrapy-simhash: drop near-duplicate pages in Scrapy crawls.
 
-The public API is what ``__all__`` lists, documented in ``docs/api.md``. The core
-(:func:`fingerprint`, :func:`hamming_distance`, :func:`open_index`, the index classes)
-needs no Scrapy; the pipeline, the middleware, the add-on and the log formatter are
-imported on first use.
+The public API is what ``__all__`` lists, documented in ``docs/api.md``. Each name is
+imported on first use: the core (:func:`fingerprint`, :func:`hamming_distance`,
+:func:`open_index`, the index classes) needs no Scrapy, and importing one layer (say
+``scrapy_simhash.index``) does not import the others.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .analysis.fingerprint import Fingerprinter, fingerprint, hamming_distance
-from .dedup import Analysis, Deduplicator, Verdict
-from .exceptions import SimhashError
-from .index import Match, NearDuplicateIndex, open_index
-from .index.base import DropRecord, IndexParameters, StoredPage
-from .index.memory import MemoryIndex
-from .index.sqlite import SqliteIndex
-
 if TYPE_CHECKING:
+    from .analysis.fingerprint import Fingerprinter, fingerprint, hamming_distance
     from .crawl.addon import Addon
     from .crawl.logformatter import LogFormatter
     from .crawl.middleware import SimhashDedupMiddleware
     from .crawl.near_duplicate import NearDuplicate, Unchanged
     from .crawl.pipeline import SimhashDedupPipeline
+    from .dedup import Analysis, Deduplicator, Verdict
+    from .exceptions import SimhashError
+    from .index import Match, NearDuplicateIndex, open_index
+    from .index.base import DropRecord, IndexParameters, StoredPage
+    from .index.memory import MemoryIndex
     from .index.redis import RedisIndex
+    from .index.sqlite import SqliteIndex
     from .tools.transfer import export_index, import_index
 
 __version__ = "0.1.0"
@@ -56,26 +55,50 @@ __all__ = [
     "open_index",
 ]
 
-# Scrapy adapters, imported lazily so that scripts using only the core do not import Scrapy.
-_ADAPTERS = {
+#: Name -> the module that defines it. Every name is imported on first use, so that
+#: ``import scrapy_simhash.index.blocks`` (or a worker process) loads only what it needs:
+#: the Scrapy components need Scrapy; RedisIndex the optional redis package
+#: (pip install 'scrapy-simhash[redis]'); export_index and import_index numpy, which a
+#: crawl's process does not need (its thousands of objects would only lengthen every full
+#: garbage collection of the crawl).
+_MODULES = {
     "Addon": "crawl.addon",
+    "Analysis": "dedup",
+    "Deduplicator": "dedup",
+    "DropRecord": "index.base",
+    "Fingerprinter": "analysis.fingerprint",
+    "IndexParameters": "index.base",
     "LogFormatter": "crawl.logformatter",
+    "Match": "index.base",
+    "MemoryIndex": "index.memory",
     "NearDuplicate": "crawl.near_duplicate",
-    "SimhashDedupPipeline": "crawl.pipeline",
+    "NearDuplicateIndex": "index.base",
+    "RedisIndex": "index.redis",
     "SimhashDedupMiddleware": "crawl.middleware",
+    "SimhashDedupPipeline": "crawl.pipeline",
+    "SimhashError": "exceptions",
+    "SqliteIndex": "index.sqlite",
+    "StoredPage": "index.base",
     "Unchanged": "crawl.near_duplicate",
+    "Verdict": "dedup",
+    "export_index": "tools.transfer",
+    "fingerprint": "analysis.fingerprint",
+    "hamming_distance": "analysis.fingerprint",
+    "import_index": "tools.transfer",
+    "open_index": "index",
 }
-# Needs the optional redis package (pip install 'scrapy-simhash[redis]').
-_OPTIONAL = {"RedisIndex": "index.redis"}
-# Need numpy, which a crawl's process does not: its thousands of module objects would only
-# lengthen every full garbage collection of the crawl.
-_TOOLS = {"export_index": "tools.transfer", "import_index": "tools.transfer"}
 
 
 def __getattr__(name: str) -> Any:
-    module = _ADAPTERS.get(name) or _OPTIONAL.get(name) or _TOOLS.get(name)
-    if module is not None:
-        import importlib
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(importlib.import_module(f".{module}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -257,3 +257,20 @@ print(combine_compiled is not None)
     imported, has_compiled = done.stdout.split("\n")[:2]
     expected = [] if has_compiled == "True" else ["numpy"]  # numpy: the pure-Python combine
     assert imported == str(expected)
+
+
+def test_importing_the_index_layer_imports_no_other_layer():
+    # The package imports its public names on first use: a script (or a worker process)
+    # that needs one layer does not pay for the others.
+    script = (
+        "import sys, scrapy_simhash.index.blocks, scrapy_simhash.index.sqlite\n"
+        "print(sorted(m.split('.')[1] for m in sys.modules\n"
+        "      if m.startswith('scrapy_simhash.') and m.count('.') >= 1))\n"
+        "print(sorted(m for m in ('lxml', 'mmh3', 'jieba', 'scrapy') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    layers, heavy = done.stdout.splitlines()
+    assert set(ast.literal_eval(layers)) <= {"index", "exceptions", "features", "durations"}
+    assert heavy == "[]"

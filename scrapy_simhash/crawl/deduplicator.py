@@ -27,7 +27,7 @@ from scrapy.utils.project import data_path
 from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import SimhashError, SimhashIndexError
-from ..extract.fields import MAX_FIELD_DEPTH, MAX_FIELD_LENGTH
+from ..extract.fields import plain_value
 from ..settings import SimhashSettings, index_uri, setting_bool, unknown_settings
 from .indexthread import IndexThread
 from .workers import WorkerDied, WorkerHung, WorkerPool
@@ -203,7 +203,7 @@ class CrawlDeduplicator:
         if self.workers is None:
             return await run_in_thread(self.analyse_here, values)
         try:
-            return await self.workers.analyse([_plain(v) for v in values])
+            return await self.workers.analyse([plain_value(v) for v in values])
         except WorkerHung as e:
             # Not analysed again here: what hung a worker could hang the crawl's thread,
             # which nothing can stop. The pool starts a new worker for the next pages.
@@ -385,22 +385,3 @@ class CrawlDeduplicator:
     def inc(self, name: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(f"{self.stats_prefix}/{name}", count)
-
-
-def _plain(value: Any, within: tuple[int, ...] = ()) -> Any:
-    """*value* in a form that pickles to a worker and gives the same text there (cut
-    where :func:`~scrapy_simhash.extract.fields.field_text` would cut it, lists nested as deep as it
-    follows them and no deeper, so that no more is sent)."""
-    if value is None:
-        return value
-    if isinstance(value, str | bytes | bytearray):
-        return value[:MAX_FIELD_LENGTH]
-    if isinstance(value, list | tuple):
-        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
-            return []
-        within = (*within, id(value))
-        return [_plain(v, within) for v in value]
-    try:
-        return str(value)
-    except RecursionError:  # as field_text: a dict too deeply nested to print
-        return ""

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from .extractors import visible_text
 from .text import looks_like_html
 
-__all__ = ["FieldCensus", "ItemLike", "field_text", "item_key"]
+__all__ = ["FieldCensus", "ItemLike", "field_text", "item_key", "plain_value"]
 
 
 class ItemLike(Protocol):
@@ -192,4 +192,23 @@ def _field_text(
     try:
         return str(value)
     except RecursionError:  # e.g. a dict nested thousands of levels deep
+        return ""
+
+
+def plain_value(value: Any, within: tuple[int, ...] = ()) -> Any:
+    """*value* in a form that pickles to a worker process and gives the same text there
+    (cut where :func:`field_text` would cut it, lists nested as deep as it follows them and
+    no deeper, so that no more is sent)."""
+    if value is None:
+        return value
+    if isinstance(value, str | bytes | bytearray):
+        return value[:MAX_FIELD_LENGTH]
+    if isinstance(value, list | tuple):
+        if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
+            return []
+        within = (*within, id(value))
+        return [plain_value(v, within) for v in value]
+    try:
+        return str(value)
+    except RecursionError:  # as field_text: a dict too deeply nested to print
         return ""
