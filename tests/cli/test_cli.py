@@ -718,8 +718,7 @@ def test_negative_counts_are_refused_with_the_range(run, index_uri, args):
 
 
 def test_check_says_which_stored_page_contains_the_text(run, tmp_path):
-    from scrapy_simhash.fingerprint import Fingerprinter
-
+    from scrapy_simhash.analysis.fingerprint import Fingerprinter
     from scrapy_simhash.dedup import Deduplicator
 
     article = paragraphs(1, 6)
