@@ -39,7 +39,7 @@ MAX_ANCHOR_PAGES = 5
 #: ``(anchors, chars, cover)`` of a page: see :attr:`Anchors.summary`.
 Summary = tuple[int, int, int]
 #: The anchors' format, stored in every index: pages anchored otherwise never mix.
-ANCHORS_FORMAT = f"lines-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/casefold-words/v1"
+ANCHORS_FORMAT = f"lines-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/casefold-nopunct/v1"
 
 
 @dataclass(frozen=True)
