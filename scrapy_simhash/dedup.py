@@ -20,7 +20,7 @@ from .analysis.anchors import text_anchors
 from .analysis.fingerprint import Fingerprinter, hash_term
 from .anchors import DEFAULT_ANCHORS, Anchors
 from .extract.extractors import Extractor, get_extractor
-from .extract.fields import field_text
+from .extract.fields import CROWDED, field_text
 from .extract.main_text import MainText
 from .extract.text import exact_form, normalize_characters
 from .index.base import Match, NearDuplicateIndex, Status
@@ -208,6 +208,8 @@ def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
 def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
     """:meth:`Analyser.analyse` of *text*, which tells if its extraction fell back."""
     analysis = analyser.analyse(text)
+    if getattr(text, "crowded", False):  # tags cut before parsing: counted as truncated
+        analysis = replace(analysis, truncated=True)
     fallback = getattr(text, "fallback", None)
     return replace(analysis, fallback=fallback) if fallback else analysis
 
@@ -221,7 +223,12 @@ def fields_text(values: list[object], extractor: Extractor | None) -> str:
     text = "\n".join(
         field_text(value, extractor=extractor, fallbacks=fallbacks) for value in values
     )
-    return MainText.of(text, fallbacks[0]) if fallbacks else text
+    reasons = [reason for reason in fallbacks if reason != CROWDED]
+    if len(reasons) == len(fallbacks):
+        return MainText.of(text, reasons[0]) if reasons else text
+    marked = MainText.of(text, reasons[0] if reasons else None)
+    marked.crowded = True  # type: ignore[attr-defined]
+    return marked
 
 
 @functools.lru_cache(maxsize=4)

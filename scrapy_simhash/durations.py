@@ -15,6 +15,8 @@ __all__ = ["duration", "parse_cutoff"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+#: The longest duration taken: 1000 years (a time that far back or ahead is still a date).
+MAX_DURATION = 1000 * 365.25 * 86400
 
 
 def duration(value: str) -> float:
@@ -26,7 +28,12 @@ def duration(value: str) -> float:
             f"{value!r} is not a duration: a positive number of seconds, or with a unit "
             "(90s, 45m, 12h, 30d, 2w)"
         )
-    return float(found[1]) * _UNITS[found[2].lower()]
+    seconds = float(found[1]) * _UNITS[found[2].lower()]
+    if seconds > MAX_DURATION:
+        raise ValueError(
+            f"{value!r} is longer than 1000 years, which no date can go back or forward by"
+        )
+    return seconds
 
 
 def parse_cutoff(value: str, now: float | None = None) -> float:

@@ -143,18 +143,20 @@ class SimhashSettings:
                 "SIMHASH_TEXT_FIELDS is empty; list the item fields that hold the page text, "
                 'e.g. ["title", "content"]'
             )
-        for name, value, least in (
-            ("SIMHASH_TOP_N", self.top_n, 1),
-            ("SIMHASH_MIN_TERMS", self.min_terms, 0),
-            ("SIMHASH_MAX_TEXT_LENGTH", self.max_text_length, 1),
-            ("SIMHASH_WORKERS", self.workers, 0),
+        # Upper bounds far above any use, below what would fail on every page (a C
+        # integer overflowing) or never end (a timeout of inf).
+        for name, value, least, most in (
+            ("SIMHASH_TOP_N", self.top_n, 1, 1_000_000),
+            ("SIMHASH_MIN_TERMS", self.min_terms, 0, 1_000_000),
+            ("SIMHASH_MAX_TEXT_LENGTH", self.max_text_length, 1, 1_000_000_000),
+            ("SIMHASH_WORKERS", self.workers, 0, 1024),
         ):
-            if value < least:
-                raise ConfigurationError(f"{name}={value} must be at least {least}")
-        if not self.worker_timeout > 0:
+            if not least <= value <= most:
+                raise ConfigurationError(f"{name}={value} must be from {least} to {most:,}")
+        if not 0 < self.worker_timeout <= 86_400:
             raise ConfigurationError(
-                f"SIMHASH_WORKER_TIMEOUT={self.worker_timeout} must be more than 0 seconds; "
-                "60 is usual"
+                f"SIMHASH_WORKER_TIMEOUT={self.worker_timeout} must be more than 0 seconds "
+                "and at most a day (86400); 60 is usual"
             )
         if self.on_index_error not in ON_INDEX_ERROR_CHOICES:
             raise ConfigurationError(

@@ -175,3 +175,48 @@ def make_redis_server(tmp_path):
     yield make
     for server in servers:
         server.stop()
+
+
+def _require_cluster() -> None:
+    from redis_cluster import cluster_available
+
+    _require_redis_server()
+    missing = cluster_available()
+    if missing:
+        message = f"the Redis Cluster tests need {missing}"
+        if os.environ.get("CI"):
+            pytest.fail(message + "; CI must run them")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory):
+    """One Redis Cluster for the session (three masters, three replicas on free ports);
+    tests keep apart by using their own key prefix, and run in one pytest-xdist worker
+    (``xdist_group("redis-cluster")``). Tests that kill a node start their own cluster
+    (``make_redis_cluster``)."""
+    from redis_cluster import RedisCluster
+
+    _require_cluster()
+    # Nodes on a loaded machine may not answer the cluster bus within a short timeout.
+    cluster = RedisCluster(tmp_path_factory.mktemp("cluster"), node_timeout_ms=10000).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def make_redis_cluster(tmp_path):
+    """Start a Redis Cluster of the test's own (stopped after the test)."""
+    from redis_cluster import RedisCluster
+
+    _require_cluster()
+    clusters = []
+
+    def make():
+        cluster = RedisCluster(tmp_path / f"cluster-{len(clusters)}").start()
+        clusters.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in clusters:
+        cluster.stop()

@@ -64,7 +64,47 @@ def seed_from_secret(secret: str) -> bytes:
             f"print(secrets.token_hex(16))') or a passphrase of at least {MIN_PASSPHRASE} "
             f"characters (not only hex digits), not {len(secret)} characters"
         )
+    bits = passphrase_bits(secret)
+    if bits < MIN_PASSPHRASE_BITS:
+        raise ValueError(
+            f"the passphrase is too easy to guess (about {bits:.0f} bits by a rough "
+            f"estimate, {MIN_PASSPHRASE_BITS} needed: words and numbers count as much as a "
+            "word list and a dictionary attack make them). Use a random key, from "
+            "`scrapy-simhash secret`, or more unrelated words"
+        )
     return hashlib.scrypt(secret.encode("utf-8"), dklen=SEED_BYTES, **_SCRYPT)
+
+
+#: Least estimated strength of a passphrase, in bits. The key id in an index lets anyone
+#: test guesses offline, at one scrypt each: tens of guesses per second per core
+#: (benchmarks/secret_guesses.py), so 2**50 guesses take about a million core-years.
+MIN_PASSPHRASE_BITS = 50
+_TOKENS = re.compile(r"[^\W\d_]+|\d+|\s+|.", re.UNICODE)
+
+
+def passphrase_bits(passphrase: str) -> float:
+    """A rough, cautious estimate of the bits of guessing work in *passphrase*: a run of
+    letters counts as a word from a list of 8,000 (13 bits) unless it is shorter, or
+    longer than 12 letters (then 2 bits a letter, as glued English words); a run of
+    non-Latin letters 6 bits a letter; digits 3.3 bits each; a space or separator 1 bit;
+    any other character 6 bits. Never more than the bits of its characters drawn at
+    random."""
+    bits = 0.0
+    for token in _TOKENS.findall(passphrase):
+        if token.isalpha():
+            if not token.isascii():
+                bits += 6 * len(token)
+            elif len(token) > 12:
+                bits += 2 * len(token)
+            else:
+                bits += min(13.0, 4.7 * len(token))
+        elif token.isdigit():
+            bits += 3.32 * len(token)
+        elif token.isspace() or token in "-_.,":
+            bits += 1.0
+        else:
+            bits += 6.0
+    return min(bits, 6.6 * len(passphrase))
 
 
 def _check_seed(seed: bytes | int | None) -> bytes | None:

@@ -11,8 +11,9 @@ import click
 
 from ..exceptions import IndexNotFound, Interrupted
 from ..index import open_index
+from ..index.uri import redact
 from ..tools.rebuild import rebuild_index
-from ..tools.transfer import export_index, import_index, read_header
+from ..tools.transfer import export_index, import_pages, read_pages
 from .main import (
     INDEX_SETTINGS,
     Env,
@@ -77,7 +78,9 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
       scrapy-simhash import backup.simhash
       scrapy-simhash import backup.simhash --index redis://localhost:6379/0
     """
-    header = read_header(file)
+    # The whole file is read and checked before an index is opened or created for it:
+    # a damaged export leaves nothing behind.
+    header, pages = read_pages(file)
     uri = env.index_uri(index_uri, create=True)
     try:
         index = open_index(uri, create=False)
@@ -88,7 +91,7 @@ def import_command(env: Env, file: str, index_uri: str | None, as_json: bool) ->
         )
     with index:
         try:
-            added = import_index(index, file)
+            added = import_pages(index, header, pages, file)
         except Interrupted as e:
             interrupted(
                 f"importing {e.done} pages", "import the rest (pages already stored are skipped)"
@@ -320,8 +323,10 @@ def rebuild(
         f"blocks ({params.plan.table_count} tables): {result.pages} pages ({result.copied} "
         f"copied now) from {result.source}."
     )
+    shown = redact(target)
     click.echo(
         "To use it, set in settings.py:\n"
-        f"  SIMHASH_INDEX_URI = {target!r}\n"
-        f"  SIMHASH_MAX_DISTANCE = {params.max_distance}"
+        f"  SIMHASH_INDEX_URI = {shown!r}"
+        + ("  # with the password where *** stands" if shown != target else "")
+        + f"\n  SIMHASH_MAX_DISTANCE = {params.max_distance}"
     )

@@ -28,6 +28,8 @@ from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import SimhashError, SimhashIndexError
 from ..extract.fields import plain_value
+from ..index.base import NearDuplicateIndex
+from ..index.journal import Journal, journal_for
 from ..settings import SimhashSettings, index_uri, setting_bool, unknown_settings
 from .indexthread import IndexThread
 from .workers import WorkerDied, WorkerHung, WorkerPool
@@ -120,11 +122,17 @@ class CrawlDeduplicator:
         #: The worker processes (``SIMHASH_WORKERS``), while open.
         self.workers: WorkerPool | None = None
         self.params = config.analysis_params
+        #: The crawl's journal of pages not yet in the output, while open (pipeline).
+        self.journal: Journal | None = None
+        self._open_index: NearDuplicateIndex | None = None
 
-    def open(self) -> Deduplicator:
+    def open(self, *, journal: bool = False) -> Deduplicator:
         """Open the index (and start the workers); an index that cannot be opened as
         configured (a scheme, file, permission or parameter problem) is logged in one
-        line and stops the crawl (``CloseSpider``) before its first request."""
+        line and stops the crawl (``CloseSpider``) before its first request.
+
+        *journal*: keep the crawl's journal of pages not yet in the output (see
+        :mod:`scrapy_simhash.index.journal`); first forget the pages of dead crawls."""
         config = self.config
         try:
             dedup = config.open_deduplicator(self.index_uri)
@@ -133,6 +141,9 @@ class CrawlDeduplicator:
         index = dedup.index
         try:
             stored = len(index)
+            if journal:
+                self.journal = journal_for(index)
+                self._forgotten(self.journal.begin())
         except SimhashError as e:
             index.close()
             raise start_failed(e) from e
@@ -179,10 +190,14 @@ class CrawlDeduplicator:
         logger.warning("%s; pages are fingerprinted in a thread instead", problem)
         return None
 
-    def close(self) -> None:
+    def close(self, *, keep_index: bool = False) -> None:
+        """Stop the workers and the index's thread, then close the index, unless
+        *keep_index* (:meth:`close_index` then does it)."""
         workers, self.workers = self.workers, None
         dedup, self.dedup = self.dedup, None
         index_thread, self.index_thread = self.index_thread, None
+        if dedup is not None:
+            self._open_index = dedup.index
         try:
             if workers is not None:
                 workers.close()
@@ -191,8 +206,59 @@ class CrawlDeduplicator:
                 if index_thread is not None:
                     index_thread.close()
             finally:
-                if dedup is not None:
-                    dedup.index.close()
+                if not keep_index:
+                    self.close_index()
+
+    def close_index(self, confirmed: list[str] | None = None) -> None:
+        """End the crawl's journal (*confirmed*: keys whose items are in the output; the
+        pages of the others are forgotten), then close the index."""
+        index, self._open_index = self._open_index, None
+        journal, self.journal = self.journal, None
+        if index is None:
+            return
+        try:
+            if journal is not None:
+                journal.settle(confirmed or [])
+                forgotten = journal.end()
+                if forgotten:
+                    self.inc("journal/not_output", forgotten)
+                    logger.warning(
+                        "Forgot %d pages stored in the index whose items did not reach the "
+                        "output (dropped or failed in a later pipeline, or a feed not "
+                        "stored): they are checked as new when seen again",
+                        forgotten,
+                    )
+        except SimhashError as e:
+            self.inc("errors/journal")
+            logger.error("Could not end the crawl's journal in the index: %s", e)
+        finally:
+            index.close()
+
+    def _forgotten(self, count: int) -> None:
+        if count:
+            self.inc("journal/forgotten", count)
+            logger.warning(
+                "Forgot %d pages that a crawl which stopped before they reached its output "
+                "had stored in the index: they are checked as new when seen again",
+                count,
+            )
+
+    async def settle(self, confirmed: list[str], *, heartbeat: bool = False) -> None:
+        """In the index's thread: remove *confirmed* from the journal; with *heartbeat*,
+        renew the crawl's lease and forget the pages of crawls found dead."""
+        journal, thread = self.journal, self.index_thread
+        if journal is None or thread is None:
+            return
+        try:
+            if confirmed:
+                await thread.run(journal.settle, confirmed)
+            if heartbeat:
+                self._forgotten(await thread.run(journal.heartbeat))
+        except SimhashError as e:
+            # The keys stay pending: at worst their pages are forgotten at the end and
+            # kept again when seen again. Nothing is lost.
+            self.inc("errors/journal")
+            logger.error("Could not update the crawl's journal in the index: %s", e)
 
     async def analyse(self, values: list[Any], key: str) -> Analysis | None:
         """Analyse the text of *values* (item fields, or a response's text; HTML reduced
@@ -267,6 +333,8 @@ class CrawlDeduplicator:
     ) -> tuple[Verdict, SimhashIndexError | None]:
         """In the index thread: the check-and-insert, then the audit entry of a drop.
         Stats are counted by the caller, on the reactor thread."""
+        if self.journal is not None and analysis.kind != "empty":
+            self.journal.pending(key)  # before the check that may store the page
         verdict = dedup.check(analysis, key)
         if verdict.match is not None and self.drops(verdict):
             try:

@@ -7,10 +7,14 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.task import LoopingCall
 
 from ..dedup import Deduplicator
 from ..exceptions import ConfigurationError
 from ..extract.fields import FieldCensus, item_key
+from ..index.journal import HEARTBEAT
 from ..settings import SimhashSettings
 from .deduplicator import (
     CrawlDeduplicator,
@@ -18,6 +22,7 @@ from .deduplicator import (
     settings_from_crawler,
 )
 from .near_duplicate import NearDuplicate, Unchanged
+from .output import FLUSH_INTERVAL, Output
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -64,6 +69,8 @@ class SimhashDedupPipeline:
         )
 
         self.census = FieldCensus(config.text_fields, config.key_field)
+        self.output: Output | None = None
+        self._loop: LoopingCall | None = None
         self._fields_checked = False
         #: Names items without a key apart from those of other crawls.
         self._crawl = "crawl started " + datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -101,7 +108,12 @@ class SimhashDedupPipeline:
         return self.runner.workers
 
     def open_spider(self) -> None:
-        self.runner.open()
+        self.runner.open(journal=True)
+        self.output = Output(self.crawler)
+        self._beats = 0
+        self._settling = False
+        self._loop = LoopingCall(self._settle)
+        self._loop.start(FLUSH_INTERVAL, now=False)
         logger.info(
             "Simhash pipeline: fingerprints the item fields %s (SIMHASH_TEXT_FIELDS); "
             "names items by %r (SIMHASH_KEY_FIELD)",
@@ -114,20 +126,62 @@ class SimhashDedupPipeline:
             if self.census.items:
                 self._check_fields(at_close=True)
         finally:
-            self.runner.close()
+            loop, self._loop = self._loop, None
+            if loop is not None and loop.running:
+                loop.stop()
+            output = self.output
+            if output is not None and output.waits_for_the_end:
+                # A feed stored only at the end (S3, FTP...): its items are in the output
+                # once Scrapy has stored it; the index stays open until then.
+                self.runner.close(keep_index=True)
+                self.crawler.signals.connect(
+                    self._feeds_stored, signal=signals.feed_exporter_closed, weak=False
+                )
+            else:
+                self.runner.close(keep_index=True)
+                try:
+                    confirmed = output.confirmed() if output is not None else []
+                finally:
+                    self._end(confirmed if output is not None else [])
+
+    def _feeds_stored(self) -> None:
+        self._end(self.output.confirmed(at_end=True))
+
+    def _end(self, confirmed: list[str]) -> None:
+        self.runner.close_index(confirmed)
+        if self.output is not None:
+            self.output.disconnect()
+            self.output = None
+
+    async def _settle_async(self) -> None:
+        self._beats += 1
+        heartbeat = self._beats * FLUSH_INTERVAL >= HEARTBEAT
+        if heartbeat:
+            self._beats = 0
+        try:
+            await self.runner.settle(self.output.confirmed(), heartbeat=heartbeat)
+        finally:
+            self._settling = False
+
+    def _settle(self) -> None:
+        """Every FLUSH_INTERVAL: flush the feeds, remove the keys of the items now in the
+        output from the journal; renew the crawl's lease now and then."""
+        if self._settling or self.output is None:
+            return  # the last one still waits for the index
+        self._settling = True
+        deferred_from_coro(self._settle_async())
 
     async def process_item(self, item: Any) -> Any:
         if self.dedup is None:
             raise RuntimeError("SimhashDedupPipeline.process_item called before open_spider")
-        adapter = ItemAdapter(item)
-        values = [adapter.get(name) for name in self.config.text_fields]
-        for name in self.census.add(adapter):
-            self._inc(f"fields/missing/{name}")
-        if not self._fields_checked and self.census.items >= FIELD_CHECK_AFTER:
-            self._check_fields()
-        key_field = self.config.key_field
-        key = item_key(adapter.get(key_field), self.census.items, key_field, self._crawl)
         self._inc("checked")
+        try:
+            values, key = self._read(item)
+        except Exception:
+            # An item the fields of which cannot even be read: still one counted outcome.
+            logger.exception("Could not read the fields of an item; the item is kept")
+            self._inc("errors/analysis")
+            return item
         try:
             analysis = await self.runner.analyse(values, key)
         except Exception:
@@ -138,6 +192,11 @@ class SimhashDedupPipeline:
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
         verdict = await self.runner.decide(analysis, key)
+        if verdict is not None and analysis.kind != "empty" and self.output is not None:
+            if verdict.status in ("new", "changed"):
+                self.output.stored(item, key)  # in the journal until in the output
+            else:
+                self.output.nothing_stored(key)
         action = self.runner.action(verdict)
         if action == "keep":
             return item
@@ -149,6 +208,17 @@ class SimhashDedupPipeline:
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
             return item
         raise NearDuplicate(message, verdict, self.config.drop_log_level)
+
+    def _read(self, item: Any) -> tuple[list[Any], str]:
+        """The values of the text fields of *item* and its key; counts its fields."""
+        adapter = ItemAdapter(item)
+        values = [adapter.get(name) for name in self.config.text_fields]
+        for name in self.census.add(adapter):
+            self._inc(f"fields/missing/{name}")
+        if not self._fields_checked and self.census.items >= FIELD_CHECK_AFTER:
+            self._check_fields()
+        key_field = self.config.key_field
+        return values, item_key(adapter.get(key_field), self.census.items, key_field, self._crawl)
 
     def _inc(self, name: str) -> None:
         self.runner.inc(name)

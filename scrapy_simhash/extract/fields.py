@@ -29,13 +29,24 @@ def item_key(value: Any, number: int, key_field: str, where: str) -> str:
     """The name an item is logged and stored under: its *key_field* value, else a name
     that tells items apart (*number*: its position; *where*: the crawl or the feed), so
     that a log never says that one nameless item duplicates another nameless item."""
-    if value not in (None, ""):
+    if _missing(value):
+        return f"(item {number} without {key_field}, {where})"
+    if isinstance(value, str):
+        return value
+    try:
         return str(value)
-    return f"(item {number} without {key_field}, {where})"
+    except Exception:  # 10**5000, a __str__ that raises, a list nested too deep to print
+        return f"(item {number} with a {key_field} that cannot be printed, {where})"
 
 
 def _missing(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == ()
+    """Whether a field holds nothing: ``None``, or an empty text or list. Decided by type,
+    never by ``==``, which a numpy array or any object can answer with an error."""
+    if value is None:
+        return True
+    if isinstance(value, str | bytes | list | tuple):
+        return not value
+    return False
 
 
 @dataclass
@@ -137,6 +148,40 @@ MAX_FIELD_LENGTH = 10_000_000
 MAX_FIELD_DEPTH = 100
 
 
+#: Attributes of one element parsed at most: libxml2 compares each attribute with those
+#: before it, so one element with 40,000 attributes (430 KB) takes 80 s to parse, and
+#: 300,000 of them took 207 s. At 1,000, a 9 MB page of such elements parses as fast as
+#: 9 MB of elements with 10 attributes each.
+MAX_ATTRIBUTES = 1000
+#: Tags shorter than this cannot hold MAX_ATTRIBUTES attributes: not looked into.
+_SHORT_TAG = 2 * MAX_ATTRIBUTES
+
+
+#: Added to *fallbacks* by :func:`field_text` when it cut crowded tags out of a field.
+CROWDED = "crowded"
+
+
+def cut_crowded_tags(html: str) -> tuple[str, bool]:
+    """*html* with the attributes of any element that has more than
+    :data:`MAX_ATTRIBUTES` of them removed (the element stays), and whether any was.
+    Linear in the length of *html*."""
+    parts = html.split(">")
+    crowded = []
+    for number, part in enumerate(parts):
+        if len(part) <= _SHORT_TAG:
+            continue
+        start = part.rfind("<")
+        tag = part[start:] if start >= 0 else part  # no '<': after a '>' in a quoted value
+        if len(tag.split(maxsplit=MAX_ATTRIBUTES)) > MAX_ATTRIBUTES:
+            crowded.append((number, start))
+    if not crowded:
+        return html, False
+    for number, start in crowded:
+        part = parts[number]
+        parts[number] = part[:start] + part[start:].split(maxsplit=1)[0] if start >= 0 else ""
+    return ">".join(parts), True
+
+
 def field_text(
     value: object,
     *,
@@ -151,7 +196,8 @@ def field_text(
     :mod:`scrapy_simhash.extract.extractors`); where it had to fall back to a wider text than
     the main text, the reason is appended to *fallbacks*. Lists nested deeper than
     :data:`MAX_FIELD_DEPTH`, and lists that hold themselves, are left out below that
-    point."""
+    point. Elements with more than :data:`MAX_ATTRIBUTES` attributes lose them before
+    parsing (:data:`CROWDED` is then added to *fallbacks*)."""
     return _field_text(value, remove_boilerplate, extractor, fallbacks, ())
 
 
@@ -172,13 +218,10 @@ def _field_text(
         # cut again, shorter, by SIMHASH_MAX_TEXT_LENGTH.
         value = value[:MAX_FIELD_LENGTH]
         if looks_like_html(value):
-            if extractor is not None:
-                text = extractor(value)
-                reason = getattr(text, "fallback", None)
-                if reason and fallbacks is not None:
-                    fallbacks.append(reason)
-                return text
-            return visible_text(value, remove_boilerplate=remove_boilerplate)
+            value, cut = cut_crowded_tags(value)
+            if cut and fallbacks is not None:
+                fallbacks.append(CROWDED)
+            return _html_text(value, remove_boilerplate, extractor, fallbacks)
         return value
     if isinstance(value, list | tuple):
         if len(within) >= MAX_FIELD_DEPTH or id(value) in within:
@@ -191,8 +234,23 @@ def _field_text(
         )
     try:
         return str(value)
-    except RecursionError:  # e.g. a dict nested thousands of levels deep
+    except Exception:  # a dict nested thousands of levels deep, 10**5000, a bad __str__
         return ""
+
+
+def _html_text(
+    html: str,
+    remove_boilerplate: bool,
+    extractor: Callable[[str], str] | None,
+    fallbacks: list[str] | None,
+) -> str:
+    if extractor is not None:
+        text = extractor(html)
+        reason = getattr(text, "fallback", None)
+        if reason and fallbacks is not None:
+            fallbacks.append(reason)
+        return text
+    return visible_text(html, remove_boilerplate=remove_boilerplate)
 
 
 def plain_value(value: Any, within: tuple[int, ...] = ()) -> Any:
@@ -210,5 +268,5 @@ def plain_value(value: Any, within: tuple[int, ...] = ()) -> Any:
         return [plain_value(v, within) for v in value]
     try:
         return str(value)
-    except RecursionError:  # as field_text: a dict too deeply nested to print
+    except Exception:  # as field_text: a dict too deeply nested to print, 10**5000
         return ""

@@ -9,6 +9,9 @@ URI                                backend
 ``memory:``                        :class:`~scrapy_simhash.index.memory.MemoryIndex`
 ``redis://host:6379/0?prefix=p``   :class:`~scrapy_simhash.index.redis.RedisIndex`
 ``rediss://...`` (TLS)             (needs ``pip install 'scrapy-simhash[redis]'``)
+``redis://...?cluster=true``       one index in one slot of a Redis Cluster
+``...&cluster=true&spread=true``   one index spread over every master of the cluster:
+                                   :class:`~scrapy_simhash.index.redis.spread.RedisSpreadIndex`
 =================================  ==============================================
 
 Backend options go in the query string, e.g.
@@ -18,11 +21,10 @@ Backend options go in the query string, e.g.
 from __future__ import annotations
 
 import importlib
-from urllib.parse import urlsplit
 
 from ..exceptions import UnsupportedIndexURI
 from .base import IndexParameters, Match, NearDuplicateIndex, Outcome, Status
-from .uri import redact
+from .uri import redact, split
 
 __all__ = [
     "INDEX_SCHEMES",
@@ -83,7 +85,7 @@ def open_index(
 def _backend_for(uri: str) -> type:
     if not isinstance(uri, str) or not uri:
         raise UnsupportedIndexURI(f"An index URI must be a non-empty string, not {uri!r}")
-    scheme = urlsplit(uri).scheme.lower() if "://" in uri or uri.startswith("memory:") else ""
+    scheme = split(uri).scheme.lower() if "://" in uri or uri.startswith("memory:") else ""
     if len(scheme) == 1:  # a Windows drive letter, not a scheme
         scheme = ""
     scheme = scheme or "sqlite"

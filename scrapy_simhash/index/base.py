@@ -167,6 +167,9 @@ class IndexHotPath(Protocol):
     max_distance: int
     #: Where the index lives, for messages (never contains a password).
     location: str
+    #: Whether :meth:`check_and_add` tests containment by paragraph anchors (every
+    #: backend but the Redis Cluster spread layout, which matches by distance only).
+    checks_containment: bool
 
     def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         """Atomically: find the nearest stored page within ``max_distance`` of
@@ -280,6 +283,7 @@ class IndexBase:
     plan: BlockPlan
     parameters: IndexParameters
     location: str
+    checks_containment = True
     #: The exceptions of the backend's driver that :meth:`_errors` translates.
     _driver_errors: tuple[type[BaseException], ...] = ()
 
@@ -401,6 +405,12 @@ def own_key_first(matches: list[tuple[int, int, Match]], key: str) -> Outcome | 
     return None
 
 
+#: Longest key stored, in UTF-8 bytes (longer ones are cut, at a character): longer than
+#: URLs that web servers accept (8 KB by default in Apache and nginx), short enough that
+#: a crafted export of many keys cannot make an import hold much memory per page.
+MAX_KEY_BYTES = 16384
+
+
 def container(
     anchors: Anchors, hits: Mapping[int, Iterable[object]], stored
 ) -> tuple[object, tuple[int, ...]] | None:
@@ -436,12 +446,16 @@ def container(
 def storable_key(key: str) -> str:
     """*key* as every backend stores it. A lone surrogate (``"\\ud800"``, from a broken
     decoder upstream) cannot be written as UTF-8, which SQLite and Redis need: it becomes
-    its escape (``\\ud800`` as six characters). Any other key is returned unchanged."""
+    its escape (``\\ud800`` as six characters). A key longer than :data:`MAX_KEY_BYTES`
+    is cut there. Any other key is returned unchanged."""
     try:
-        key.encode("utf-8")
+        encoded = key.encode("utf-8")
     except UnicodeEncodeError:
-        return key.encode("utf-8", "backslashreplace").decode("utf-8")
-    return key
+        encoded = key.encode("utf-8", "backslashreplace")
+    else:
+        if len(encoded) <= MAX_KEY_BYTES:
+            return key
+    return encoded[:MAX_KEY_BYTES].decode("utf-8", "ignore")
 
 
 def storable_pages(pages: Iterable[StoredPage]) -> Iterator[StoredPage]:

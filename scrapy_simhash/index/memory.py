@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..anchors import MAX_ANCHOR_PAGES, Anchors
 from .base import (
@@ -22,6 +23,9 @@ from .base import (
     storable_pages,
 )
 from .uri import uri_options
+
+if TYPE_CHECKING:
+    from .journal import Journal
 
 
 class MemoryIndex(IndexBase):
@@ -265,6 +269,13 @@ class MemoryIndex(IndexBase):
 
     def compact(self) -> bool:
         return False  # removed pages are freed at once
+
+    def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
+        """The journal of a crawl's pages not yet in its output (see
+        :mod:`scrapy_simhash.index.journal`), kept in this process."""
+        from .journal import MemoryJournal
+
+        return MemoryJournal(self, crawl, **kwargs)
 
     def close(self) -> None:
         pass

@@ -58,7 +58,7 @@ def path_and_options(
 
 def uri_options(uri: str, allowed: dict[str, type]) -> dict[str, object]:
     """Parse the query string of *uri* into typed options, rejecting unknown names."""
-    return _parse_options(uri, urlsplit(uri).query, allowed)
+    return _parse_options(uri, split(uri).query, allowed)
 
 
 def _parse_options(uri: str, query: str, allowed: dict[str, type]) -> dict[str, object]:
@@ -69,11 +69,45 @@ def _parse_options(uri: str, query: str, allowed: dict[str, type]) -> dict[str, 
                 f"Unknown option {name!r} in index URI {redact(uri)}; "
                 f"known options: {', '.join(sorted(allowed)) or 'none'}"
             )
+        kind = allowed[name]
         try:
-            options[name] = allowed[name](value)
-        except ValueError:
+            options[name] = kind(value)
+        except (ValueError, OverflowError) as e:
+            # Our own option types say what they expect; int() and float() do not.
+            why = f" ({e})" if kind not in (int, float, str) and str(e) else ""
             raise UnsupportedIndexURI(
                 f"Option {name}={value!r} in index URI {redact(uri)} is not a valid "
-                f"{allowed[name].__name__}"
+                f"{kind.__name__}{why}"
             ) from None
     return options
+
+
+#: Longest wait an index URI's ``timeout=`` may ask for, in seconds: a day.
+MAX_TIMEOUT = 86_400.0
+
+
+def timeout(value: str) -> float:
+    """Seconds to wait, from an index URI's ``timeout=``: a number above 0 and at most
+    :data:`MAX_TIMEOUT` (not ``nan`` or ``inf``, which would wait for ever, nor 0 or less,
+    which could never succeed)."""
+    seconds = float(value)
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise ValueError(f"a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
+    return seconds
+
+
+def split(uri: str):
+    """``urlsplit(uri)``, with a malformed URI (a raw ``[`` or ``]`` in a password) as
+    :class:`~scrapy_simhash.exceptions.UnsupportedIndexURI` naming the URI without its
+    credentials."""
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        # Not the ValueError's text: it can quote part of a password.
+        raise UnsupportedIndexURI(
+            f"The index URI {redact(uri)} is malformed (a port that is not a number, or a "
+            "bracket outside an IPv6 address); write a '[', ']', '/', '?', '#' or '@' in a "
+            "user or password as %5B, %5D, %2F, %3F, %23 or %40"
+        ) from None
+    return parts

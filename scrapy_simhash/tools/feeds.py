@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -75,7 +76,7 @@ def read_feed(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     try:
         with open(path, encoding="utf-8", newline="" if fmt == "csv" else None) as f:
             if fmt == "csv":
-                return [dict(row) for row in csv.DictReader(f)]
+                return _read_csv(f, name)
             if fmt == "json":
                 try:
                     items = json.load(f)
@@ -83,6 +84,8 @@ def read_feed(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                     raise FeedError(
                         f"{name} is not valid JSON (line {e.lineno}: {e.msg})"
                     ) from None
+                except ValueError as e:  # a number of more than 4,300 digits
+                    raise FeedError(f"{name} holds JSON Python cannot read ({e})") from None
                 if not isinstance(items, list):
                     raise FeedError(
                         f"{name} holds a JSON {type(items).__name__}, not a list of items"
@@ -96,11 +99,35 @@ def read_feed(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                     items.append(json.loads(line))
                 except json.JSONDecodeError as e:
                     raise FeedError(f"{name} line {number} is not valid JSON ({e.msg})") from None
+                except ValueError as e:  # a number of more than 4,300 digits
+                    raise FeedError(
+                        f"{name} line {number} holds JSON Python cannot read ({e})"
+                    ) from None
             return items
     except OSError as e:
         raise FeedError(f"Cannot read {name}: {e.strerror}") from None
+    except RecursionError:
+        raise FeedError(
+            f"{name} holds JSON nested too deeply to read (more than about "
+            f"{sys.getrecursionlimit()} levels); items are objects of fields"
+        ) from None
     except UnicodeDecodeError as e:
         raise FeedError(f"{name} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+#: The longest CSV field read: Scrapy writes a page's whole HTML in one field, well over
+#: the csv module's default of 128 KB.
+MAX_CSV_FIELD = 1 << 30
+
+
+def _read_csv(f, name: str) -> list[dict[str, Any]]:
+    previous = csv.field_size_limit(MAX_CSV_FIELD)
+    try:
+        return [dict(row) for row in csv.DictReader(f)]
+    except csv.Error as e:
+        raise FeedError(f"{name} is not a CSV feed Python can read ({e})") from None
+    finally:
+        csv.field_size_limit(previous)
 
 
 def write_feed(

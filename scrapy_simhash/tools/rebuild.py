@@ -9,12 +9,16 @@ interrupted rebuild loses nothing (run it again: pages already copied are skippe
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..exceptions import ConfigurationError
+from ..exceptions import ConfigurationError, IndexNotFound
 from ..index import open_index
-from ..index.base import IndexParameters, StoredPage
+from ..index.base import IndexParameters, NearDuplicateIndex, StoredPage
+
+#: Pages of an existing target compared with the source before a rebuild goes on into it.
+PAGES_COMPARED = 1000
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,7 @@ def rebuild_index(
         )
     with open_index(source_uri, create=False, read_only=True) as source:
         features = source.parameters.features
+        _refuse_unrelated_target(source, target_uri)
         with open_index(
             target_uri, max_distance=max_distance, blocks=blocks, features=features
         ) as target:
@@ -72,3 +77,24 @@ def _counted(
         if count % 1000 == 0:
             progress(count)
     progress(count)
+
+
+def _refuse_unrelated_target(source: NearDuplicateIndex, target_uri: str) -> None:
+    """Raise unless the index at *target_uri* is absent, empty, or an earlier rebuild of
+    *source*: its first :data:`PAGES_COMPARED` pages all stored in *source* with the same
+    fingerprint. Another index is left as it is, rather than merged into."""
+    try:
+        target = open_index(target_uri, create=False, read_only=True)
+    except IndexNotFound:
+        return
+    with target:
+        for page in itertools.islice(target.pages(), PAGES_COMPARED):
+            if not any(
+                (p.fingerprint, p.exact) == (page.fingerprint, page.exact)
+                for p in source.find(page.key)
+            ):
+                raise ConfigurationError(
+                    f"{target.location} is not empty ({len(target)} pages) and is no "
+                    f"earlier rebuild of {source.location} (its page {page.key!r} is not "
+                    "stored there): it is left as it is. Give a new path or URI to --into"
+                )

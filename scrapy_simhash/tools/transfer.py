@@ -52,9 +52,18 @@ import numpy as np
 
 from ..anchors import ANCHORS_FORMAT, Anchors
 from ..exceptions import ExportFormatError, IndexParameterMismatch
+from ..index.base import MAX_KEY_BYTES as INDEX_MAX_KEY_BYTES
 from ..index.base import IndexParameters, NearDuplicateIndex, StoredPage
 
-__all__ = ["ExportFormatError", "ExportHeader", "export_index", "import_index", "read_header"]
+__all__ = [
+    "ExportFormatError",
+    "ExportHeader",
+    "export_index",
+    "import_index",
+    "import_pages",
+    "read_header",
+    "read_pages",
+]
 
 MAGIC = b"SIMHASHX"
 FORMAT_VERSION = 2
@@ -63,9 +72,11 @@ READ_VERSIONS = (1, 2)
 #: At most this many anchors a page in a file (a sane cap for what an import reads).
 MAX_FILE_ANCHORS = 64
 _CHUNK = 1 << 20
-#: Longest key an export may hold, in UTF-8 bytes: a sane cap on what one page can make
-#: an import decompress (URLs are rarely longer than a few kilobytes).
-MAX_KEY_BYTES = 1 << 20
+#: Longest key an export may hold, in UTF-8 bytes: the longest an index stores, a cap on
+#: what one page can make an import decompress.
+MAX_KEY_BYTES = INDEX_MAX_KEY_BYTES
+#: The latest time a page can have been stored at: 9999-12-31 23:59:59 UTC.
+LATEST_TIME = 253_402_300_799.0
 
 FileArg = Union[str, "os.PathLike[str]", IO[bytes]]
 
@@ -259,16 +270,42 @@ def _read_header(f: IO[bytes], name: str) -> ExportHeader:
     raw = f.read(size)
     try:
         head = json.loads(raw.decode("utf-8"))
-        return ExportHeader(
-            IndexParameters(int(head["max_distance"]), int(head["blocks"]), head["features"]),
-            int(head["pages"]),
-            float(head["exported_at"]),
-            int(head["format"]),
-            head.get("anchors"),
+        if not isinstance(head, dict):
+            raise TypeError(head)
+        parameters = IndexParameters(
+            _whole(head["max_distance"], 0, 63),
+            _whole(head["blocks"], 1, 64),
+            head["features"],
         )
+        if not isinstance(parameters.features, str):
+            raise TypeError(parameters.features)
+        parameters.plan  # noqa: B018 - raises ConfigurationError for a plan that cannot work
+        exported_at = head["exported_at"]
+        if isinstance(exported_at, bool) or not isinstance(exported_at, int | float):
+            raise TypeError(exported_at)
+        anchors = head.get("anchors")
+        if anchors is not None and not isinstance(anchors, str):
+            raise TypeError(anchors)
+        return ExportHeader(
+            parameters,
+            _whole(head["pages"], 0, 2**63 - 1),
+            float(exported_at),
+            _whole(head["format"], 0, 255),
+            anchors,
+        )
+    except RecursionError:
+        raise ExportFormatError(f"{name} is damaged: its header is nested too deeply") from None
     except (ValueError, KeyError, TypeError):
         what = "truncated" if len(raw) < size else "damaged"
         raise ExportFormatError(f"{name} is {what}: its header cannot be read") from None
+
+
+def _whole(value: object, low: int, high: int) -> int:
+    """*value* if it is a whole number from *low* to *high* (not a bool, a float or a
+    text); raises ``ValueError`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(value)
+    return value
 
 
 def read_header(file: FileArg) -> ExportHeader:
@@ -336,9 +373,13 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
 
     Decompression is bounded: first by the page count of the header (every page takes at
     least a byte of the compressed file, and at most 31 bytes of columns before its key),
-    then by the key lengths those columns give, each at most :data:`MAX_KEY_BYTES`."""
+    then by the key lengths those columns give, each at most :data:`MAX_KEY_BYTES`. The
+    keys are not held: they are checked as they are decompressed, and decompressed again
+    as the pages are read (a file of many long keys that compress well, a few megabytes
+    holding gigabytes of keys, costs time, not memory)."""
     with _opened(file, "rb") as (f, name):
         header = _read_header(f, name)
+        body = _tell(f)
         n = header.pages
         compressed = _compressed_size(f)
         if n < 0 or (compressed is not None and n > compressed):
@@ -357,39 +398,39 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
             raise reader.damaged("a fingerprint is larger than 64 bits")
         flags = reader.take(n)
         (base,) = struct.unpack("<d", reader.take(8))
-        times = (reader.varints(n).astype(np.float64) / 1_000_000 + base).tolist()
+        deltas = reader.varints(n)
+        # Times a datetime can show (year 1970 to 9999): anything else is a damaged or
+        # crafted file, which every later `stats` or `expire` would trip over.
+        if not (0.0 <= base <= LATEST_TIME) or (
+            n and int(deltas.max()) > (LATEST_TIME - base) * 1_000_000
+        ):
+            raise reader.damaged("a time stored is out of range (before 1970 or after 9999)")
         lengths = reader.varints(n)
         if n and int(lengths.max()) > MAX_KEY_BYTES:
             raise reader.damaged(f"a key is longer than {MAX_KEY_BYTES} bytes")
+        offset = reader.pos
         lengths = lengths.tolist()
-        offsets = reader.pos
-        wanted = offsets + sum(lengths)
-        reader = _Reader(columns + inflater.read(max(0, wanted - len(columns))), name)
-        reader.pos = offsets
-        reader.take(sum(lengths))
+        # Checked, not kept; but a stream that cannot be read twice keeps them.
+        kept: list[str] | None = [] if body is None else None
+        after = bytearray() if header.format >= 2 else None
+        for key in _keys(inflater, columns[offset:], lengths, reader, after):
+            if kept is not None:
+                kept.append(key)
         anchors: list[Anchors | None] = [None] * n
-        if header.format >= 2:
+        if after is not None:
             # Three varints and at most MAX_FILE_ANCHORS anchors a page.
-            rest = _Reader(
-                reader.data[reader.pos :] + inflater.read((30 + 4 * MAX_FILE_ANCHORS) * n), name
-            )
+            rest = _Reader(bytes(after) + inflater.read((30 + 4 * MAX_FILE_ANCHORS) * n), name)
             anchors = _decode_anchors(rest, n)
             if rest.pos != len(rest.data):
                 raise rest.damaged("unexpected bytes after the last anchor")
             if header.anchors != ANCHORS_FORMAT:
                 anchors = [None] * n  # made otherwise: they would never match
-        elif reader.pos != len(reader.data):
-            raise reader.damaged("unexpected bytes after the last key")
         inflater.finish()
-    try:
-        keys = []
-        for length in lengths:
-            keys.append(reader.data[offsets : offsets + length].decode("utf-8", "surrogatepass"))
-            offsets += length
-    except UnicodeDecodeError:
-        raise reader.damaged("a key is not UTF-8") from None
+    del columns
 
     def pages() -> Iterator[StoredPage]:
+        keys = iter(kept) if kept is not None else _keys_again(file, body, offset, lengths, name)
+        times = (deltas.astype(np.float64) / 1_000_000 + base).tolist()
         for key, fp, at, flag, held in zip(
             keys, fingerprints.tolist(), times, flags, anchors, strict=True
         ):
@@ -398,10 +439,73 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
     return header, pages()
 
 
+def _tell(f: IO[bytes]) -> int | None:
+    try:
+        return f.tell()
+    except (OSError, ValueError):
+        return None
+
+
+def _keys(
+    inflater: _Inflater,
+    start: bytes,
+    lengths: list[int],
+    reader: _Reader,
+    after: bytearray | None = None,
+) -> Iterator[str]:
+    """The keys of *lengths*, decompressed a chunk at a time after the bytes *start*. The
+    bytes of *start* past the keys go to *after* (what follows the keys: the anchors);
+    without it they are an error."""
+    total = sum(lengths)
+    if len(start) > total:
+        if after is None:
+            raise reader.damaged("unexpected bytes after the last key")
+        after += start[total:]
+        start = start[:total]
+    buffer, pos, left = bytearray(start), 0, total - len(start)
+    for length in lengths:
+        if len(buffer) - pos < length:
+            del buffer[:pos]
+            pos = 0
+            while len(buffer) < length:
+                chunk = inflater.read(min(max(_CHUNK, length), left))
+                if not chunk:
+                    raise reader.damaged("the pages end early")
+                left -= len(chunk)
+                buffer += chunk
+        raw = bytes(buffer[pos : pos + length])
+        pos += length
+        try:
+            yield raw.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise reader.damaged("a key is not UTF-8") from None
+
+
+def _keys_again(
+    file: FileArg, body: int | None, offset: int, lengths: list[int], name: str
+) -> Iterator[str]:
+    """The keys of an export checked by :func:`read_pages`, decompressed again."""
+    with _opened(file, "rb") as (f, _):
+        if body is not None:
+            f.seek(body)
+        inflater = _Inflater(f, name)
+        columns = inflater.read(offset)
+        yield from _keys(inflater, b"", lengths, _Reader(columns, name))
+
+
 def import_index(index: NearDuplicateIndex, file: FileArg) -> int:
     """Add the pages of the export *file* to *index*; return how many were added (pages
     already stored are skipped). The export's features must match the index's."""
     header, pages = read_pages(file)
+    return import_pages(index, header, pages, file)
+
+
+def import_pages(
+    index: NearDuplicateIndex, header: ExportHeader, pages: Iterator[StoredPage], file: FileArg
+) -> int:
+    """Add the *pages* :func:`read_pages` read from *file* to *index*: :func:`import_index`
+    for a caller that reads the whole file first (and so refuses a damaged one before it
+    creates an index for it)."""
     ours, theirs = index.parameters.features, header.parameters.features
     if ours != theirs:
         name = file if isinstance(file, (str, os.PathLike)) else "the export"

@@ -119,7 +119,7 @@ def test_analyse_fields_is_the_pipeline_analysis():
 
 
 def test_negative_workers_is_refused():
-    with pytest.raises(ConfigurationError, match="SIMHASH_WORKERS=-1 must be at least 0"):
+    with pytest.raises(ConfigurationError, match="SIMHASH_WORKERS=-1 must be from 0 to 1,024"):
         settings_from_crawler(get_crawler(settings_dict={"SIMHASH_WORKERS": -1}))
 
 

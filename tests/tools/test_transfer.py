@@ -15,8 +15,10 @@ from scrapy_simhash import open_index
 from scrapy_simhash.anchors import Anchors
 from scrapy_simhash.exceptions import IndexParameterMismatch
 from scrapy_simhash.index.base import StoredPage
+from scrapy_simhash.index.memory import MemoryIndex
 from scrapy_simhash.tools.transfer import (
     MAGIC,
+    MAX_KEY_BYTES,
     ExportFormatError,
     export_index,
     import_index,
@@ -212,7 +214,7 @@ def test_key_longer_than_the_cap_is_refused(tmp_path):
     columns = b"\x05" + b"\x00" + bytes(8) + b"\x00" + bytes([0x80, 0x80, 0x80, 0x80, 0x04])
     path = tmp_path / "long.simhash"
     crafted_export(path, 1, [columns, *zeros(32 << 20)])
-    with pytest.raises(ExportFormatError, match="a key is longer than 1048576 bytes"):
+    with pytest.raises(ExportFormatError, match=f"a key is longer than {MAX_KEY_BYTES} bytes"):
         read_pages(path)
 
 
@@ -274,3 +276,28 @@ def test_a_format_1_file_still_imports(memory_index, tmp_path):
         assert import_index(target, path) == len(memory_index)
         assert same_pages(target.pages(), memory_index.pages())
         assert all(page.anchors is None for page in target.pages())
+
+
+def test_import_holds_no_key_while_it_reads_pages(tmp_path):
+    # 2,000 keys of 16 KB that compress to a few bytes each: before, an import held every
+    # key (and copies of them) at once; now it checks them as they are decompressed and
+    # decompresses them again as the pages are read.
+    from scrapy_simhash.index.base import MAX_KEY_BYTES
+
+    index = MemoryIndex()
+    filler = "a" * (MAX_KEY_BYTES - 40)
+    index.add_pages(
+        StoredPage(f"https://example.com/{filler}/{n}", n * 7919 + 1, 1.7e9) for n in range(2000)
+    )
+    path = tmp_path / "long-keys.simhash"
+    export_index(index, path)
+    assert path.stat().st_size < 300_000
+    tracemalloc.start()
+    try:
+        header, pages = read_pages(path)
+        count = sum(len(page.key) for page in pages)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert header.pages == 2000 and count > 2000 * (MAX_KEY_BYTES - 40)
+    assert peak < 8 << 20, f"{peak >> 20} MB held to import {count >> 20} MB of keys"

@@ -41,6 +41,7 @@ import json
 import logging
 import re
 import time
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -86,7 +87,11 @@ from .scripts import (
     REMOVE_EXACT,
     STORE,
 )
+from .spread_layout import SPREAD
 from .uri import client_from_uri, describe, duration
+
+if TYPE_CHECKING:
+    from ..journal import Journal
 
 __all__ = ["SWEEP_BATCH", "RedisIndex", "duration"]
 
@@ -199,6 +204,11 @@ class RedisIndex(RedisMaintenance, RedisServer):
         """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
         ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
         client, options = client_from_uri(uri)
+        spread = options.pop("spread", None)
+        if spread is not None:
+            from .spread import RedisSpreadIndex
+
+            return RedisSpreadIndex(client, **spread, **options, **parameters)  # type: ignore[return-value]
         return cls(client, **options, **parameters)
 
     # -- the lifecycle (see IndexBase._open) ---------------------------------------------
@@ -241,6 +251,11 @@ class RedisIndex(RedisMaintenance, RedisServer):
                 f"{self.location} holds a key {self._meta_key} that is not scrapy-simhash's; "
                 "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI "
                 "(?prefix=...)."
+            )
+        if meta.get("layout") == SPREAD:
+            raise NotAnIndex(
+                f"The index at {self.location} is spread over a Redis Cluster: open it with "
+                "cluster=true&spread=true in SIMHASH_INDEX_URI"
             )
         version = int(meta.get("version", "0"))
         if version == PRE_ANCHORS_VERSION:
@@ -480,6 +495,13 @@ class RedisIndex(RedisMaintenance, RedisServer):
     def __len__(self) -> int:
         with self._errors("count"):
             return int(self._client.hget(self._counters_key, "pages") or 0)
+
+    def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
+        """The journal of a crawl's pages not yet in its output (see
+        :mod:`scrapy_simhash.index.journal`), kept under the prefix."""
+        from .journal import RedisJournal
+
+        return RedisJournal(self, crawl, **kwargs)
 
     def close(self) -> None:
         """Close the connections. Idempotent."""

@@ -126,34 +126,11 @@ local function replace(keys_hash, fp_hash, exact_hash, counters, order, key, n, 
 end
 """
 
-# Probe every table; of the stored pages within max_distance, return the one stored under
-# the checked key if any (unchanged), else the nearest (of equally near ones the earliest
-# stored, the smallest sequence number): {1, hex, its records, distance, seq, own (0/1)}.
-# With none, replace what the key stored and insert: {0, seq, replaced}. Records stored
-# before the cutoff (the ttl) are neither returned nor counted as near.
-# LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
-# outside the key) and where each block of the rest goes: {position in rest, width, shift
-# in the fingerprint}.
-# KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
-#       the keys hash, the exact hash, then the n set keys of each old fingerprint.
-# ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
-#       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
-#       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
-#       [chars, cover, [hashes], [lengths]], or ''), then the old fingerprints (m, and per
-#       fingerprint its hex and n members).
-# With nothing near and anchors given, the earliest stored page of another key that passes
-# the containment test (scrapy_simhash.anchors.contained) is the match:
-# {2, hex, its records, seq, shared anchors (JSON)}.
-ADD_IF_NEW = (
-    _FUNCTIONS
-    + """
-local LAYOUTS = --LAYOUTS--
-local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
-local n = #LAYOUTS
-if redis.call('EXISTS', KEYS[n + 4]) == 0 then return {-1} end
-local k = tonumber(ARGV[1])
-local cutoff = tonumber(ARGV[3 * n + 5])
-local key = ARGV[3 * n + 6]
+# Shared by the check scripts of both layouts: with LAYOUTS, n, k, the probe's members in
+# ARGV[3t - 1] and its bits in ARGV[3t], ARGV[3t + 1], collect in `near` the {distance,
+# table, rest} of every member of the n sets KEYS[1..n] within k; rebuild(t, r) gives the
+# hex of the fingerprint stored as rest r of table t.
+SCAN = """
 local near = {}
 for t = 1, n do
   local p = tonumber(ARGV[3 * t - 1])
@@ -195,7 +172,39 @@ local function rebuild(t, r)
   end
   return string.format('%08x%08x', hi, lo)
 end
-local function better(a, d, seq) return not a or d < a[1] or (d == a[1] and seq < a[4]) end
+"""
+
+# Probe every table; of the stored pages within max_distance, return the one stored under
+# the checked key if any (unchanged), else the nearest (of equally near ones the earliest
+# stored, the smallest sequence number): {1, hex, its records, distance, seq, own (0/1)}.
+# With none, replace what the key stored and insert: {0, seq, replaced}. Records stored
+# before the cutoff (the ttl) are neither returned nor counted as near.
+# LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
+# outside the key) and where each block of the rest goes: {position in rest, width, shift
+# in the fingerprint}.
+# KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
+#       the keys hash, the exact hash, then the n set keys of each old fingerprint.
+# ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
+#       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
+#       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
+#       [chars, cover, [hashes], [lengths]], or ''), then the old fingerprints (m, and per
+#       fingerprint its hex and n members).
+# With nothing near and anchors given, the earliest stored page of another key that passes
+# the containment test (scrapy_simhash.anchors.contained) is the match:
+# {2, hex, its records, seq, shared anchors (JSON)}.
+ADD_IF_NEW = (
+    _FUNCTIONS
+    + """
+local LAYOUTS = --LAYOUTS--
+local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
+local n = #LAYOUTS
+if redis.call('EXISTS', KEYS[n + 4]) == 0 then return {-1} end
+local k = tonumber(ARGV[1])
+local cutoff = tonumber(ARGV[3 * n + 5])
+local key = ARGV[3 * n + 6]
+"""
+    + SCAN
+    + """local function better(a, d, seq) return not a or d < a[1] or (d == a[1] and seq < a[4]) end
 local best, own
 local seen = {}
 for i = 1, #near do
@@ -313,7 +322,7 @@ end
 local member = string.format('f:%016.0f:', seq) .. hex
 redis.call('ZADD', KEYS[n + 3], ARGV[n + 5], member)
 list(KEYS[n + 5], key, member)
-if ARGV[n + 6] ~= '' then add_anchors(seq, hex, cjson.decode(ARGV[n + 6])) end
+if ARGV[n + 6] and ARGV[n + 6] ~= '' then add_anchors(seq, hex, cjson.decode(ARGV[n + 6])) end
 return 1
 """
 )

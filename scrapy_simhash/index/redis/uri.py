@@ -4,7 +4,7 @@ client and the index's options; credentials are never shown (see :func:`~.uri.re
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -12,7 +12,7 @@ from redis.retry import Retry
 
 from ...durations import duration
 from ...exceptions import UnsupportedIndexURI
-from ..uri import redact, uri_options
+from ..uri import redact, split, timeout, uri_options
 from .layout import DEFAULT_PREFIX
 
 
@@ -27,13 +27,13 @@ def boolean(value: str) -> bool:
 
 def check_credentials(uri: str) -> None:
     """Refuse credentials that would be misread (and shown) as a path or options."""
-    if "@" in uri.partition("://")[2] and "@" not in urlsplit(uri).netloc:
+    if "@" in uri.partition("://")[2] and "@" not in split(uri).netloc:
         raise UnsupportedIndexURI(
             f"The user or password in the index URI {redact(uri)} holds '/', '?' or '#': "
             "write them as %2F, %3F and %23 (and '@' as %40), as in "
             "redis://:pa%2Fss@localhost:6379/0"
         )
-    names = {name.lower() for name, _ in parse_qsl(urlsplit(uri).query)}
+    names = {name.lower() for name, _ in parse_qsl(split(uri).query)}
     if names & {"password", "username", "user"}:
         raise UnsupportedIndexURI(
             f"Credentials go before the host in the index URI, not in its options "
@@ -61,19 +61,19 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
             "ttl": duration,
             "bucket_bits": int,
             "cluster": boolean,
-            "timeout": float,
+            "timeout": timeout,
             "ssl_cert_reqs": str,
             "ssl_ca_certs": str,
             "ssl_certfile": str,
             "ssl_keyfile": str,
             "allow_eviction": boolean,
+            "spread": boolean,
+            "lease": duration,
+            "replicas": int,
         },
     )
-    parts = urlsplit(uri)
-    try:
-        host, port = parts.hostname or "localhost", parts.port or 6379
-    except ValueError:
-        raise UnsupportedIndexURI(f"Bad port in index URI {redact(uri)}") from None
+    parts = split(uri)
+    host, port = parts.hostname or "localhost", parts.port or 6379
     db_text = parts.path.strip("/") or "0"
     if not db_text.isdigit():
         raise UnsupportedIndexURI(
@@ -82,9 +82,17 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
         )
     db = int(db_text)
     cluster = bool(options.pop("cluster", False))
+    spread = {
+        name: options.pop(name) for name in ("spread", "lease", "replicas") if name in options
+    }
+    if spread and not (cluster and spread.get("spread")):
+        raise UnsupportedIndexURI(
+            f"Options {', '.join(sorted(spread))} in {redact(uri)} are for an index spread over "
+            "a Redis Cluster: use them with cluster=true&spread=true"
+        )
     if cluster and db != 0:
         raise UnsupportedIndexURI(f"Redis Cluster has only database 0, not {db} ({redact(uri)})")
-    timeout = float(options.pop("timeout", 5.0))
+    wait = float(options.pop("timeout", 5.0))
     password = unquote(parts.password) if parts.password is not None else None
     username = unquote(parts.username) if parts.username else None
     prefix = str(options.pop("prefix", DEFAULT_PREFIX))
@@ -97,8 +105,8 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
         port=port,
         username=username,
         password=password,
-        socket_timeout=timeout,
-        socket_connect_timeout=timeout,
+        socket_timeout=wait,
+        socket_connect_timeout=wait,
         decode_responses=True,
         # Connection errors and timeouts are retried with a short backoff; a retried
         # check recognises its own insert (see RedisIndex.check_and_add).
@@ -116,6 +124,21 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
     if cluster:
         location += "&cluster=true"
         client = redis.RedisCluster(**kwargs)
+        if spread.pop("spread", False):
+            location += "&spread=true"
+            if ttl is not None:
+                raise UnsupportedIndexURI(
+                    f"ttl is not supported on a spread index ({redact(uri)}); remove old "
+                    "pages with: scrapy-simhash expire --older-than ..."
+                )
+            return client, dict(
+                prefix=prefix,
+                location=location,
+                bucket_bits=bucket_bits,
+                password=password,
+                allow_eviction=allow_eviction,
+                spread=dict(spread, client_kwargs=kwargs),
+            )
     else:
         client = redis.Redis(db=db, **kwargs)
     return client, dict(

@@ -9,6 +9,7 @@ import contextlib
 import os
 import secrets
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,16 @@ def check_file(path: Path) -> bool:
         raise NotAnIndex(f"{path} is a directory; give the path of an index file")
     if not path.exists():
         return False
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise IndexUnavailable(f"Cannot read the index {path}: {e.strerror}") from None
+    if not stat.S_ISREG(mode):
+        # Opening a FIFO waits for a writer for ever; a device never ends.
+        raise NotAnIndex(
+            f"{path} is not a regular file (a FIFO, socket or device); give the path of an "
+            "index file"
+        )
     try:
         with path.open("rb") as f:
             header = f.read(len(SQLITE_HEADER))

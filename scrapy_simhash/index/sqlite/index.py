@@ -20,6 +20,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
 from ...exceptions import (
@@ -43,6 +44,7 @@ from ..base import (
     stored_parameters,
 )
 from ..uri import path_and_options
+from ..uri import timeout as timeout_option
 from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
 from .file import (
     check_application,
@@ -63,6 +65,9 @@ from .layout import (
 )
 from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
+
+if TYPE_CHECKING:
+    from ..journal import Journal
 
 __all__ = [
     "APPLICATION_ID",
@@ -144,7 +149,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     @classmethod
     def from_uri(cls, uri: str, **parameters) -> SqliteIndex:
         """Open ``sqlite:///path?synchronous=FULL&timeout=60`` (or a plain path)."""
-        options = path_and_options(uri, {"synchronous": str, "timeout": float})[1]
+        options = path_and_options(uri, {"synchronous": str, "timeout": timeout_option})[1]
         path = sqlite_path(uri)
         return cls(path, **parameters, **options)
 
@@ -463,6 +468,13 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             (pages,) = self._conn.execute("SELECT count(*) FROM pages").fetchone()
             (exact,) = self._conn.execute("SELECT count(*) FROM exact_texts").fetchone()
         return pages + exact
+
+    def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
+        """The journal of a crawl's pages not yet in its output (see
+        :mod:`scrapy_simhash.index.journal`), kept in two tables of the file."""
+        from .journal import SqliteJournal
+
+        return SqliteJournal(self, crawl, **kwargs)
 
     def close(self) -> None:
         """Checkpoint and truncate the write-ahead log, then close. Idempotent."""

@@ -4,7 +4,10 @@ committed whole, so that a crawl on the same index waits for one batch at most."
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
@@ -35,6 +38,12 @@ BATCH_PAGES = 10_000
 #: Pause between two batches, in seconds: longer than SQLite's busy handler sleeps between
 #: two attempts (at most 100 ms), so that a process waiting for the lock gets it.
 BATCH_PAUSE = 0.1
+
+
+#: Numbers the walks of :meth:`SqliteMaintenance.pages` through the temporary table.
+_WALKS = itertools.count(1)
+#: Pages read in one short transaction by :meth:`SqliteMaintenance.pages`.
+_WALK_BATCH = 2000
 
 
 class SqliteMaintenance:
@@ -105,7 +114,47 @@ class SqliteMaintenance:
                 yield StoredPage(key, from_signed64(fp), added_at, bool(exact), found)
 
     def pages(self) -> Iterator[StoredPage]:
-        return self._select_pages()
+        """Every page, in the order stored, read in short transactions: the order is
+        written once to a temporary table (a quick read), then the pages are read from
+        it a batch at a time. A caller that takes long over each page (``rebuild``,
+        ``export``) holds no snapshot meanwhile, so a crawl's writes beside it can be
+        checkpointed and the write-ahead log stays small."""
+        walk = next(_WALKS)
+        with self._errors("read the pages"):
+            self._conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS page_walk (walk INTEGER NOT NULL, "
+                "seq INTEGER NOT NULL, id INTEGER NOT NULL, exact INTEGER NOT NULL, "
+                "PRIMARY KEY (walk, seq)) WITHOUT ROWID"
+            )
+            count = self._conn.execute(
+                "INSERT INTO temp.page_walk (walk, seq, id, exact) SELECT ?, "
+                "row_number() OVER (ORDER BY added_at, exact, id), id, exact FROM ("
+                "SELECT id, added_at, 0 AS exact FROM pages UNION ALL "
+                "SELECT digest, added_at, 1 FROM exact_texts)",
+                (walk,),
+            ).rowcount
+        try:
+            for first in range(1, count + 1, _WALK_BATCH):
+                span = (walk, first, first + _WALK_BATCH - 1)
+                with self._errors("read the pages"):
+                    rows = self._conn.execute(
+                        "SELECT p.key, p.fingerprint, p.added_at, 0, w.seq, p.id "
+                        "FROM temp.page_walk w JOIN page_view p ON p.id = w.id "
+                        "WHERE w.walk = ? AND w.seq BETWEEN ? AND ? AND w.exact = 0 "
+                        "UNION ALL SELECT e.key, e.digest, e.added_at, 1, w.seq, 0 "
+                        "FROM temp.page_walk w JOIN exact_texts e ON e.digest = w.id "
+                        "WHERE w.walk = ? AND w.seq BETWEEN ? AND ? AND w.exact = 1 "
+                        "ORDER BY 5",
+                        span + span,
+                    ).fetchall()
+                    held = stored_anchors(self._conn, [r[5] for r in rows if not r[3]])
+                for key, fp, added_at, exact, _, page_id in rows:
+                    anchors = None if exact else held.get(page_id)
+                    yield StoredPage(key, from_signed64(fp), added_at, bool(exact), anchors)
+        finally:
+            with contextlib.suppress(sqlite3.Error):  # a closed or failing index
+                if self._conn is not None:
+                    self._conn.execute("DELETE FROM temp.page_walk WHERE walk = ?", (walk,))
 
     def find(self, key: str) -> list[StoredPage]:
         with self._errors("find"):

@@ -1,0 +1,382 @@
+"""One index spread over the masters of a Redis Cluster (``?cluster=true&spread=true``).
+
+The layout is in :mod:`~.spread_layout`, the scripts in :mod:`~.spread_scripts`.
+A check touches the ``k + 1`` groups of its fingerprint (one for an exact digest) and the
+home of its key, so no single script can make it atomic. The protocol:
+
+1. **Reserve** (one round trip, the groups in parallel): each group's script returns the
+   near entries it holds, committed or pending, and adds the page as *pending* under a new
+   attempt id, unless it found a committed one. ``WAIT`` on the replicas follows each.
+2. **Resolve** the pending entries found, through the commit records at their keys' homes,
+   by *wound-wait*: an older attempt (smaller id: its time, client and counter) is waited
+   for, a younger one is aborted at once; one whose owner is silent for a *lease* is aborted
+   too. A committed entry (found, or resolved) makes the page a duplicate: its own
+   reservations are released and the match returned.
+3. **Commit** (one round trip): the script at the page's home lists the entry under its key
+   unless the attempt was aborted; that one write decides. ``WAIT``, then acknowledge. An
+   aborted attempt starts again with a new id.
+4. **Clean up** (in the background): the entries are marked committed in their groups, and
+   the entries the key stored before are removed.
+
+Two near-duplicates share a group, where one script runs after the other and sees it; the
+one that sees the other waits for it or aborts it, and commits only once the other is
+aborted: an attempt is either listed under its key or aborted, never both, so of the two
+exactly one is kept. docs/redis.md goes through each failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import redis
+from redis.exceptions import RedisClusterException
+
+from ...anchors import Anchors
+from ...exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
+from ..base import IndexParameters, Match, Outcome, RequestedParameters, storable_key
+from .layout import DEFAULT_BUCKET_BITS, FORMAT, hex64, record_tail
+from .spread_calls import SpreadCalls
+from .spread_io import Call, NotReplicated, SpreadIO
+from .spread_layout import (
+    ABORT_TTL,
+    DEFAULT_HOMES,
+    DROP_STREAMS,
+    MAX_ATTEMPT_AGE,
+    SPREAD,
+    SPREAD_VERSION,
+    Attempts,
+    Found,
+    Keys,
+    groups,
+    member,
+    parse_member,
+)
+from .spread_maintenance import SpreadMaintenance
+from .spread_scripts import (
+    CHECK,
+    CHECK_EXACT,
+    COMMIT,
+    CREATE_META,
+    FINALIZE,
+    RELEASE,
+    RESOLVE,
+    STORE,
+    STORE_HOME,
+    UNLIST,
+)
+
+#: Seconds a pending attempt's owner may stay silent before waiting checks abort it.
+DEFAULT_LEASE = 5.0
+#: Attempts of one check before it fails (each restart follows an abort by an older one).
+MAX_ATTEMPTS = 50
+
+
+class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
+    _driver_errors = (redis.RedisError, RedisClusterException)
+
+    """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
+    *client* is a sync ``redis.RedisCluster`` (parameters, server settings); *client_kwargs*
+    the connection options for the asyncio connections of the checks. *lease*: seconds a
+    silent client's pending page may block others. *replicas*: replicas that must hold
+    each write before a check is acknowledged (0 for a cluster without replicas)."""
+
+    def __init__(
+        self,
+        client,
+        client_kwargs: dict,
+        *,
+        prefix: str,
+        location: str,
+        max_distance: int | None = None,
+        blocks: int | None = None,
+        features: str | None = None,
+        create: bool = True,
+        read_only: bool = False,
+        bucket_bits: int | None = None,
+        password: str | None = None,
+        lease: float = DEFAULT_LEASE,
+        replicas: int = 1,
+        allow_eviction: bool = False,
+        retry_for: float = 1.0,
+    ) -> None:
+        self._unreachable = None
+        self.reconnect_pause = 0.0
+        self._client = client
+        self._password = password
+        self.prefix = prefix
+        self.location = location
+        self.read_only = read_only
+        self.ttl = None
+        self.lease = lease
+        self._tag = "{" + prefix + "}"
+        self._attempts = Attempts()
+        self._requested_bucket_bits = bucket_bits
+        self._io: SpreadIO | None = None
+        if lease <= 0:
+            raise ConfigurationError(f"lease={lease} must be a positive number of seconds")
+        try:
+            with self._errors("open"):
+                client.ping()
+                self._check_eviction(allow_eviction)
+            self.keys = Keys(prefix, DEFAULT_HOMES)
+            self.parameters = self._open(
+                RequestedParameters(max_distance, blocks, features), create=create
+            )
+            self.plan = self.parameters.plan
+            self._groups = groups(self.parameters, self.bucket_bits)
+            with self._errors("open"):
+                self._io = SpreadIO(
+                    client_kwargs,
+                    replicas=replicas,
+                    wait_ms=max(100, int(lease * 1000)),
+                    retry_for=retry_for,
+                )
+            io = self._io
+            self._sha = {
+                name: io.script(lua)
+                for name, lua in (
+                    ("exact", CHECK_EXACT), ("commit", COMMIT), ("finalize", FINALIZE),
+                    ("release", RELEASE), ("resolve", RESOLVE), ("store", STORE),
+                    ("store_home", STORE_HOME), ("unlist", UNLIST),
+                )
+            }  # fmt: skip
+            self._check_sha = [
+                io.script(CHECK.replace("--LAYOUTS--", self._lua_layouts(g))) for g in self._groups
+            ]
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _lua_layouts(group) -> str:
+        return "{" + ", ".join(layout.lua() for layout in group.layouts) + "}"
+
+    # -- the lifecycle -------------------------------------------------------------------
+
+    def _read_parameters(self) -> IndexParameters | None:
+        meta = self._client.hgetall(self.keys.meta)
+        return self._parse_meta(meta) if meta else None
+
+    def _create(self, parameters: IndexParameters) -> IndexParameters:
+        bits = self._requested_bucket_bits or DEFAULT_BUCKET_BITS
+        groups(parameters, bits)  # validates before anything is written
+        fields = {
+            "format": FORMAT,
+            "layout": SPREAD,
+            "version": str(SPREAD_VERSION),
+            "max_distance": str(parameters.max_distance),
+            "blocks": str(parameters.blocks),
+            "features": parameters.features,
+            "bucket_bits": str(bits),
+            "homes": str(DEFAULT_HOMES),
+            "drop_streams": str(DROP_STREAMS),
+            "created_at": repr(time.time()),
+        }
+        args = [x for item in fields.items() for x in item]
+        reply = self._client.eval(CREATE_META, 1, self.keys.meta, *args)
+        return self._parse_meta(dict(zip(reply[::2], reply[1::2], strict=True)))
+
+    def _parse_meta(self, meta: dict[str, str]) -> IndexParameters:
+        from ..base import check_layout_version, stored_parameters
+
+        if meta.get("format") != FORMAT:
+            raise NotAnIndex(
+                f"{self.location} holds a key {self.keys.meta} that is not scrapy-simhash's; "
+                "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI"
+            )
+        if meta.get("layout") != SPREAD:
+            raise NotAnIndex(
+                f"The index at {self.location} keeps all its keys in one slot (it was "
+                "created without spread=true): open it without spread=true, or copy it into "
+                "a spread index with: scrapy-simhash rebuild --index OLD --into NEW"
+            )
+        check_layout_version(
+            int(meta.get("version", "0")), SPREAD_VERSION, self.location, "layout version"
+        )
+        stored = stored_parameters(meta, self.location, self.keys.meta)
+        self.bucket_bits = int(meta.get("bucket_bits", DEFAULT_BUCKET_BITS))
+        if self._requested_bucket_bits not in (None, self.bucket_bits):
+            raise ConfigurationError(
+                f"The index at {self.location} was built with bucket_bits={self.bucket_bits}, "
+                f"not {self._requested_bucket_bits}"
+            )
+        self.keys = Keys(self.prefix, int(meta.get("homes", DEFAULT_HOMES)))
+        return stored
+
+    def close(self) -> None:
+        """Finish the background clean-up and close the connections. Idempotent."""
+        io, self._io = getattr(self, "_io", None), None
+        if io is not None:
+            io.close()
+        client, self._client = getattr(self, "_client", None), None
+        if client is not None:
+            client.close()
+
+    def __repr__(self) -> str:
+        return f"RedisSpreadIndex({self.location!r}, {self.parameters})"
+
+    async def _state(self, found: Found, wound: bool) -> str:
+        return (await self._io.batch([self._resolve_call(found, wound)], wait=True))[0]
+
+    async def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]:
+        """The final state ('c' or 'a') of each pending attempt: an older one (than
+        *own*) is waited for, up to the lease; a younger one is aborted at once; with
+        *own* ``None`` (a query) each is read once ('p' when still pending)."""
+
+        async def one(found: Found) -> str:
+            started, delay = time.monotonic(), 0.002
+            while True:
+                overdue = time.monotonic() - started >= self.lease
+                wound = own is not None and (found.txn > own or overdue)
+                state = await self._state(found, wound)
+                if state != "p" or own is None:
+                    return state
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.05)
+
+        by_txn = {found.txn: found for found in pending}
+        states = await self._io.gather(*(one(f) for f in by_txn.values()))
+        return dict(zip(by_txn, states, strict=True))
+
+    async def _candidates(
+        self, calls: list[Call], exact: bool, wait: bool = True
+    ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
+        """Run the reserving calls: (the entries found, the tags where the page is
+        reserved, (tag, entry) of each one found)."""
+        replies = await self._io.batch(calls, wait=wait)
+        found, reserved, where = [], [], []
+        for (tag, *_), (flag, listed) in zip(calls, replies, strict=True):
+            if int(flag):
+                reserved.append(tag)
+            for d, hex_value, txn, key, at, committed in json.loads(listed):
+                entry = Found(int(d), hex_value, txn, key, float(at), committed == 1, exact)
+                found.append(entry)
+                where.append((tag, entry))
+        return found, reserved, where
+
+    def _cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> None:
+        """In the background: mark entries found committed as such, remove aborted ones."""
+        calls = []
+        for tag, found in where:
+            state = states.get(found.txn)
+            if state == "c":
+                calls += self._finalize(found.exact, found.hex, found.txn, [tag])
+            elif state == "a":
+                calls += self._release(found.exact, found.hex, [found.txn], {tag})
+        if calls:
+            self._io.later(self._io.batch(calls))
+
+    # -- the check -------------------------------------------------------------------------
+
+    async def _check(self, value: int, key: str, exact: bool) -> Outcome:
+        for _ in range(MAX_ATTEMPTS):
+            txn = self._attempts.new()
+            added_at = repr(time.time())
+            tail = record_tail(key, float(added_at))
+            calls = self._reserve_calls(value, exact, txn, tail, True)
+            try:
+                found, reserved, where = await self._candidates(calls, exact)
+                pending = [f for f in found if not f.committed]
+                states = await self._resolve(pending, txn) if pending else {}
+                self._cleanup([(t, f) for t, f in where if not f.committed], states)
+                committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
+                if committed:
+                    self._abort(value, exact, key, txn, reserved)
+                    return self._outcome(committed, key, value)
+                home_keys = self._home_keys(key, txn)
+                listed = member(exact, txn, hex64(value))
+                reply = await self._io.call(
+                    self.keys.home_of(key),
+                    self._sha["commit"],
+                    home_keys,
+                    [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL],
+                    wait=True,
+                )
+            except BaseException:
+                self._abort(value, exact, key, txn, [call[0] for call in calls])
+                raise
+            if not int(reply[0]):  # aborted by an older check: start again
+                self._io.later(self._io.batch(self._release(exact, hex64(value), [txn])))
+                continue
+            old = json.loads(reply[1]) or []
+            after = self._finalize(exact, hex64(value), txn, reserved)
+            for old_exact, old_txn, old_hex in map(parse_member, old):
+                after += self._release(old_exact, old_hex, [old_txn])
+            self._io.later(self._io.batch(after))
+            return Outcome("changed" if old else "new")
+        raise IndexUnavailable(
+            f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
+            "times in a row; is this client's clock far behind the servers'?"
+        )
+
+    def _abort(self, value: int, exact: bool, key: str, txn: str, reserved: list[str]) -> None:
+        """In the background: abort the attempt at its home (so that checks waiting for it
+        go on at once), then release its reservations. After an error the commit may have
+        happened all the same (its reply lost): then the entries stay, marked committed."""
+        if not reserved:
+            return
+
+        async def abort() -> None:
+            hex_value = hex64(value)
+            state = await self._state(Found(0, hex_value, txn, key, 0.0, False, exact), True)
+            if state == "a":
+                await self._io.batch(self._release(exact, hex_value, [txn], set(reserved)))
+            elif state == "c":
+                await self._io.batch(self._finalize(exact, hex_value, txn, reserved))
+
+        self._io.later(abort())
+
+    def _outcome(self, committed: list[Found], key: str, value: int) -> Outcome:
+        own = [f for f in committed if f.key == key]
+        best = min(own or committed, key=lambda f: (f.distance, f.txn))
+        match = Match(best.key, int(best.hex, 16), best.distance, best.added_at)
+        return Outcome("unchanged" if own else "duplicate", match)
+
+    def _run(self, doing: str, coroutine):
+        if self._io is None:
+            raise IndexUnavailable(f"The index at {self.location} is closed")
+        with self._errors(doing):
+            try:
+                return self._io.run(coroutine)
+            except NotReplicated as e:
+                raise IndexUnavailable(
+                    f"The index at {self.location} could not confirm a write on a replica "
+                    f"({e}); the page was not acknowledged"
+                ) from None
+
+    #: Paragraph anchors are not checked here: a page's anchors would live in other slots
+    #: than its fingerprint's groups, beyond one script. Pages match by distance only.
+    checks_containment = False
+
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
+        """See :meth:`NearDuplicateIndex.check_and_add`; *anchors* are ignored (see
+        :attr:`checks_containment`)."""
+        self._recheck_eviction()
+        return self._run("add", self._check(fingerprint, storable_key(key), False))
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        return None  # see checks_containment
+
+    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+        self._recheck_eviction()
+        return self._run("add", self._check(digest, storable_key(key), True))
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        k = self._query_distance(max_distance)
+
+        async def read() -> list[Match]:
+            calls = self._reserve_calls(fingerprint, False, "-", '"",""', False, k)
+            found, _, _ = await self._candidates(calls, False, wait=False)
+            pending = [f for f in found if not f.committed]
+            states = await self._resolve(pending, None) if pending else {}
+            unique = {
+                (f.hex, f.txn): f
+                for f in found
+                if f.distance <= k and (f.committed or states.get(f.txn) == "c")
+            }
+            ordered = sorted(unique.values(), key=lambda f: (f.distance, f.txn))
+            return [Match(f.key, int(f.hex, 16), f.distance, f.added_at) for f in ordered]
+
+        return self._run("query", read())

@@ -1,0 +1,87 @@
+"""The calls of a spread index's protocol, as ``(hash tag, script, keys, args)`` for
+:meth:`~.spread_io.SpreadIO.batch`: reserving a page in its groups, releasing and
+finalizing its entries there, and reading or aborting an attempt at its home."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .layout import hex64
+from .spread_io import Call
+from .spread_layout import ABORT_TTL, Found
+
+if TYPE_CHECKING:
+    from .spread_layout import Group, Keys
+
+
+class SpreadCalls:
+    """Builds the calls of :class:`~.spread.RedisSpreadIndex`."""
+
+    if TYPE_CHECKING:
+        keys: Keys
+        max_distance: int
+        _groups: list[Group]
+        _sha: dict[str, str]
+        _check_sha: list[str]
+
+    def _group_calls(self, fingerprint: int):
+        """``(tag, set keys, members, per-table args)`` of each group of *fingerprint*."""
+        calls = []
+        for group in self._groups:
+            tag = self.keys.group(group.block, group.value(fingerprint))
+            sets, members, args = [], [], []
+            for table, layout in zip(group.tables, group.layouts, strict=True):
+                bucket, m = layout.split(fingerprint)
+                sets.append(f"{tag}:t:{table}:{bucket}")
+                members.append(m)
+                key_part = fingerprint & (((1 << 64) - 1) ^ layout.rest_mask)
+                args += (m, key_part >> 32, key_part & 0xFFFF_FFFF)
+            calls.append((tag, sets, members, args))
+        return calls
+
+    def _reserve_calls(
+        self, value: int, exact: bool, txn: str, tail: str, reserve: bool, k: int | None = None
+    ) -> list[Call]:
+        hex_value, flag = hex64(value), "1" if reserve else "0"
+        if exact:
+            tag = self.keys.exact(value)
+            return [(tag, self._sha["exact"], [f"{tag}:exact"], [hex_value, txn, tail, "", flag])]
+        k = self.max_distance if k is None else k
+        return [
+            (tag, sha, [*sets, f"{tag}:fp"], [k, *args, hex_value, txn, tail, "", flag])
+            for sha, (tag, sets, _, args) in zip(
+                self._check_sha, self._group_calls(value), strict=True
+            )
+        ]
+
+    def _release(self, exact: bool, hex_value: str, txns: list[str], tags=None) -> list[Call]:
+        """Calls removing the records of *txns* under a fingerprint (or digest) from its
+        groups (only those in *tags*, when given)."""
+        sha = self._sha["release"]
+        if exact:
+            tag = self.keys.exact(int(hex_value, 16))
+            return [(tag, sha, [f"{tag}:exact"], [0, hex_value, *txns])]
+        return [
+            (tag, sha, [*sets, f"{tag}:fp"], [len(sets), *members, hex_value, *txns])
+            for tag, sets, members, _ in self._group_calls(int(hex_value, 16))
+            if tags is None or tag in tags
+        ]
+
+    def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list[Call]:
+        suffix = "exact" if exact else "fp"
+        sha = self._sha["finalize"]
+        return [(tag, sha, [f"{tag}:{suffix}"], [hex_value, txn]) for tag in tags]
+
+    def _home_keys(self, key: str, txn: str = "") -> list[str]:
+        home = self.keys.home_of(key)
+        return [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}"]
+
+    def _resolve_call(self, found: Found, wound: bool) -> Call:
+        """The call that reads (*wound*: or aborts) the state of *found*'s attempt."""
+        home_keys = self._home_keys(found.key, found.txn)
+        return (
+            self.keys.home_of(found.key),
+            self._sha["resolve"],
+            [home_keys[0], home_keys[3], home_keys[2]],
+            [found.key, found.txn, "1" if wound else "0", ABORT_TTL],
+        )

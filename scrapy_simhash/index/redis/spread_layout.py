@@ -1,0 +1,158 @@
+"""The key layout of a Redis index spread over a Redis Cluster (``?cluster=true&spread=true``).
+
+A single-slot index keeps every key under one hash tag, so one master holds it all. A
+spread index routes each table by the value of the first block of its key: table
+``(i, j, ...)`` of the block plan lives under the hash tag ``{prefix:g:i:<value of block
+i>}`` (a *group*). A fingerprint then touches one group per first block, ``k + 1`` of
+them (4 for the default plan), and two fingerprints within distance ``k`` agree on at
+least ``blocks - k`` blocks, so they share the table keyed on the first ``blocks - k`` of
+those, which lives in the group of the first: they always meet in one slot, where one
+Lua script sees both. The groups of one block take ``2**width`` tags (8,192 for 13 bits),
+spread over every master by CRC16 like any other keys::
+
+    {p}:meta                           hash    parameters, layout=spread, homes, ...
+    {p:g:<i>:<v>}:t:<table>:<bucket>   set     the table's members, as in the single-slot
+                                               layout (see :mod:`.layout`)
+    {p:g:<i>:<v>}:fp                   hash    hex -> [[txn, key, "added_at", committed]]
+    {p:x:<h>}:exact                    hash    digest hex -> [[txn, key, "added_at", committed]]
+    {p:h:<h>}:keys                     hash    key -> its entries ["f:<txn>:<hex>", ...]
+    {p:h:<h>}:order                    zset    "f:<txn>:<hex>:<key>" scored by time stored
+    {p:h:<h>}:n                        hash    pages (the count of this home)
+    {p:h:<h>}:a:<txn>                  string  "a": the attempt <txn> was aborted (1 day)
+    {p:d:<s>}:drops                    stream  the audit log, one of ``DROP_STREAMS``
+
+A page's *home* (``{p:h:<crc32(key) % homes>}``) holds what is known by its key: the
+entries under the key, the order of pages, the count and the commit records; exact
+entries live in the group of their digest. An index of ``homes`` = 1,024 homes spreads
+its keys and its commits over the masters within a few percent.
+
+**Commit records.** An entry in a group carries the attempt (*txn*) that wrote it and a
+flag: 1 when its attempt is known committed, 0 while it may be pending. The decisive
+record of an attempt is at the home of its key: committed when its member is listed under
+the key in ``:keys``, aborted when ``:a:<txn>`` exists, pending otherwise. Both are
+written by scripts in that one slot, so exactly one of them ever happens (see
+:mod:`.spread`).
+
+**Another exact-key table** (as the anchors of a page) routes as the exact entries do: by
+its own value, ``{p:<table name>:<value % homes>}``, one more group in the first round of a
+check, read and reserved by the same script shape and resolved through the same commit
+records.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+import zlib
+from dataclasses import dataclass
+
+from ..base import IndexParameters
+from .layout import TableLayout, table_layouts
+
+#: ``layout`` in ``{prefix}:meta`` of a spread index.
+SPREAD = "spread"
+#: Bumped with every change of the layout above.
+SPREAD_VERSION = 1
+DEFAULT_HOMES = 1024
+DROP_STREAMS = 16
+#: Seconds an aborted attempt's record lives: far longer than any attempt may take.
+ABORT_TTL = 86400
+#: An attempt older than this (the server's clock against the client's) is never
+#: committed: its abort record, if any, is certain to be still there.
+MAX_ATTEMPT_AGE = 600
+
+
+def crc(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8", "backslashreplace"))
+
+
+@dataclass(frozen=True)
+class Group:
+    """The tables of one first block: ``(block, tables, layouts)``."""
+
+    block: int
+    shift: int
+    width: int
+    tables: tuple[int, ...]  #: indexes into the plan's tables
+    layouts: tuple[TableLayout, ...]
+
+    def value(self, fingerprint: int) -> int:
+        return (fingerprint >> self.shift) & ((1 << self.width) - 1)
+
+
+def groups(parameters: IndexParameters, bucket_bits: int) -> list[Group]:
+    """The groups of a plan: one per block that comes first in some table."""
+    plan = parameters.plan
+    layouts = table_layouts(parameters, bucket_bits)
+    by_block: dict[int, list[int]] = {}
+    for t, table in enumerate(plan.tables):
+        by_block.setdefault(table[0], []).append(t)
+    found = []
+    for block, tables in sorted(by_block.items()):
+        shift, width = plan.spans[block]
+        found.append(Group(block, shift, width, tuple(tables), tuple(layouts[t] for t in tables)))
+    return found
+
+
+class Keys:
+    """The names of a spread index's keys."""
+
+    def __init__(self, prefix: str, homes: int) -> None:
+        self.prefix = prefix
+        self.homes = homes
+        self.meta = "{" + prefix + "}:meta"
+
+    def group(self, block: int, value: int) -> str:
+        return f"{{{self.prefix}:g:{block}:{value}}}"
+
+    def exact(self, digest: int) -> str:
+        return f"{{{self.prefix}:x:{digest % self.homes}}}"
+
+    def home_of(self, key: str) -> str:
+        return self.home(crc(key) % self.homes)
+
+    def home(self, number: int) -> str:
+        return f"{{{self.prefix}:h:{number}}}"
+
+    def drops(self, number: int) -> str:
+        return f"{{{self.prefix}:d:{number}}}:drops"
+
+    def all_homes(self) -> list[str]:
+        return [self.home(h) for h in range(self.homes)]
+
+
+class Attempts:
+    """Attempt ids, ordered as their priority: older first. ``<time in us, 16 digits>
+    <client, 8 hex><counter, 6 digits>``; a restarted check takes a new one."""
+
+    def __init__(self) -> None:
+        self.client = int.from_bytes(os.urandom(4), "big")
+        self._counter = itertools.count()
+
+    def new(self) -> str:
+        return f"{int(time.time() * 1e6):016d}{self.client:08x}{next(self._counter) % 10**6:06d}"
+
+
+def member(exact: bool, txn: str, hex_value: str) -> str:
+    """An entry as listed under its key: ``f:<txn>:<hex>`` or ``x:...``."""
+    return f"{'x' if exact else 'f'}:{txn}:{hex_value}"
+
+
+def parse_member(text: str) -> tuple[bool, str, str]:
+    """(exact, txn, hex) of a listed entry (or an order member, whose key follows)."""
+    kind, txn, hex_value = text.split(":", 3)[:3]
+    return kind == "x", txn, hex_value
+
+
+@dataclass(frozen=True)
+class Found:
+    """An entry a group returned: near the probe, committed or maybe pending."""
+
+    distance: int
+    hex: str
+    txn: str
+    key: str
+    added_at: float
+    committed: bool
+    exact: bool

@@ -1,0 +1,309 @@
+"""Maintenance of a spread Redis index, home by home and group by group: the audit log
+(one stream per ``DROP_STREAMS``), listing pages (the homes' orders merged), restoring
+an export, removing pages by key or by age, and the clean-up of entries left behind by
+clients that died mid-check (:meth:`SpreadMaintenance.compact`, the ``vacuum`` command).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from .guards import RedisServer
+from .layout import hex64, record_tail
+from .spread_layout import DROP_STREAMS, Found, crc, member, parse_member
+
+if TYPE_CHECKING:
+    from .spread_io import SpreadIO
+    from .spread_layout import Attempts, Keys
+
+logger = logging.getLogger("scrapy_simhash.index.redis")
+
+_BATCH = 1000
+#: Pages restored (or removed) concurrently.
+_WINDOW = 200
+
+
+class SpreadMaintenance(RedisServer):
+    """The maintenance half of :class:`~scrapy_simhash.index.redis.spread.RedisSpreadIndex`."""
+
+    if TYPE_CHECKING:
+        keys: Keys
+        lease: float
+        _io: SpreadIO
+        _attempts: Attempts
+        _sha: dict[str, str]
+
+        def _release(self, exact: bool, hex_value: str, txns: list[str], tags=None) -> list: ...
+        def _group_calls(self, fingerprint: int) -> list: ...
+        def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list: ...
+        def _resolve_call(self, found: Any, wound: bool) -> Any: ...
+        def _run(self, doing: str, coroutine) -> Any: ...
+
+    #: Called with a count of homes (or streams) done, for commands that show progress.
+    progress: Callable[[int, int], None] | None = None
+
+    def _each_home(self, read: Callable[[Any, str], None]) -> list[Any]:
+        """Pipeline ``read(pipe, home)`` for every home, home by home in batches."""
+        results: list[Any] = []
+        homes = self.keys.all_homes()
+        for first in range(0, len(homes), 256):
+            with self._errors("read the homes"):
+                pipe = self._client.pipeline()
+                for home in homes[first : first + 256]:
+                    read(pipe, home)
+                results += pipe.execute()
+            if self.progress is not None:
+                self.progress(min(first + 256, len(homes)), len(homes))
+        return results
+
+    def __len__(self) -> int:
+        return sum(int(n or 0) for n in self._each_home(lambda p, h: p.hget(f"{h}:n", "pages")))
+
+    # -- the audit log -------------------------------------------------------------------
+
+    def record_drop(
+        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
+    ) -> None:
+        key = storable_key(key)
+        fields = {
+            "key": key,
+            "kept": match.key,
+            "distance": match.distance,
+            "exact": int(exact),
+            "at": repr(time.time()),
+        }
+        if unchanged:
+            fields["unchanged"] = 1
+        with self._errors("record a drop"):
+            self._client.xadd(self.keys.drops(crc(key) % DROP_STREAMS), fields)
+
+    def _stream(self, number: int, start: str, end: str = "+") -> Iterator[tuple[str, dict]]:
+        name = self.keys.drops(number)
+        while True:
+            with self._errors("read the drops"):
+                batch = self._client.xrange(name, min=start, max=end, count=_BATCH)
+            yield from batch
+            if len(batch) < _BATCH:
+                return
+            start = "(" + batch[-1][0]
+
+    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+        # Entry ids are the servers' clocks in ms, ``at`` the client's: start 10 minutes early.
+        start = "-" if since is None else f"{max(0, int((since - 600) * 1000))}-0"
+
+        def records(number: int) -> Iterator[tuple[float, str, DropRecord]]:
+            for entry, fields in self._stream(number, start):
+                record = DropRecord(
+                    fields["key"],
+                    fields["kept"],
+                    int(fields["distance"]),
+                    fields["exact"] == "1",
+                    float(fields["at"]),
+                    fields.get("unchanged") == "1",
+                )
+                if since is None or record.at >= since:
+                    yield record.at, entry, record
+
+        for _, _, record in heapq.merge(*(records(s) for s in range(DROP_STREAMS))):
+            yield record
+
+    def expire_drops(self, older_than: float) -> int:
+        end = f"{int((older_than + 600) * 1000)}-0"
+        removed = 0
+        for number in range(DROP_STREAMS):
+            doomed = [
+                entry
+                for entry, fields in self._stream(number, "-", end)
+                if float(fields["at"]) < older_than
+            ]
+            for first in range(0, len(doomed), _BATCH):
+                with self._errors("remove audit-log entries"):
+                    name = self.keys.drops(number)
+                    removed += self._client.xdel(name, *doomed[first : first + _BATCH])
+        return removed
+
+    # -- listing ---------------------------------------------------------------------------
+
+    def _order(self, home: str, low: str, high: str) -> Iterator[tuple[float, str]]:
+        """``(time, order member)`` of one home from *low* to *high*, in batches."""
+        offset = 0
+        while True:
+            with self._errors("list pages"):
+                batch = self._client.zrangebyscore(
+                    f"{home}:order", low, high, start=offset, num=_BATCH, withscores=True
+                )
+            for name, score in batch:
+                yield score, name
+            if len(batch) < _BATCH:
+                return
+            offset += len(batch)
+
+    @staticmethod
+    def _page(score: float, name: str) -> StoredPage:
+        exact, _, hex_value = parse_member(name)
+        key = name.split(":", 3)[3]
+        return StoredPage(key, int(hex_value, 16), score, exact=exact)
+
+    def pages(self) -> Iterator[StoredPage]:
+        orders = (self._order(home, "-inf", "+inf") for home in self.keys.all_homes())
+        for score, name in heapq.merge(*orders):
+            yield self._page(score, name)
+
+    def find(self, key: str) -> list[StoredPage]:
+        key = storable_key(key)
+        home = self.keys.home_of(key)
+        with self._errors("find"):
+            listed = self._client.hget(f"{home}:keys", key)
+            names = [f"{m}:{key}" for m in (json.loads(listed) if listed else [])]
+            scores = self._client.zmscore(f"{home}:order", names) if names else []
+        found = [
+            (score, name) for score, name in zip(scores, names, strict=True) if score is not None
+        ]
+        return [self._page(score, name) for score, name in sorted(found)]
+
+    # -- restoring -------------------------------------------------------------------------
+
+    async def _store(self, batch: list[StoredPage]) -> int:
+        """Restore *batch* in two rounds: the exact digests in their groups and the other
+        pages at their homes (where the skip rules are decided, in the order given: one
+        key, one home; one digest, one group), then the homes of the digests stored and
+        the groups of the pages listed."""
+        sha = self._sha
+        first, second = [], []
+        for page in batch:
+            txn, hex_value = self._attempts.new(), hex64(page.fingerprint)
+            tail = record_tail(page.key, page.added_at)
+            home = self.keys.home_of(page.key)
+            listed = member(page.exact, txn, hex_value)
+            home_call = (
+                home,
+                sha["store_home"],
+                [f"{home}:keys", f"{home}:order", f"{home}:n"],
+                [page.key, listed, repr(float(page.added_at)), hex_value],
+            )
+            if page.exact:
+                tag = self.keys.exact(page.fingerprint)
+                args = [0, hex_value, txn, tail, "1"]
+                first.append((tag, sha["store"], [f"{tag}:exact"], args))
+                second.append([home_call])
+            else:
+                first.append(home_call)
+                second.append(
+                    [
+                        (
+                            tag,
+                            sha["store"],
+                            [*sets, f"{tag}:fp"],
+                            [len(sets), *m, hex_value, txn, tail, "0"],
+                        )
+                        for tag, sets, m, _ in self._group_calls(page.fingerprint)
+                    ]
+                )
+        stored = await self._io.batch(first, wait=True)
+        after = [
+            call for done, calls in zip(stored, second, strict=True) if int(done) for call in calls
+        ]
+        await self._io.batch(after, wait=True)
+        return sum(int(done) for done in stored)
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        added = 0
+        window: list[StoredPage] = []
+        for page in storable_pages(pages):
+            window.append(page)
+            if len(window) >= _BATCH:
+                added += self._run("add pages", self._store(window))
+                window = []
+        if window:
+            added += self._run("add pages", self._store(window))
+        return added
+
+    # -- removing --------------------------------------------------------------------------
+
+    async def _unlist(self, key: str, names: list[str]) -> int:
+        """Unlist entries of *key* (``["*"]``: all) at its home, then remove them from
+        their groups; return how many were unlisted."""
+        home = self.keys.home_of(key)
+        home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n"]
+        removed = await self._io.call(
+            home, self._sha["unlist"], home_keys, [key, *names], wait=True
+        )
+        calls = []
+        for exact, txn, hex_value in map(parse_member, removed):
+            calls += self._release(exact, hex_value, [txn])
+        await self._io.batch(calls, wait=True)
+        return len(removed)
+
+    def forget(self, key: str) -> int:
+        return self._run("forget", self._unlist(storable_key(key), ["*"]))
+
+    def expire(self, older_than: float) -> int:
+        removed = 0
+        for home in self.keys.all_homes():
+            by_key: dict[str, list[str]] = {}
+            for _, name in self._order(home, "-inf", f"({older_than!r}"):
+                kind, txn, hex_value, key = name.split(":", 3)
+                by_key.setdefault(key, []).append(f"{kind}:{txn}:{hex_value}")
+            keys = list(by_key.items())
+            for first in range(0, len(keys), _WINDOW):
+                chunk = keys[first : first + _WINDOW]
+
+                async def remove(chunk=chunk) -> int:
+                    return sum(await self._io.gather(*(self._unlist(k, n) for k, n in chunk)))
+
+                removed += self._run("expire", remove())
+        return removed
+
+    def size(self) -> int | None:
+        """``None``: an index's keys are spread over every master, among other data."""
+        return None
+
+    # -- vacuum ----------------------------------------------------------------------------
+
+    def _scan(self, pattern: str) -> Iterator[str]:
+        for node in self._client.get_primaries():
+            with self._errors("vacuum"):
+                yield from self._client.scan_iter(match=pattern, count=1000, target_nodes=node)
+
+    def compact(self) -> bool:
+        """Clean up after clients that died mid-check (``vacuum``): entries still marked
+        pending are resolved through their commit records (those older than the lease are
+        aborted) and marked committed or removed; entries whose page was replaced or
+        removed meanwhile by a client that died before removing them go too. Returns
+        True (there is always something to look at)."""
+        tag = self.keys.meta.split("}")[0][1:]
+        pattern = "{" + tag.replace("*", r"\*").replace("?", r"\?")
+        for name in [*self._scan(pattern + ":g:*}:fp"), *self._scan(pattern + ":x:*}:exact")]:
+            with self._errors("vacuum"):
+                entries = self._client.hgetall(name)
+            self._run("vacuum", self._vacuum(name, entries))
+        return True
+
+    async def _vacuum(self, name: str, entries: dict[str, str]) -> None:
+        exact = name.endswith(":exact")
+        tag = name.rsplit(":", 1)[0]
+        old = f"{int((time.time() - self.lease) * 1e6):016d}"
+        found = [
+            (Found(0, hex_value, txn, key, float(at), committed == 1, exact))
+            for hex_value, value in entries.items()
+            for txn, key, at, committed in json.loads(value)
+        ]
+
+        for first in range(0, len(found), _BATCH):
+            chunk = found[first : first + _BATCH]
+            states = await self._io.batch(
+                [self._resolve_call(e, not e.committed and e.txn < old) for e in chunk], wait=True
+            )
+            calls = []
+            for entry, state in zip(chunk, states, strict=True):
+                if state == "c" and not entry.committed:
+                    calls += self._finalize(exact, entry.hex, entry.txn, [tag])
+                elif state == "a" or (state == "p" and entry.committed):
+                    calls += self._release(exact, entry.hex, [entry.txn], {tag})
+            await self._io.batch(calls, wait=True)

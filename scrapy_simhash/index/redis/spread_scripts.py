@@ -1,0 +1,258 @@
+"""The Lua scripts of a spread Redis index (the keys are in :mod:`~.spread_layout`).
+
+Each script touches the keys of one hash tag: a group (the tables of one first block, or
+the exact entries of a digest range) or a home (the entries under a key, the order of
+pages, the commit records). The protocol that strings them together is in
+:mod:`~.spread`.
+
+Records in a group: ``[txn, key, "added_at", committed]`` (committed 1 once its attempt
+is known committed, 0 while it may be pending).
+"""
+
+from __future__ import annotations
+
+from .scripts import CREATE_META, SCAN
+
+__all__ = ["CREATE_META"]
+
+# Append a record to the JSON list of a hash field, adding the set members when the field
+# is new. Returns false when a record of the attempt is there already.
+_APPEND = """
+local function append(hash, hex, record, txn, sets, members)
+  local existing = redis.call('HGET', hash, hex)
+  if existing then
+    if string.find(existing, '["' .. txn .. '"', 1, true) then return false end
+    redis.call('HSET', hash, hex, string.sub(existing, 1, -2) .. ',' .. record .. ']')
+  else
+    redis.call('HSET', hash, hex, '[' .. record .. ']')
+    for t = 1, #sets do redis.call('SADD', sets[t], members[t]) end
+  end
+  return true
+end
+"""
+
+# Phase 1 in a group: the near entries of every table of the group, and the page reserved
+# as pending unless a committed near entry was found (the page is then a duplicate).
+# KEYS: the n set keys of the group's tables, the fingerprint hash.
+# ARGV: k, per table: member, high and low 32 bits of the probe with its rest zeroed;
+#       then hex, txn, record tail ('"key","added_at"'), cutoff ('' for none), reserve.
+# Returns {reserved (0/1), JSON [[distance, hex, txn, key, "added_at", committed], ...]}.
+CHECK = (
+    _APPEND
+    + """
+local LAYOUTS = --LAYOUTS--
+local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
+local n = #LAYOUTS
+local k = tonumber(ARGV[1])
+local hex, txn, tail = ARGV[3 * n + 2], ARGV[3 * n + 3], ARGV[3 * n + 4]
+local cutoff = tonumber(ARGV[3 * n + 5])
+"""
+    + SCAN
+    + """
+local found, seen, committed = {}, {}, false
+for i = 1, #near do
+  local c = near[i]
+  local h = rebuild(c[2], c[3])
+  if not seen[h] then
+    seen[h] = true
+    local value = redis.call('HGET', KEYS[n + 1], h)
+    if value then
+      for _, r in ipairs(cjson.decode(value)) do
+        if r[1] ~= txn and (not cutoff or tonumber(r[3]) >= cutoff) then
+          found[#found + 1] = {c[1], h, r[1], r[2], r[3], r[4]}
+          if r[4] == 1 then committed = true end
+        end
+      end
+    end
+  end
+end
+local reserved = 0
+if ARGV[3 * n + 6] == '1' and not committed then
+  local sets, members = {}, {}
+  for t = 1, n do sets[t] = KEYS[t]; members[t] = ARGV[3 * t - 1] end
+  append(KEYS[n + 1], hex, '["' .. txn .. '",' .. tail .. ',0]', txn, sets, members)
+  reserved = 1
+end
+if #found == 0 then return {reserved, '[]'} end
+return {reserved, cjson.encode(found)}
+"""
+)
+
+# Phase 1 for an exact entry, in the group of its digest. Returns as CHECK.
+# KEYS: the exact hash. ARGV: hex, txn, record tail, cutoff, reserve.
+CHECK_EXACT = """
+local hex, txn, tail = ARGV[1], ARGV[2], ARGV[3]
+local cutoff = tonumber(ARGV[4])
+local found, committed, mine = {}, false, false
+local value = redis.call('HGET', KEYS[1], hex)
+if value then
+  for _, r in ipairs(cjson.decode(value)) do
+    if r[1] == txn then mine = true
+    elseif not cutoff or tonumber(r[3]) >= cutoff then
+      found[#found + 1] = {0, hex, r[1], r[2], r[3], r[4]}
+      if r[4] == 1 then committed = true end
+    end
+  end
+end
+local reserved = 0
+if ARGV[5] == '1' and not committed then
+  if not mine then
+    local record = '["' .. txn .. '",' .. tail .. ',0]'
+    if value then record = string.sub(value, 1, -2) .. ',' .. record .. ']'
+    else record = '[' .. record .. ']' end
+    redis.call('HSET', KEYS[1], hex, record)
+  end
+  reserved = 1
+end
+if #found == 0 then return {reserved, '[]'} end
+return {reserved, cjson.encode(found)}
+"""
+
+# After the commit: mark the attempt's record committed. KEYS: the hash. ARGV: hex, txn.
+FINALIZE = """
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if not value then return 0 end
+local records, changed = cjson.decode(value), 0
+for _, r in ipairs(records) do
+  if r[1] == ARGV[2] and r[4] ~= 1 then r[4] = 1; changed = 1 end
+end
+if changed == 1 then redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(records)) end
+return changed
+"""
+
+# Remove the records of the given attempts under one fingerprint (an aborted reservation,
+# a replaced, forgotten or expired page); with none left, its table members go too.
+# KEYS: the n set keys (none for an exact hash), the hash.
+# ARGV: n, the n members, hex, then the attempts. Returns how many records were removed.
+RELEASE = """
+local n = tonumber(ARGV[1])
+local hex = ARGV[n + 2]
+local value = redis.call('HGET', KEYS[n + 1], hex)
+if not value then return 0 end
+local doomed = {}
+for i = n + 3, #ARGV do doomed[ARGV[i]] = true end
+local keep, removed = {}, 0
+for _, r in ipairs(cjson.decode(value)) do
+  if doomed[r[1]] then removed = removed + 1 else keep[#keep + 1] = r end
+end
+if removed == 0 then return 0 end
+if #keep == 0 then
+  redis.call('HDEL', KEYS[n + 1], hex)
+  for t = 1, n do redis.call('SREM', KEYS[t], ARGV[1 + t]) end
+else
+  redis.call('HSET', KEYS[n + 1], hex, cjson.encode(keep))
+end
+return removed
+"""
+
+# Restore a committed entry as given (import, rebuild). KEYS: the n set keys, the hash.
+# ARGV: n, the n members, hex, txn, record tail, only_if_absent (exact: a digest once).
+# Returns 1 if stored.
+STORE = (
+    _APPEND
+    + """
+local n = tonumber(ARGV[1])
+local hex, txn, tail = ARGV[n + 2], ARGV[n + 3], ARGV[n + 4]
+if ARGV[n + 5] == '1' then
+  local existing = redis.call('HGET', KEYS[n + 1], hex)
+  if existing then
+    if string.find(existing, '["' .. txn .. '"', 1, true) then return 1 end  -- sent again
+    return 0
+  end
+end
+local sets, members = {}, {}
+for t = 1, n do sets[t] = KEYS[t]; members[t] = ARGV[1 + t] end
+append(KEYS[n + 1], hex, '["' .. txn .. '",' .. tail .. ',1]', txn, sets, members)
+return 1
+"""
+)
+
+# The state of an attempt at the home of its key: 'c' committed (its entry is listed under
+# the key), 'a' aborted, 'p' pending; with wound = 1 a pending attempt is aborted. An answer
+# that another client's write decided touches the counters, so that WAIT after it also
+# waits for that write to reach the replica.
+# KEYS: the keys hash, the attempt's abort record, the counters.
+# ARGV: key, txn, wound, abort ttl (s).
+RESOLVE = """
+local listed = redis.call('HGET', KEYS[1], ARGV[1])
+if listed and string.find(listed, ':' .. ARGV[2] .. ':', 1, true) then
+  redis.call('HSET', KEYS[3], 'seen', ARGV[2])
+  return 'c'
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSET', KEYS[3], 'seen', ARGV[2])
+  return 'a'
+end
+if ARGV[3] == '1' then
+  redis.call('SET', KEYS[2], 'a', 'EX', tonumber(ARGV[4]))
+  return 'a'
+end
+return 'p'
+"""
+
+# Phase 2, the decisive write: unless aborted (or too old to be sure its abort record would
+# still be there), list the attempt's entry as the key's only one, in the order, and count
+# it. Returns {1, the entries listed before (JSON)} or {0} when aborted.
+# KEYS: the keys hash, the order, the counters, the abort record.
+# ARGV: key, listed member, added_at, the attempt's time (us), max age (s), abort ttl (s).
+COMMIT = """
+if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
+local now = redis.call('TIME')
+if tonumber(now[1]) * 1e6 + tonumber(now[2]) - tonumber(ARGV[4]) > tonumber(ARGV[5]) * 1e6 then
+  redis.call('SET', KEYS[4], 'a', 'EX', tonumber(ARGV[6]))
+  return {0}
+end
+local key, member = ARGV[1], ARGV[2]
+local listed = redis.call('HGET', KEYS[1], key)
+local old = listed and cjson.decode(listed) or {}
+for _, m in ipairs(old) do if m == member then return {1, '[]'} end end
+for _, m in ipairs(old) do redis.call('ZREM', KEYS[2], m .. ':' .. key) end
+redis.call('HSET', KEYS[1], key, cjson.encode({member}))
+redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
+redis.call('HINCRBY', KEYS[3], 'pages', 1 - #old)
+return {1, listed or '[]'}
+"""
+
+# Restore an entry under its key (import): skipped when the key lists the same fingerprint
+# (1 when this very entry is listed: the call was sent again).
+# KEYS: the keys hash, the order, the counters. ARGV: key, member, added_at, hex.
+# Returns 1 if listed.
+STORE_HOME = """
+local key, member = ARGV[1], ARGV[2]
+local listed = redis.call('HGET', KEYS[1], key)
+local all = listed and cjson.decode(listed) or {}
+for _, m in ipairs(all) do if m == member then return 1 end end  -- sent again
+if string.sub(member, 1, 1) == 'f' then
+  for _, m in ipairs(all) do
+    if string.sub(m, 1, 2) == 'f:' and string.sub(m, -16) == ARGV[4] then return 0 end
+  end
+end
+all[#all + 1] = member
+redis.call('HSET', KEYS[1], key, cjson.encode(all))
+redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
+redis.call('HINCRBY', KEYS[3], 'pages', 1)
+return 1
+"""
+
+# Unlist entries of a key (forget, expire): ARGV: key, then the members ('*': all).
+# KEYS: the keys hash, the order, the counters. Returns the members removed.
+UNLIST = """
+local key = ARGV[1]
+local listed = redis.call('HGET', KEYS[1], key)
+if not listed then return {} end
+local doomed, all = {}, ARGV[2] == '*'
+for i = 2, #ARGV do doomed[ARGV[i]] = true end
+local keep, removed = {}, {}
+for _, m in ipairs(cjson.decode(listed)) do
+  if all or doomed[m] then
+    removed[#removed + 1] = m
+    redis.call('ZREM', KEYS[2], m .. ':' .. key)
+  else
+    keep[#keep + 1] = m
+  end
+end
+if #keep == 0 then redis.call('HDEL', KEYS[1], key)
+else redis.call('HSET', KEYS[1], key, cjson.encode(keep)) end
+redis.call('HINCRBY', KEYS[3], 'pages', -#removed)
+return removed
+"""

@@ -1,0 +1,95 @@
+"""Nothing lost between the index and the output: a page the index treats as seen is in
+some crawl's output, however the crawls before stopped (SIGKILL while the feed exporter
+still buffered items). Real crawls in child processes, real SQLite files and a real
+redis-server."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from crawls import crawl_command, run_crawl
+from pipelines import subprocess_env
+
+from scrapy_simhash import open_index
+
+PAGES = 1200
+
+
+def feed_urls(feed: Path) -> set[str]:
+    """The URLs of the items in a JSON-lines feed; a last line cut by a kill is skipped."""
+    urls = set()
+    if not feed.exists():
+        return urls
+    for line in feed.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError):
+            urls.add(json.loads(line)["url"])
+    return urls
+
+
+def stored_pages(uri: str) -> int:
+    with open_index(uri, create=False, read_only=True) as index:
+        return len(index)
+
+
+def kill_mid_crawl(tmp_path: Path, uri: str, feed: Path, after_pages: int) -> int:
+    """Start a crawl and SIGKILL it once the index holds *after_pages* pages more than
+    before; return how many it held when killed."""
+    before = stored_pages(uri) if Path(uri.removeprefix("sqlite:///")).exists() else 0
+    process = subprocess.Popen(
+        crawl_command(tmp_path, uri, PAGES, str(feed), CONCURRENT_REQUESTS="8"),
+        env=subprocess_env(),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+            try:
+                if stored_pages(uri) - before >= after_pages:
+                    break
+            except Exception:  # not created yet
+                continue
+        assert process.poll() is None, "the crawl ended before it could be killed"
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+    return stored_pages(uri)
+
+
+def run_kills_then_resume(tmp_path: Path, uri: str, kills: int) -> tuple[set[str], int]:
+    feeds = [tmp_path / f"feed-{n}.jl" for n in range(kills + 1)]
+    held = [kill_mid_crawl(tmp_path, uri, feed, after_pages=150) for feed in feeds[:-1]]
+    log = run_crawl(tmp_path, uri, PAGES, str(feeds[-1]), CONCURRENT_REQUESTS="8")
+    assert "'finish_reason': 'finished'" in log, log[-3000:]
+    assert "Traceback" not in log, log
+    seen = set().union(*(feed_urls(feed) for feed in feeds))
+    assert held[-1] < PAGES  # each kill came mid-crawl
+    return seen, stored_pages(uri)
+
+
+def all_pages(tmp_path: Path) -> set[str]:
+    return {(tmp_path / "site" / f"{n}.html").as_uri() for n in range(PAGES)}
+
+
+def test_sqlite_every_page_reaches_a_feed_after_kills(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    seen, stored = run_kills_then_resume(tmp_path, uri, kills=3)
+    missing = all_pages(tmp_path) - seen
+    assert not missing, f"{len(missing)} of {PAGES} pages in no feed, e.g. {sorted(missing)[:3]}"
+    assert stored == PAGES
+
+
+def test_redis_every_page_reaches_a_feed_after_kills(tmp_path, redis_server, redis_prefix):
+    uri = f"{redis_server.url}?prefix={redis_prefix}"
+    seen, stored = run_kills_then_resume(tmp_path, uri, kills=2)
+    missing = all_pages(tmp_path) - seen
+    assert not missing, f"{len(missing)} of {PAGES} pages in no feed, e.g. {sorted(missing)[:3]}"
+    assert stored == PAGES

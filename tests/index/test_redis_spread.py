@@ -1,0 +1,330 @@
+"""The index spread over a Redis Cluster: its protocol under concurrency, dead clients and a
+master's failover, on a real six-node cluster (the contract suite runs on it too, see
+test_index_contract.py)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import time
+import uuid
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from scrapy_simhash import open_index
+from scrapy_simhash.analysis.fingerprint import hamming_distance
+from scrapy_simhash.exceptions import IndexUnavailable, NotAnIndex
+from scrapy_simhash.index.redis.layout import hex64, record_tail
+
+pytestmark = pytest.mark.xdist_group("redis-cluster")
+
+FP = 0xF0E1_D2C3_B4A5_9687
+
+
+def flip(fp: int, *bits: int) -> int:
+    for bit in bits:
+        fp ^= 1 << bit
+    return fp
+
+
+@pytest.fixture
+def uri(redis_cluster) -> str:
+    return f"{redis_cluster.url}&spread=true&lease=1s&prefix=spread-{uuid.uuid4().hex[:10]}"
+
+
+def planted_groups(seed: int, count: int) -> list[list[int]]:
+    """*count* groups of five fingerprints, every two of a group within distance 3, groups
+    more than 6 apart. The flipped bits fall in different blocks, so the members of a
+    group meet in different groups (slots) of the layout."""
+    rng = random.Random(seed)
+    bases = [rng.getrandbits(64) for _ in range(count)]
+    assert min(hamming_distance(a, b) for a, b in combinations(bases, 2)) > 6
+    groups = []
+    for base in bases:
+        bits = [rng.randrange(13 * b, 13 * b + 12) for b in rng.sample(range(5), 3)]
+        groups.append([flip(base, *bits[:n]) for n in range(4)] + [flip(base, *bits[1:])])
+    return groups
+
+
+def _check_groups(uri: str, worker: int, groups, start, log_path: str) -> None:
+    """Check every member of every group, groups in the same order in every worker (so
+    near-duplicates meet), members shuffled; log each page acknowledged as kept."""
+    rng = random.Random(worker)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with open_index(uri) as index:
+        start.wait()
+        for number, group in enumerate(groups):
+            members = list(group)
+            rng.shuffle(members)
+            for fp in members:
+                if index.check_and_add(fp, f"w{worker}-{fp:016x}").match is None:
+                    os.write(fd, f"{number} {fp:016x}\n".encode())
+            digest = number + 1  # and a digest per group, checked by every worker
+            if index.check_and_add_exact(digest, f"w{worker}-x{number}").match is None:
+                os.write(fd, f"x{number} {digest:016x}\n".encode())
+    os.close(fd)
+
+
+def _acknowledged(paths) -> list[tuple[str, int]]:
+    found = []
+    for path in paths:
+        if os.path.exists(path):
+            for line in Path(path).read_text().splitlines():
+                group, fp = line.split()
+                found.append((group, int(fp, 16)))
+    return found
+
+
+def _start(uri: str, groups, count: int, tmp_path, context):
+    start = context.Event()
+    logs = [str(tmp_path / f"kept-{i}.log") for i in range(count)]
+    workers = [
+        context.Process(target=_check_groups, args=(uri, i, groups, start, logs[i]))
+        for i in range(count)
+    ]
+    for worker in workers:
+        worker.start()
+    return start, workers, logs
+
+
+@pytest.mark.parametrize("round_", [1])
+def test_processes_checking_near_duplicates_at_once_keep_exactly_one_per_group(
+    uri, tmp_path, round_
+):
+    groups = planted_groups(round_, 30)
+    with open_index(uri):
+        pass  # created once, so that the workers only open it
+    context = multiprocessing.get_context("spawn")
+    start, workers, logs = _start(uri, groups, 4, tmp_path, context)
+    time.sleep(1.0)
+    start.set()
+    for worker in workers:
+        worker.join(timeout=240)
+        assert worker.exitcode == 0
+    kept = _acknowledged(logs)
+    per_group = {str(n): 0 for n in range(len(groups))}
+    for group, _ in kept:
+        per_group[group] = per_group.get(group, 0) + 1
+    assert set(per_group.values()) == {1}, "each group, and each digest, kept exactly once"
+    with open_index(uri) as index:
+        stored = sorted(p.fingerprint for p in index.pages())
+        assert stored == sorted(fp for _, fp in kept)
+        assert len(index) == len(kept)
+
+
+def _check_until_killed(uri: str, worker: int, groups, start, log_path: str) -> None:
+    """Check members of the groups at random, forever (until killed); log each check, and
+    each page acknowledged as kept with its key."""
+    rng = random.Random(worker)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with open_index(uri) as index:
+        start.wait()
+        for turn in range(10**6):
+            number, group = rng.choice(groups)
+            fp = rng.choice(group)
+            key = f"w{worker}-{turn}-{fp:016x}"
+            kept = index.check_and_add(fp, key).match is None
+            os.write(fd, (f"kept {number} {fp:016x} {key}\n" if kept else "checked\n").encode())
+
+
+def test_clients_killed_at_random_points_lose_nothing_acknowledged(uri, tmp_path):
+    """Clients SIGKILLed at random moments, round after round on new groups: every page
+    acknowledged is stored, and afterwards a check of every member keeps each group exactly
+    once, waiting at most the lease (1 s) for any page a dead client left pending."""
+    with open_index(uri):
+        pass
+    context = multiprocessing.get_context("spawn")
+    rng = random.Random(11)
+    groups: list[list[int]] = []
+    logs = []
+    for round_ in range(2):
+        fresh = planted_groups(20 + round_, 15)
+        numbered = [(len(groups) + i, group) for i, group in enumerate(fresh)]
+        groups += fresh
+        start = context.Event()
+        paths = [str(tmp_path / f"r{round_}-{i}.log") for i in range(3)]
+        workers = [
+            context.Process(target=_check_until_killed, args=(uri, i, numbered, start, paths[i]))
+            for i in range(3)
+        ]
+        for worker in workers:
+            worker.start()
+        start.set()
+        for worker, path in zip(workers, paths, strict=True):
+            deadline = time.monotonic() + 60
+            while not (os.path.exists(path) and os.path.getsize(path)):  # checking by now
+                assert time.monotonic() < deadline and worker.is_alive()
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0.0, 0.2))
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.join(timeout=30)
+        logs += paths
+    acknowledged = []
+    for path in logs:
+        for line in Path(path).read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 4:  # a line cut by the kill was never acknowledged
+                acknowledged.append((int(parts[1]), int(parts[2], 16), parts[3]))
+    assert acknowledged, "the workers acknowledged pages before they were killed"
+    with open_index(uri) as index:
+        for _, fp, key in acknowledged:
+            assert [p.fingerprint for p in index.find(key)] == [fp], "acknowledged, so stored"
+        slowest = 0.0
+        for number, group in enumerate(groups):
+            for fp in group:
+                started = time.monotonic()
+                index.check_and_add(fp, f"after-{number}-{fp:016x}")
+                slowest = max(slowest, time.monotonic() - started)
+        assert slowest < index.lease + 2.0, "no dead client blocks a check beyond its lease"
+        stored = list(index.pages())
+    for number, group in enumerate(groups):
+        assert sum(p.fingerprint in group for p in stored) == 1, f"group {number}: one kept"
+    assert len(stored) == len(groups)
+
+
+def _dead_reservation(index, fingerprint: int, key: str, txn: str) -> list[str]:
+    """What a client killed right after reserving leaves: its pending entries."""
+    tail = record_tail(key, time.time())
+    calls = index._reserve_calls(fingerprint, False, txn, tail, True)
+    _, reserved, _ = index._io.run(index._candidates(calls, False))
+    return reserved
+
+
+def test_a_client_dead_after_reserving_blocks_an_older_check_for_one_lease(uri):
+    with open_index(uri) as index:
+        # An attempt older than any other: the next check waits for it, then aborts it.
+        oldest = f"{0:016d}{0:08x}{0:06d}"
+        assert len(_dead_reservation(index, FP, "dead", oldest)) == 4
+        assert index.query(FP) == [], "a pending page is no match for a reader"
+        started = time.monotonic()
+        assert index.check_and_add(flip(FP, 1), "alive").match is None, "the dead page was aborted"
+        waited = time.monotonic() - started
+        assert index.lease <= waited < index.lease + 2.0
+        # A younger attempt left pending is aborted at once.
+        youngest = f"{9 * 10**15:016d}{0:08x}{0:06d}"
+        assert _dead_reservation(index, flip(FP, 30, 40, 50, 60), "dead-2", youngest)
+        started = time.monotonic()
+        assert index.check_and_add(flip(FP, 30, 40, 50), "alive-2").match is None
+        assert time.monotonic() - started < index.lease
+        assert [m.key for m in index.query(flip(FP, 1))] == ["alive"]
+        # The checks that met the dead pages removed them from the groups they shared.
+        assert _records(index, FP) == []
+        # Vacuum removes what no check met.
+        far = FP ^ ((1 << 64) - 1)
+        assert len(_dead_reservation(index, far, "dead-3", oldest)) == 4
+        assert _records(index, far) == [oldest] * 4
+        index.compact()
+        assert _records(index, far) == []
+        assert len(index) == 2
+
+
+def _records(index, fingerprint: int) -> list[str]:
+    """The attempts of the records stored under *fingerprint* in all its groups."""
+    import json
+
+    found = []
+    for tag, *_ in index._group_calls(fingerprint):
+        value = index._client.hget(f"{tag}:fp", hex64(fingerprint))
+        found += [record[0] for record in json.loads(value or "[]")]
+    return found
+
+
+def _commit(index, fingerprint: int, key: str, txn: str) -> bool:
+    """Phase 2 of a check that reserved *fingerprint* under the attempt *txn*."""
+    reply = index._io.run(
+        index._io.call(
+            index.keys.home_of(key),
+            index._sha["commit"],
+            index._home_keys(key, txn),
+            [key, f"f:{txn}:{hex64(fingerprint)}", repr(time.time()), txn[:16], 600, 86400],
+            wait=True,
+        )
+    )
+    return bool(int(reply[0]))
+
+
+def test_a_slow_check_aborted_by_an_older_one_cannot_commit_afterwards(uri):
+    with open_index(uri) as index:
+        # A check that reserved first but started later (a younger attempt), then stalled.
+        slow = f"{int(time.time() * 1e6) + 10**9:016d}{0:08x}{0:06d}"
+        assert _dead_reservation(index, FP, "slow", slow)
+        # An older check meets it pending, aborts it at once and commits.
+        started = time.monotonic()
+        assert index.check_and_add(flip(FP, 3), "older").match is None
+        assert time.monotonic() - started < index.lease, "no waiting for a younger one"
+        # The slow one wakes up: its commit is refused, it never acknowledges.
+        assert _commit(index, FP, "slow", slow) is False
+        assert [p.key for p in index.pages()] == ["older"]
+        # A fresh attempt of it finds the older page.
+        assert index.check_and_add(FP, "slow").match.key == "older"
+
+
+def test_a_client_dead_after_its_commit_is_kept_and_found(uri):
+    with open_index(uri) as index:
+        txn = index._attempts.new()
+        _dead_reservation(index, FP, "committed", txn)
+        assert _commit(index, FP, "committed", txn)
+        # Killed before marking its entries committed: readers ask its home.
+        started = time.monotonic()
+        assert index.check_and_add(flip(FP, 2), "later").match.key == "committed"
+        assert time.monotonic() - started < index.lease
+        assert [p.key for p in index.pages()] == ["committed"]
+
+
+def test_spread_and_single_slot_indexes_refuse_each_other(redis_cluster):
+    prefix = f"both-{uuid.uuid4().hex[:8]}"
+    with open_index(f"{redis_cluster.url}&prefix={prefix}") as index:
+        assert index.check_and_add(FP, "a").status == "new"
+    with pytest.raises(NotAnIndex, match="rebuild"):
+        open_index(f"{redis_cluster.url}&spread=true&prefix={prefix}")
+    spread = f"{redis_cluster.url}&spread=true&prefix={prefix}-s"
+    open_index(spread).close()
+    with pytest.raises(NotAnIndex, match="spread=true"):
+        open_index(f"{redis_cluster.url}&prefix={prefix}-s")
+
+
+def test_rebuild_converts_a_single_slot_index_into_a_spread_one_and_back(redis_cluster):
+    from scrapy_simhash.tools.rebuild import rebuild_index
+
+    prefix = f"conv-{uuid.uuid4().hex[:8]}"
+    single = f"{redis_cluster.url}&prefix={prefix}"
+    spread = f"{redis_cluster.url}&spread=true&prefix={prefix}-spread"
+    back = f"{redis_cluster.url}&prefix={prefix}-back"
+    with open_index(single) as index:
+        for i, fp in enumerate(planted_groups(4, 30)):
+            index.check_and_add(fp[0], f"k{i}")
+        index.check_and_add_exact(77, "short")
+        expected = [(p.key, p.fingerprint, p.exact) for p in index.pages()]
+    assert rebuild_index(single, spread, max_distance=3).pages == 31
+    assert rebuild_index(spread, back, max_distance=3).pages == 31
+    for uri in (spread, back):
+        with open_index(uri) as index:
+            assert [(p.key, p.fingerprint, p.exact) for p in index.pages()] == expected
+            assert index.check_and_add(flip(expected[0][1], 5), "near").match.key == "k0"
+
+
+def test_keys_and_commands_spread_over_every_master(redis_cluster, uri):
+    with open_index(uri) as index:
+        rng = random.Random(2)
+        for i in range(300):
+            index.check_and_add(rng.getrandbits(64), f"https://example.com/{i}")
+        masters: dict[str, int] = {}
+        for page in index.pages():
+            for tag in [index.keys.home_of(page.key)] + [
+                index.keys.group(g.block, g.value(page.fingerprint)) for g in index._groups
+            ]:
+                name = index._io.master_of(tag)
+                masters[name] = masters.get(name, 0) + 1
+    assert len(masters) == 3
+    assert min(masters.values()) > 0.2 * sum(masters.values())
+
+
+def test_a_check_fails_rather_than_acknowledging_without_a_replica(redis_cluster):
+    prefix = f"r2-{uuid.uuid4().hex[:8]}"
+    uri = f"{redis_cluster.url}&spread=true&replicas=2&lease=0.2s&prefix={prefix}"
+    with open_index(uri) as index, pytest.raises(IndexUnavailable, match="replica"):
+        index.check_and_add(FP, "a")
