@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..tools.feeds import dedup_items, read_feed, record_verdicts, write_feed
+from .archive import archive_mode, run_archive
 from .main import (
     FINGERPRINT_SETTINGS,
     Env,
@@ -36,8 +37,14 @@ def report_path(feed: Path) -> Path:
     | {"SIMHASH_MAX_DISTANCE", "SIMHASH_BLOCKS", "SIMHASH_TEXT_FIELDS", "SIMHASH_KEY_FIELD"},
     "its index is --index (memory: by default), not SIMHASH_INDEX_URI",
 )
-@main.command(short_help="Remove near-duplicates from an exported feed.")
-@click.argument("feed", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@main.command(short_help="Remove near-duplicates from an exported feed or an archive.")
+@click.argument(
+    "inputs",
+    metavar="FEED...",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
 @click.option(
     "-o",
     "--output",
@@ -63,32 +70,98 @@ def report_path(feed: Path) -> Path:
     help="Check against (and add the kept items to) this index; memory: compares the "
     "feed's items only with each other.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "dask"]),
+    help="Run as an archive job: local (numpy, this machine) or dask (a cluster).  "
+    "[default: one item at a time; an archive job for several inputs, WARC or Parquet]",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Run the archive job on this Dask scheduler (tcp://host:8786); implies --engine dask.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Worker processes of the local Dask cluster (--engine dask without --scheduler).",
+)
+@click.option(
+    "--decisions",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Archive job: where to write the decisions table (.csv/.jl/.parquet).  "
+    "[default: FEED.decisions.csv]",
+)
+@click.option(
+    "--add-kept",
+    is_flag=True,
+    help="Archive job: add the kept records to --index.",
+)
 @raw_csv_option
 @json_option
 @click.pass_obj
 def dedup(
     env: Env,
-    feed: Path,
+    inputs: tuple[Path, ...],
     output: Path | None,
     report: Path | None,
     fields: str | None,
     key_field: str | None,
     index_uri: str,
+    engine: str | None,
+    scheduler: str | None,
+    workers: int,
+    decisions: Path | None,
+    add_kept: bool,
     raw_csv: bool,
     as_json: bool,
 ) -> None:
     """Remove near-duplicate items from an exported FEED (.jl, .json or .csv, as Scrapy's
     feed exports write them): the first item of each group is kept.
 
+    An archive job (--engine, several inputs, WARC/WET or Parquet) decides the same way
+    over whole archives, on this machine or a Dask cluster, and writes each input's kept
+    records beside it and a decisions table (record, kept/dropped, matched record,
+    distance).
+
     \b
     Example:
       scrapy-simhash dedup items.jl
       scrapy-simhash dedup items.csv --fields title,body --key link -o clean.csv
+      scrapy-simhash dedup crawl-*.warc.gz --engine dask --scheduler tcp://10.0.0.5:8786
     """
     config = env.settings
     text_fields = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
     text_fields = text_fields or list(config.text_fields)
     key_field = key_field or config.key_field
+    if archive_mode(inputs, engine, scheduler):
+        if report is not None:
+            raise click.ClickException(
+                "--report is the one-feed duplicates report; an archive job writes "
+                "--decisions instead"
+            )
+        run_archive(
+            env,
+            inputs,
+            output=output,
+            decisions=decisions,
+            text_fields=text_fields,
+            key_field=key_field,
+            index_uri=index_uri,
+            add_kept=add_kept,
+            engine=engine,
+            scheduler=scheduler,
+            workers=workers,
+            raw_csv=raw_csv,
+            as_json=as_json,
+        )
+        return
+    for option, value in (("--decisions", decisions), ("--add-kept", add_kept or None)):
+        if value is not None:
+            raise click.ClickException(f"{option} is for an archive job (add --engine local)")
+    (feed,) = inputs
     output = output or kept_path(feed)
     report = report or report_path(feed)
     for path, option in ((output, "--output"), (report, "--report")):

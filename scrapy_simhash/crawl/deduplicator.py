@@ -252,7 +252,8 @@ class CrawlDeduplicator:
         try:
             if confirmed:
                 await thread.run(journal.settle, confirmed)
-            if heartbeat:
+            # The crawl may have closed while the settlement waited: its end settles.
+            if heartbeat and self.index_thread is thread:
                 self._forgotten(await thread.run(journal.heartbeat))
         except SimhashError as e:
             # The keys stay pending: at worst their pages are forgotten at the end and

@@ -12,12 +12,22 @@ from scrapy_simhash import open_index
 from scrapy_simhash.index.journal import CrawlRecord, journal_for
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(
+    params=[
+        "memory",
+        "sqlite",
+        "redis",
+        pytest.param("redis-spread", marks=pytest.mark.xdist_group("redis-cluster")),
+    ]
+)
 def index_uri(request, tmp_path):
     if request.param == "memory":
         return "memory://"
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'index.db'}"
+    if request.param == "redis-spread":
+        cluster = request.getfixturevalue("redis_cluster")
+        return f"{cluster.url}&spread=true&prefix={request.getfixturevalue('redis_prefix')}"
     server = request.getfixturevalue("redis_server")
     return f"{server.url}?prefix={request.getfixturevalue('redis_prefix')}"
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.exceptions import RedisClusterException
@@ -66,6 +67,9 @@ from .spread_scripts import (
     STORE_HOME,
     UNLIST,
 )
+
+if TYPE_CHECKING:
+    from ..journal import Journal
 
 #: Seconds a pending attempt's owner may stay silent before waiting checks abort it.
 DEFAULT_LEASE = 5.0
@@ -214,6 +218,13 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         if client is not None:
             client.close()
 
+    def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
+        """The journal of a crawl's pages not yet in its output (see
+        :mod:`scrapy_simhash.index.journal`), its pending keys spread like the index."""
+        from .spread_journal import SpreadJournal
+
+        return SpreadJournal(self, crawl, **kwargs)
+
     def __repr__(self) -> str:
         return f"RedisSpreadIndex({self.location!r}, {self.parameters})"
 
@@ -282,8 +293,11 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                 states = await self._resolve(pending, txn) if pending else {}
                 self._cleanup([(t, f) for t, f in where if not f.committed], states)
                 committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-                if committed:
-                    self._abort(value, exact, key, txn, reserved)
+                if committed:  # a duplicate: it never commits, so abort and release at once
+                    if reserved:
+                        own = Found(0, hex64(value), txn, key, 0.0, False, exact)
+                        release = self._release(exact, hex64(value), [txn], set(reserved))
+                        self._io.later(self._io.batch([self._resolve_call(own, True), *release]))
                     return self._outcome(committed, key, value)
                 home_keys = self._home_keys(key, txn)
                 listed = member(exact, txn, hex64(value))

@@ -1,0 +1,134 @@
+"""What a job is asked to do, the fingerprints of one partition, and the local mode.
+
+:class:`ArchiveJob` holds plain values (picklable: it travels to every worker of a cluster).
+:func:`fingerprint_part` reads one partition and analyses each record exactly as the
+pipeline analyses an item's fields. :func:`run_local` is the whole job on one machine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...dedup import AnalysisParams, analyse_fields
+from ...exceptions import FeedError
+from ...extract.fields import item_key
+from ...index.base import StoredPage, storable_key
+from .batch import KIND_CODES, Batch, Outcomes, decide_batch
+from .candidates import choose_plan
+from .records import Part, plan_parts, read_part, record_order
+
+#: Called with a stage's name and what it found, as each stage ends.
+Progress = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class ArchiveJob:
+    """How records are read and fingerprinted, and the distance: the values of the
+    pipeline's settings (``SimhashSettings.analysis_params``, ``text_fields``,
+    ``key_field``, ``max_distance``). *blocks*: the block plan to compare with (``None``:
+    the job chooses by the number of records, see
+    :func:`~.candidates.choose_plan`)."""
+
+    analysis: AnalysisParams
+    text_fields: tuple[str, ...]
+    key_field: str
+    max_distance: int = 3
+    blocks: int | None = None
+
+
+@dataclass
+class ArchiveResult:
+    """The decisions of a job and how it went (one line per stage in *stages*)."""
+
+    parts: list[Part]
+    outcomes: Outcomes
+    stages: list[tuple[str, str]] = field(default_factory=list)
+
+    def label(self, order: int) -> str:
+        """The record *order* as ``file@offset`` or ``file:row``; a page of the index
+        as ``index``."""
+        if order < 0:
+            return "index"
+        file_index, position = divmod(order, 1 << 40)
+        part = next(p for p in self.parts if p.file_index == file_index)
+        return part.label(position)
+
+    def summary(self) -> dict[str, int]:
+        o = self.outcomes
+        return {
+            "records": len(o.order),
+            "kept": int(o.kept.sum()),
+            "dropped": int((~o.kept).sum()),
+            "no_text": int((o.kind == 0).sum()),
+        }
+
+
+def fingerprint_part(part: Part, job: ArchiveJob) -> Batch:
+    """Read and fingerprint the records of *part*: the text of the item fields, analysed
+    as the pipeline analyses them (same extractor, same short-text path)."""
+    fields = job.text_fields[:1] if part.fmt == "warc" else job.text_fields
+    positions, kinds, values, keys = [], [], [], []
+    where = Path(part.path).name
+    params, key_field = job.analysis, job.key_field
+    for position, item in read_part(part, key_field=key_field, text_field=fields[0]):
+        if not isinstance(item, dict):
+            raise FeedError(f"{part.label(position)} is a {type(item).__name__}, not an object")
+        analysis = analyse_fields(params, [item.get(name) for name in fields])
+        positions.append(position)
+        kinds.append(KIND_CODES[analysis.kind])
+        values.append(analysis.value)
+        key = item.get(key_field)
+        if not (isinstance(key, str) and key and key.isascii()):
+            key = storable_key(item_key(key, position, key_field, where))
+        keys.append(key)
+    orders = np.asarray(positions, dtype=np.int64) + record_order(part.file_index, 0)
+    return Batch.of(orders, kinds, values, keys)
+
+
+def stored_batch(pages: list[StoredPage] | None) -> Batch:
+    return Batch.of_pages(list(pages or []))
+
+
+def run_local(
+    paths: list[str],
+    job: ArchiveJob,
+    *,
+    stored: list[StoredPage] | None = None,
+    progress: Progress | None = None,
+) -> ArchiveResult:
+    """The job on one machine, without a cluster: numpy sorts instead of shuffles."""
+    stages: list[tuple[str, str]] = []
+
+    def stage(name: str, detail: str, started: float) -> None:
+        line = (name, f"{detail} ({time.perf_counter() - started:.1f} s)")
+        stages.append(line)
+        if progress:
+            progress(*line)
+
+    started = time.perf_counter()
+    parts = plan_parts(paths)
+    records = Batch.concat([fingerprint_part(part, job) for part in parts])
+    stage("fingerprint", f"{len(records):,} records from {len(paths)} inputs", started)
+    outcomes = decide_fingerprints(records, job, stored_batch(stored), stage)
+    return ArchiveResult(parts, outcomes, stages)
+
+
+def decide_fingerprints(
+    records: Batch, job: ArchiveJob, stored: Batch, stage: Callable[[str, str, float], None]
+) -> Outcomes:
+    """:func:`~.batch.decide_batch` with the job's plan, reporting the stages."""
+    started = time.perf_counter()
+    plan, why = choose_plan(job.max_distance, job.blocks, len(records) + len(stored))
+    stage("plan", why, started)
+    started = time.perf_counter()
+    outcomes = decide_batch(records, stored, plan, job.max_distance)
+    kept = int(np.count_nonzero(outcomes.kept))
+    stage(
+        "decide", f"kept {kept:,}, dropped {len(outcomes.order) - kept:,}, {outcomes.how}", started
+    )
+    return outcomes
