@@ -7,7 +7,7 @@ passphrase (MIN_PASSPHRASE_BITS in scrapy_simhash/fingerprint.py).
 
 import time
 
-from scrapy_simhash.fingerprint import MIN_PASSPHRASE_BITS, Fingerprinter, seed_from_secret
+from scrapy_simhash.analysis.fingerprint import MIN_PASSPHRASE_BITS, Fingerprinter, seed_from_secret
 
 target = Fingerprinter(seed=seed_from_secret("correct horse battery staple")).signature
 guesses, start = 0, time.perf_counter()

@@ -7,7 +7,8 @@ analyser; its :meth:`~Deduplicator.check` does the atomic check-and-insert.
 Texts with fewer than ``min_terms`` distinct terms are too short for SimHash distances to
 mean much (a one-word change moves many bits of a fingerprint of five terms, and unrelated
 short texts share heavy terms by chance): they are matched exactly on their normalised text
-instead, never by distance.
+instead, never by distance. The text of an HTML page of short blocks takes that path below
+``BLOCKS_EXACT_FACTOR`` times ``min_terms`` (:func:`analyse_text`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Literal
 from .analysis.anchors import text_anchors
 from .analysis.fingerprint import Fingerprinter, hash_term
 from .anchors import DEFAULT_ANCHORS, Anchors
+from .extract.body import mostly_paragraphs
 from .extract.extractors import Extractor, get_extractor
 from .extract.fields import CROWDED, field_text
 from .extract.main_text import MainText
@@ -100,7 +102,8 @@ class Analyser:
         self.max_length = max_length
         self.anchors = anchors
 
-    def analyse(self, text: str) -> Analysis:
+    def analyse(self, text: str, *, min_terms: int | None = None) -> Analysis:
+        """*min_terms*: this text's bar for the exact-match path, if not ``min_terms``."""
         truncated = len(text) > self.max_length
         if truncated:
             text = text[: self.max_length]
@@ -109,7 +112,7 @@ class Analyser:
             return Analysis("empty", 0, 0, truncated)
         terms = self.fingerprinter.term_extractor
         counts = terms.term_counts(text)
-        if len(counts) < self.min_terms:
+        if len(counts) < (self.min_terms if min_terms is None else min_terms):
             digest = hash_term(exact_form(text), self.fingerprinter.seed)
             return Analysis("short", digest, len(counts), truncated)
         top = terms.top_terms(counts)
@@ -153,9 +156,9 @@ class Deduplicator:
     def max_length(self) -> int:
         return self.analyser.max_length
 
-    def analyse(self, text: str) -> Analysis:
+    def analyse(self, text: str, *, min_terms: int | None = None) -> Analysis:
         """:meth:`Analyser.analyse`: touches no index."""
-        return self.analyser.analyse(text)
+        return self.analyser.analyse(text, min_terms=min_terms)
 
     def check(self, analysis: Analysis, key: str) -> Verdict:
         """Check-and-insert *analysis* under *key* (see
@@ -170,7 +173,9 @@ class Deduplicator:
         return Verdict(analysis, outcome.match, outcome.status)
 
     def check_text(self, text: str, key: str) -> Verdict:
-        return self.check(self.analyse(text), key)
+        """Analyse *text* (as :func:`analyse_text`: an extractor's result says which
+        text it is) and check it under *key*."""
+        return self.check(analyse_text(self, text), key)
 
 
 @dataclass(frozen=True)
@@ -205,9 +210,22 @@ def analyse_fields(params: AnalysisParams, values: list[object]) -> Analysis:
     return analyse_text(analyser, fields_text(values, extractor))
 
 
+#: The text of an HTML page of short blocks (paragraphs of ``BODY_CHARS`` hold less than
+#: ``BODY_SHARE`` of it: a list, an index, a menu page, a reference page of a table) with
+#: fewer distinct terms than this many times ``min_terms`` is matched on its exact text:
+#: what sets two such pages of a site apart is a word or two (the tag a tag page lists, an
+#: index page's letter, the table a reference page describes), less than a SimHash
+#: distance can tell from the noise of a template.
+BLOCKS_EXACT_FACTOR = 4
+
+
 def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
-    """:meth:`Analyser.analyse` of *text*, which tells if its extraction fell back."""
-    analysis = analyser.analyse(text)
+    """:meth:`Analyser.analyse` of *text*, which tells if it came from HTML (a
+    :class:`~scrapy_simhash.extract.main_text.MainText`) and if its extraction fell back."""
+    min_terms = None
+    if isinstance(text, MainText) and not mostly_paragraphs(text):
+        min_terms = BLOCKS_EXACT_FACTOR * analyser.min_terms
+    analysis = analyser.analyse(text, min_terms=min_terms)
     if getattr(text, "crowded", False):  # tags cut before parsing: counted as truncated
         analysis = replace(analysis, truncated=True)
     fallback = getattr(text, "fallback", None)
@@ -216,18 +234,19 @@ def analyse_text(analyser: Analyser | Deduplicator, text: str) -> Analysis:
 
 def fields_text(values: list[object], extractor: Extractor | None) -> str:
     """The text of item fields *values*, one field after the other: what is analysed,
-    in a worker process or in the crawl's. When the extraction of a field fell back to a
-    wider text, the result is a :class:`~scrapy_simhash.extract.main_text.MainText` that says
-    why."""
+    in a worker process or in the crawl's. When a field was HTML, the result is a
+    :class:`~scrapy_simhash.extract.main_text.MainText`, which says why when its extraction fell
+    back to a wider text."""
     fallbacks: list[str] = []
     text = "\n".join(
         field_text(value, extractor=extractor, fallbacks=fallbacks) for value in values
     )
-    reasons = [reason for reason in fallbacks if reason != CROWDED]
-    if len(reasons) == len(fallbacks):
-        return MainText.of(text, reasons[0]) if reasons else text
+    if not fallbacks:
+        return text
+    reasons = [reason for reason in fallbacks if reason and reason != CROWDED]
     marked = MainText.of(text, reasons[0] if reasons else None)
-    marked.crowded = True  # type: ignore[attr-defined]
+    if CROWDED in fallbacks:
+        marked.crowded = True  # type: ignore[attr-defined]
     return marked
 
 

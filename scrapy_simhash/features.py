@@ -29,8 +29,11 @@ from __future__ import annotations
 #: the built-in extractor drops images' captions, forms the reader writes in and headings
 #: with nothing under them, and keeps a p above the article, the headline block and list
 #: items below it. 11: the built-in extractor drops elements named for the author (an
-#: author's box: bio, photo, "more by"), as it drops other chrome.
-TERMS_VERSION = 11
+#: author's box: bio, photo, "more by"), as it drops other chrome. 12: a short main text
+#: that holds little of the page's own blocks (a note, a licence footer, a sidebar's box
+#: beside a list, an index or a menu page) gives way to those blocks, chrome left out, and
+#: the text of a page without an article, of few terms, is matched exactly.
+TERMS_VERSION = 12
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 

@@ -11,6 +11,7 @@ import click
 
 from ..analysis.anchors import anchor_lines
 from ..analysis.fingerprint import format_fingerprint
+from ..dedup import analyse_text
 from ..exceptions import IndexNotFound
 from ..extract.text import normalize_characters
 from ..index import open_index
@@ -133,7 +134,7 @@ def check(
             )
         else:
             label, text = read_source(source, env.text_of)
-            analysis = env.deduplicator(index).analyse(text)
+            analysis = analyse_text(env.deduplicator(index), text)
             kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
             if analysis.anchors:
                 container = index.query_contained(fingerprint, analysis.anchors)

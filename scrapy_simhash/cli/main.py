@@ -21,10 +21,10 @@ from ..analysis.fingerprint import format_fingerprint
 from ..dedup import Analysis, Deduplicator
 from ..durations import parse_cutoff
 from ..exceptions import IndexNotFound, SimhashError
-from ..extract.fields import field_text
 from ..index import open_index
 from ..index.base import NearDuplicateIndex
 from ..settings import SimhashSettings, index_uri, unknown_settings
+from ..tools.fingerprinted import fingerprinted_text, item_from_source
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -39,6 +39,7 @@ FINGERPRINT_SETTINGS = frozenset(
         "SIMHASH_MAX_TEXT_LENGTH",
         "SIMHASH_EXTRACTOR",
         "SIMHASH_REMOVE_BOILERPLATE",
+        "SIMHASH_TEXT_FIELDS",
     }
 )
 C = TypeVar("C", bound=click.Command)
@@ -92,9 +93,14 @@ class Env:
             self._settings = SimhashSettings.from_settings(self.scrapy_settings)
         return self._settings
 
-    def text_of(self, value: object) -> str:
-        """The text the pipeline would fingerprint for an item field holding *value*."""
-        return field_text(value, extractor=self.settings.html_extractor)
+    def text_of(self, value: str | bytes) -> str:
+        """The text the pipeline fingerprints for the item behind *value* (a page, or a
+        JSON object that is the item: see
+        :func:`~scrapy_simhash.tools.fingerprinted.item_from_source`), with these settings'
+        text fields, extractor and fallbacks."""
+        if isinstance(value, bytes | bytearray):
+            value = bytes(value).decode("utf-8", errors="replace")
+        return fingerprinted_text(item_from_source(value, self.settings), self.settings)
 
     def index_uri(self, given: str | None, *, create: bool = False) -> str:
         """*given* (``--index``), else the project's index (see
@@ -261,8 +267,12 @@ def describe_analysis(analysis: Analysis) -> str:
     if analysis.kind == "empty":
         return "no text"
     if analysis.kind == "short":
-        return f"{analysis.terms} terms: too short for SimHash, matched on its exact text"
-    return f"{analysis.terms} terms, fingerprint {format_fingerprint(analysis.value)}"
+        described = f"{analysis.terms} terms: too short for SimHash, matched on its exact text"
+    else:
+        described = f"{analysis.terms} terms, fingerprint {format_fingerprint(analysis.value)}"
+    if analysis.fallback:
+        described += f" (a wider text than the main text: {analysis.fallback}; see 'text')"
+    return described
 
 
 def interrupted(done: str, rest: str) -> None:

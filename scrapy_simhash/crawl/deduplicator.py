@@ -27,6 +27,7 @@ from scrapy.utils.project import data_path
 from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import SimhashError, SimhashIndexError
+from ..extract.extractors import FALLBACK_REASONS
 from ..extract.fields import plain_value
 from ..index.base import NearDuplicateIndex
 from ..index.journal import Journal, journal_for
@@ -42,14 +43,6 @@ logger = logging.getLogger(__name__)
 
 #: How many pages whose main text was not found are logged in one crawl (all are counted).
 FALLBACKS_LOGGED = 5
-FALLBACK_REASONS = {
-    "region": "the article's region held too little of the page's text",
-    "chrome": "the page's text without its chrome was too short; only the menus, sidebars, "
-    "header and footer it declares were left out",
-    "page": "even the page's text without the menus, sidebars, header and footer it "
-    "declares was too short",
-    "trafilatura": "trafilatura found no main text",
-}
 
 
 #: What a crawl component does with a page (see :meth:`CrawlDeduplicator.action`).
@@ -141,9 +134,15 @@ class CrawlDeduplicator:
         index = dedup.index
         try:
             stored = len(index)
-            if journal:
+            if journal and hasattr(index, "journal"):
                 self.journal = journal_for(index)
                 self._forgotten(self.journal.begin())
+            elif journal:  # a backend of another package's
+                logger.info(
+                    "Simhash index %s keeps no crawl journal: a crawl killed before its "
+                    "feed is written can leave pages that no feed holds",
+                    index.location,
+                )
         except SimhashError as e:
             index.close()
             raise start_failed(e) from e

@@ -19,6 +19,7 @@ recall both rise (documentation pages repeat their section headings).
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 #: A block this long (reading length: CJK characters count three times) is a paragraph of
@@ -66,3 +67,27 @@ def body_of(lines: list[Line], text: str) -> str:
         or (line.block is not None and prose.get(line.block, False))
     )
     return kept if len(kept) >= BODY_SHARE * len(text) else text
+
+
+def mostly_paragraphs(text: str) -> bool:
+    """Whether paragraphs (lines of ``BODY_CHARS``) hold ``BODY_SHARE`` of *text*: prose,
+    rather than a page of short blocks (headings, entries, table cells)."""
+    held = sum(
+        len(line)
+        for line in text.split("\n")
+        if len(line) >= BODY_CHARS // 3 and reading_length(line) >= BODY_CHARS
+    )
+    return held >= BODY_SHARE * len(text)
+
+
+# CJK characters carry about as much as a short word each; counting them three times
+# makes a Chinese sentence as "long" as its English translation.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def reading_length(line: str) -> int:
+    """The length of *line*, each CJK character counted three times (see ``_CJK``): what the
+    lengths of :class:`Line` are."""
+    if line.isascii():
+        return len(line)
+    return len(line) + 2 * len(_CJK.findall(line))

@@ -144,10 +144,12 @@ _VERDICTS: dict[str, int] = {}
 
 
 def chrome_elements(
-    root: lxml.etree._Element,
+    root: lxml.etree._Element, wrappers: list | None = None
 ) -> tuple[list[lxml.etree._Element], list[lxml.etree._Element]]:
     """The elements of *root* marked as chrome (see the module's description): those the
-    page declares chrome (by tag or role), and those only named so (by class or id)."""
+    page declares chrome (by tag or role), and those only named so (by class or id).
+    Elements named chrome that hold too much of the page to be taken for chrome are
+    appended to *wrappers*, if given."""
     visible = raw_length(root)
     # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
     declared: list = []
@@ -201,7 +203,12 @@ def chrome_elements(
         # The tag only for the few elements with a verdict: reading it makes a string.
         elif element.tag not in _NEVER_CHROME:
             (named if verdict == _STRONG else weak).append(element)
-    chrome = [e for e in named if raw_length(e) <= WRAPPER_SHARE * visible]
+    chrome = []
+    for element in named:
+        if raw_length(element) <= WRAPPER_SHARE * visible:
+            chrome.append(element)
+        elif wrappers is not None:
+            wrappers.append(element)
     for element in weak:
         length = raw_length(element)
         if length <= WEAK_MAX_CHARS or (

@@ -33,6 +33,20 @@ Extractor = Callable[[str], MainText]
 
 EXTRACTORS = ("builtin", "trafilatura", "none")
 
+#: Why an extractor fingerprinted a wider text than the main text it looked for, by the
+#: reason its :class:`~scrapy_simhash.extract.main_text.MainText` carries in ``fallback``.
+FALLBACK_REASONS = {
+    "own": "the main text was short and held little of the page's own blocks (a list, an "
+    "index, a menu page, a note beside headings): the page's own blocks were fingerprinted, "
+    "without what it marks chrome",
+    "region": "the article's region held too little of the page's text",
+    "chrome": "the page's text without its chrome was too short; only the menus, sidebars, "
+    "header and footer it declares were left out",
+    "page": "even the page's text without the menus, sidebars, header and footer it "
+    "declares was too short",
+    "trafilatura": "trafilatura found no main text",
+}
+
 # trafilatura.extract is not thread-safe: concurrent calls corrupt the heap under lxml and
 # the process dies ("double free or corruption", SIGSEGV; adbar/trafilatura#840, #925).
 # The pipeline and the middleware analyse pages in a thread pool, so the calls of all

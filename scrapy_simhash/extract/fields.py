@@ -193,8 +193,9 @@ def field_text(
     as UTF-8 (undecodable bytes replaced), lists joined line by line, ``None`` as ``""``.
 
     *extractor*, if given, reduces HTML instead of :func:`visible_text` (see
-    :mod:`scrapy_simhash.extract.extractors`); where it had to fall back to a wider text than
-    the main text, the reason is appended to *fallbacks*. Lists nested deeper than
+    :mod:`scrapy_simhash.extract.extractors`); for each HTML field so reduced, the reason
+    it fell back to a wider text than the main text (``""`` when it did not) is appended
+    to *fallbacks*. Lists nested deeper than
     :data:`MAX_FIELD_DEPTH`, and lists that hold themselves, are left out below that
     point. Elements with more than :data:`MAX_ATTRIBUTES` attributes lose them before
     parsing (:data:`CROWDED` is then added to *fallbacks*)."""
@@ -246,9 +247,9 @@ def _html_text(
 ) -> str:
     if extractor is not None:
         text = extractor(html)
-        reason = getattr(text, "fallback", None)
-        if reason and fallbacks is not None:
-            fallbacks.append(reason)
+        if fallbacks is not None:
+            # "" for a main text found: the text came from HTML all the same.
+            fallbacks.append(getattr(text, "fallback", None) or "")
         return text
     return visible_text(html, remove_boilerplate=remove_boilerplate)
 

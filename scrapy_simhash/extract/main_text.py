@@ -49,8 +49,9 @@ import re
 
 import lxml.etree
 
-from .body import Line, body_of
+from .body import Line, body_of, reading_length
 from .chrome import captions, chrome_elements, without_declared_chrome
+from .own_blocks import with_own_blocks, without_chrome
 from .region import PARAGRAPH_CHARS, find_region
 from .teasers import drop_teasers
 from .text import (
@@ -96,9 +97,6 @@ _MARKS = re.compile("[" + _MARK_CHARS + "]")
 HEADING_CHARS = 200
 #: Lines above the first paragraph searched for the heading the article starts with.
 HEADLINE_LINES = 4
-# CJK characters carry about as much as a short word each; counting them three times
-# makes a Chinese sentence as "long" as its English translation.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # Words read one by one before the rest of a text is read at once (see _has_words).
 _WORDS_ONE_BY_ONE = 1000
 _WORDS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\W\u3400-\u9fff\uf900-\ufaff]+")
@@ -196,16 +194,27 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
             return False
         return _has_words(text, min_words) or not _has_words(everything(), 2 * min_words)
 
+    own = functools.cache(lambda: composed(without_chrome(html)))
+
     lines = _good_lines("\n".join(block_text(part) for part in parts))
     text = _text(lines)
     if complete(text):
-        return MainText.of(body_of(lines, text) if body else text)
+        widened = with_own_blocks(lines, text, own)
+        if widened is None:
+            return MainText.of(body_of(lines, text) if body else text)
+        return MainText.of(widened, "own")
     if region is not root:
-        text = _text(_good_lines(block_text(root)))
+        lines = _good_lines(block_text(root))
+        text = _text(lines)
         if complete(text):
-            return MainText.of(text, "region")
+            widened = with_own_blocks(lines, text, own)
+            return MainText.of(text, "region") if widened is None else MainText.of(widened, "own")
     # Wider, but not yet the site's menus and footer: those are on every page of a site
-    # and would make its short pages near-duplicates of each other.
+    # and would make its short pages near-duplicates of each other. Then the page's own
+    # blocks: all that is not marked chrome, its lists of links included (an index's, a
+    # table of contents' entries).
+    if complete(own()):
+        return MainText.of(own(), "own")
     text = without_declared_chrome(html)
     if complete(text):
         return MainText.of(text, "chrome")
@@ -285,12 +294,12 @@ def _good_lines(text: str) -> list[Line]:
             after_links = True
             continue
         after_links = False
-        size = block[0] if block is not None else _reading_length(line)
+        size = block[0] if block is not None else reading_length(line)
         if size >= PARAGRAPH_CHARS:
             if first is None:
                 first = len(lines)
             last = len(lines)
-        own = size if block is None else _reading_length(line)
+        own = size if block is None else reading_length(line)
         lines.append(Line(line, own, block and (block[2], block[0]), item))
         paragraphs.append(paragraph)
         headings.append(_HEADING_RANK[heading.group()] if heading else 0)
@@ -360,19 +369,12 @@ def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool, int]]:
             continue
         if end - start > 1:
             group = lines[start:end]
-            length = sum(map(_reading_length, group))
+            length = sum(map(reading_length, group))
             paragraph = _PARA in group[0]
             for number in range(start, end):
                 blocks[number] = (length, paragraph, start)
         start = end
     return blocks
-
-
-def _reading_length(line: str) -> int:
-    """The length of *line*, each CJK character counted three times (see ``_CJK``)."""
-    if line.isascii():
-        return len(line)
-    return len(line) + 2 * len(_CJK.findall(line))
 
 
 def _has_words(text: str, count: int) -> bool:

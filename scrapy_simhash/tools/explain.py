@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..analysis.anchors import anchor_lines
 from ..analysis.fingerprint import format_fingerprint, hamming_distance
 from ..anchors import contained as is_contained
-from ..dedup import Analysis, Deduplicator
+from ..dedup import Analysis, Deduplicator, analyse_text
 from ..extract.text import normalize_characters, normalize_text
 from ..index.blocks import BlockPlan
 
@@ -81,7 +81,7 @@ def _analysis(analysis: Analysis) -> dict:
 
 def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> Explanation:
     """Compare two texts as the index would (same fingerprinter and thresholds)."""
-    a, b = dedup.analyse(text_a), dedup.analyse(text_b)
+    a, b = analyse_text(dedup, text_a), analyse_text(dedup, text_b)
     distance = None
     bits: tuple[int, ...] = ()
     blocks: tuple[int, ...] = ()

@@ -22,6 +22,7 @@ from scrapy_simhash.cli import main, parse_cutoff
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.index.base import Match, StoredPage
 from scrapy_simhash.settings import SimhashSettings
+from scrapy_simhash.tools.fingerprinted import fingerprinted_text, item_from_page, page_title
 
 SITE = Path(__file__).resolve().parents[1] / "sites" / "middleware" / "site"
 PAGES = ["tram.html", "drought.html", "only-via-copy.html", "only-via-mirror.html"]
@@ -40,7 +41,10 @@ def index_uri(tmp_path) -> str:
     with open_index(uri) as index:
         dedup = Deduplicator(index, config.fingerprinter, min_terms=config.min_terms)
         for name in [*PAGES, "tram-copy.html", "drought-mirror.html"]:
-            text = config.html_extractor((SITE / name).read_text(encoding="utf-8"))
+            # As a crawl with the default SIMHASH_TEXT_FIELDS would: the page's title, then
+            # the page.
+            page = item_from_page((SITE / name).read_text(encoding="utf-8"), url(name), config)
+            text = fingerprinted_text(page, config)
             verdict = dedup.check_text(text, url(name))
             if verdict.match:
                 index.record_drop(url(name), verdict.match)
@@ -80,6 +84,7 @@ def test_every_command_has_help_with_an_example(run):
             "import",
             "rebuild",
             "secret",
+            "text",
             "stats",
             "upgrade",
             "vacuum",
@@ -569,9 +574,12 @@ def test_dedup_a_feed(run, tmp_path, suffix):
 def test_dedup_against_an_index_with_other_fields(run, tmp_path, index_uri):
     feed = tmp_path / "items.jl"
     body = (SITE / "drought.html").read_text(encoding="utf-8")
-    feed.write_text(json.dumps({"link": "x", "body": body}) + "\n", encoding="utf-8")
+    headline = page_title(body)
+    feed.write_text(
+        json.dumps({"link": "x", "headline": headline, "body": body}) + "\n", encoding="utf-8"
+    )
     out, report = tmp_path / "clean.jl", tmp_path / "dups.jl"
-    args = ["--fields", "body", "--key", "link", "-o", str(out), "--report", str(report)]
+    args = ["--fields", "headline,body", "--key", "link", "-o", str(out), "--report", str(report)]
     data = json.loads(run("dedup", str(feed), *args, "--index", index_uri, "--json").stdout)
     assert (data["kept"], data["dropped"]) == (0, 1)
     assert json.loads(report.read_text())["duplicate_of"] == url("drought.html")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 from pipelines import subprocess_env
+from sqlite_checks import assert_tables_match_pages
 
 from scrapy_simhash.index.base import Match, StoredPage
 from scrapy_simhash.index.sqlite import SqliteIndex
 from scrapy_simhash.index.sqlite import maintenance as sqlite_maintenance
-from scrapy_simhash.index.sqlite.tables import MASK64, key_hash
 
 #: In-process tests use batches of SMALL_BATCH pages, so that PAGES (three batches) show
 #: what 30,000 pages in batches of 10,000 do, in a tenth of the time.
@@ -37,20 +37,6 @@ def old_pages(count: int = PAGES, seed: int = 1) -> list[StoredPage]:
     return [
         StoredPage(f"https://example.com/{i}", rng.getrandbits(64), 1000.0) for i in range(count)
     ]
-
-
-def assert_tables_match_pages(index: SqliteIndex) -> None:
-    """Every page has its row in every block table and in page_keys, and no row is left
-    of a page removed."""
-    conn, tables = index._conn, index.tables
-    pages = conn.execute("SELECT id, fingerprint, key FROM page_view").fetchall()
-    assert sorted(conn.execute("SELECT key_hash, page_id FROM page_keys")) == sorted(
-        (key_hash(key), page_id) for page_id, _, key in pages
-    )
-    fingerprints = {fp & MASK64 for _, fp, _ in pages}
-    for table, name in enumerate(tables.names):
-        rows = {pfp for (pfp,) in conn.execute(f"SELECT pfp FROM {name}")}
-        assert rows == {tables.stored_rows(fp)[table][1] for fp in fingerprints}, name
 
 
 def count_pages(path: Path) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_maintenance_batches import assert_tables_match_pages
+from sqlite_checks import assert_tables_match_pages
 from test_sqlite_index import state
 
 from scrapy_simhash.cli import main
