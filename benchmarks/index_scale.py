@@ -16,6 +16,11 @@ Recall on the planted near-duplicates must be 100% for every method (all are exa
 the script says so and exits non-zero otherwise. It also measures commits per second of
 ``add_if_new`` with ``synchronous=NORMAL`` and ``FULL``.
 
+``--anchors N`` gives every stored page and every checked item N paragraph anchors
+(random 32-bit values; 8 is the most a page has): the cost of containment beside the
+distance, in bytes per page and in the latency of check-and-insert. Without it, pages have
+none, as with ``SIMHASH_ANCHORS = False``.
+
 Run it small first::
 
     python benchmarks/index_scale.py --sizes 100000 --blocks 4,5
@@ -42,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scrapy_simhash.anchors import Anchors
 from scrapy_simhash.index.blocks import BlockPlan
 from scrapy_simhash.index.sqlite import SqliteIndex
 
@@ -81,14 +87,24 @@ def flip_bits(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def make_data(n: int, probes: int, inserts: int, seed: int) -> dict[str, np.ndarray]:
+def make_data(
+    n: int, probes: int, inserts: int, seed: int, anchors: int = 0
+) -> dict[str, np.ndarray]:
     """Stored fingerprints, planted near-duplicate probes (of stored ones) and random probes,
-    and items for check-and-insert: half new (random), half near-duplicates of stored ones."""
+    and items for check-and-insert: half new (random), half near-duplicates of stored ones;
+    with *anchors*, that many random anchors for every stored page and every item."""
     rng = np.random.default_rng(seed + n)
     stored = rng.integers(0, 2**64, size=n, dtype=np.uint64, endpoint=False)
     planted_of = rng.choice(n, size=probes // 2, replace=False)
     new_dup_of = rng.choice(n, size=inserts // 2, replace=False)
+    extra = {}
+    if anchors:
+        extra = {
+            "stored_anchors": rng.integers(-(2**31), 2**31, size=(n, anchors), dtype=np.int32),
+            "item_anchors": rng.integers(-(2**31), 2**31, size=(inserts, anchors), dtype=np.int32),
+        }
     return {
+        **extra,
         "stored": stored,
         "planted_of": planted_of,
         "planted": flip_bits(rng, stored[planted_of]),
@@ -133,10 +149,32 @@ def build_sqlite(path: Path, data_file: Path, blocks: int) -> dict:
             ),
         )
     tables.fill(conn)
+    data = np.load(data_file)
+    if "stored_anchors" in data:
+        fill_anchors(conn, data["stored_anchors"])
     conn.execute("COMMIT")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.close()
     return {"build_s": time.perf_counter() - started, "bytes": path.stat().st_size}
+
+
+def fill_anchors(conn: sqlite3.Connection, anchors: np.ndarray) -> None:
+    """Store *anchors* (one row of anchors per page, page ids from 1) as SqliteIndex does,
+    each table in key order."""
+    from scrapy_simhash.index.sqlite.anchors import pack
+
+    n, count = anchors.shape
+    conn.executemany(
+        "INSERT INTO page_anchors (page, chars, cover, hashes) VALUES (?, ?, ?, ?)",
+        ((i + 1, 100 * count, 1000, pack(row)) for i, row in enumerate(anchors.tolist())),
+    )
+    pages = np.repeat(np.arange(1, n + 1, dtype=np.int64), count)
+    keys = (anchors.reshape(-1).astype(np.int64) << 32) | pages
+    keys.sort()
+    conn.executemany(
+        "INSERT OR IGNORE INTO anchors (anchor, page) VALUES (?, ?)",
+        zip((keys >> 32).tolist(), (keys & 0xFFFF_FFFF).tolist(), strict=True),
+    )
 
 
 def measure_sqlite(path: Path, data_file: Path, synchronous: str) -> dict:
@@ -165,6 +203,7 @@ def measure_sqlite(path: Path, data_file: Path, synchronous: str) -> dict:
 def check_and_insert(index, data) -> dict:
     """Interleave new fingerprints and near-duplicates of stored ones through add_if_new."""
     new, dups = data["new"].tolist(), data["new_dup"].tolist()
+    items = data["item_anchors"].tolist() if "item_anchors" in data else None
     latencies: list[int] = []
     # CPU time of this thread per call: the wait for a core taken by other work on the
     # machine is not in it, so its p99 compares runs on a loaded machine.
@@ -172,8 +211,14 @@ def check_and_insert(index, data) -> dict:
     caught = kept_new = 0
     for i in range(max(len(new), len(dups))):
         for fp, is_dup in ((new[i], False), (dups[i], True)) if i < len(dups) else ((new[i], 0),):
+            anchors = None
+            if items is not None:
+                row = items[2 * i + int(bool(is_dup))]
+                anchors = Anchors(tuple(row), (100,) * len(row), 100 * len(row), 1000)
             started, cpu_started = time.perf_counter_ns(), time.thread_time_ns()
-            match = index.check_and_add(fp, f"https://example.com/new/{i}/{int(is_dup)}").match
+            match = index.check_and_add(
+                fp, f"https://example.com/new/{i}/{int(is_dup)}", anchors
+            ).match
             latencies.append(time.perf_counter_ns() - started)
             cpu.append(time.thread_time_ns() - cpu_started)
             if is_dup:
@@ -342,6 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default=None, help="where to build the indexes (default: tmp)")
     parser.add_argument("--keep", action="store_true", help="keep the index files")
     parser.add_argument("--seed", type=int, default=20_240_601)
+    parser.add_argument(
+        "--anchors",
+        default="0",
+        help="comma-separated paragraph anchors per page to measure (e.g. 0,8)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -371,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         f"and {args.inserts} add_if_new (half new, half near-duplicates) per size\n"
     )
     header = (
-        f"{'size':>5} {'method':<13} {'build s':>8} {'lookups/s':>10} {'recall':>7} "
+        f"{'size':>5} {'method':<16} {'build s':>8} {'lookups/s':>10} {'recall':>7} "
         f"{'insert/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'p99 CPU':>7} {'B/fp':>6} {'RSS MB':>7}"
     )
     print(header)
@@ -381,10 +431,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for n in sizes:
             data_file = workdir / f"data-{n}.npz"
-            np.savez(data_file, **make_data(n, args.probes, args.inserts, args.seed))
             methods: list[tuple[str, dict]] = []
-            for blocks in blocks_list:
-                path = workdir / f"index-{n}-b{blocks}.db"
+            for anchors, blocks in [
+                (a, b) for a in [int(x) for x in args.anchors.split(",")] for b in blocks_list
+            ]:
+                np.savez(data_file, **make_data(n, args.probes, args.inserts, args.seed, anchors))
+                path = workdir / f"index-{n}-b{blocks}-a{anchors}.db"
                 build = run_worker(
                     "build-sqlite", "--path", str(path), "--data", str(data_file),
                     "--worker-blocks", str(blocks),
@@ -392,10 +444,11 @@ def main(argv: list[str] | None = None) -> int:
                 result = run_worker("sqlite", "--path", str(path), "--data", str(data_file))
                 result["build_s"] = build["build_s"]
                 result["bytes"] = build["bytes"]
-                methods.append((f"sqlite b{blocks}", result))
+                methods.append((f"sqlite b{blocks}" + (f" a{anchors}" if anchors else ""), result))
                 if not args.keep:
                     for suffix in ("", "-wal", "-shm"):
                         Path(f"{path}{suffix}").unlink(missing_ok=True)
+            np.savez(data_file, **make_data(n, args.probes, args.inserts, args.seed))
             if not args.no_numpy:
                 methods.append(("numpy", run_worker("numpy", "--data", str(data_file))))
             if n <= args.simhash_max and has_simhash:
@@ -405,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
                 recall = min(r["recall"], r["insert_recall"])
                 failed |= recall < 1.0
                 print(
-                    f"{human(n):>5} {name:<13} {fmt(r.get('build_s'), '8.1f')} "
+                    f"{human(n):>5} {name:<16} {fmt(r.get('build_s'), '8.1f')} "
                     f"{r['lookups_per_s']:10,.0f} {recall:7.1%} {r['inserts_per_s']:9,.0f} "
                     f"{r['p50_ms']:7.3f} {r['p99_ms']:7.3f} {fmt(r.get('p99_cpu_ms'), '7.3f')} "
                     f"{fmt(r['bytes'] and r['bytes'] / n, '6.0f')} {r['rss_mb']:7.0f}",

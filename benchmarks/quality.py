@@ -3,12 +3,17 @@
     python benchmarks/quality.py              # ../shared/corpora: Handbook, Reuters, zh pairs
     python benchmarks/quality.py --quick      # a subset, in under two minutes
     python benchmarks/quality.py --pages DIR  # your own .html/.txt files
+    python benchmarks/quality.py --anchors-only  # ours with and without anchors, MinHash LSH
 
 Every method sees the same documents and calls a pair a duplicate in its own way:
 
-* ours: ``scrapy_simhash`` at its defaults (main text by SIMHASH_EXTRACTOR, TF-IDF top 128,
-  64-bit SimHash, distance <= 3; texts with fewer than 20 distinct terms match exactly);
-  also with the other extractors (``trafilatura``, ``none``);
+* ours: ``scrapy_simhash`` by distance only (``SIMHASH_ANCHORS = False``: main text by
+  SIMHASH_EXTRACTOR, TF-IDF top 128, 64-bit SimHash, distance <= 3; texts with fewer than 20
+  distinct terms match exactly); also with the other extractors (``trafilatura``, ``none``);
+* ours, anchors: at its defaults: the same, or one text contained in the other by its
+  paragraph anchors (``scrapy_simhash.anchors``). Over all pairs of a corpus, an anchor
+  held by more than ``MAX_ANCHOR_PAGES + 1`` of its documents is boilerplate (an index
+  counts the pages stored before; a corpus at once is the same once it is in);
 * ``simhash`` package: ``Simhash(text)`` with its defaults (character 4-grams), distance <= 3;
 * trafilatura: ``trafilatura.deduplication.Simhash(text)``, distance <= 3;
 * MinHash LSH: datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` over the same
@@ -51,6 +56,7 @@ import numpy as np
 
 from scrapy_simhash.analysis.fingerprint import Fingerprinter, simhash
 from scrapy_simhash.analysis.terms import TermExtractor
+from scrapy_simhash.anchors import DEFAULT_ANCHORS, MAX_ANCHOR_PAGES, contained
 from scrapy_simhash.dedup import Analyser
 from scrapy_simhash.extract.extractors import get_extractor, visible_text
 from scrapy_simhash.extract.text import exact_form, normalize_text
@@ -183,7 +189,9 @@ class Ours(Method):
     def __init__(self, extractor: str = "builtin", **params) -> None:
         self.extract = get_extractor(extractor)
         min_terms = params.pop("min_terms", 20)
-        self.dedup = Analyser(Fingerprinter(segmenter="auto", **params), min_terms=min_terms)
+        self.dedup = Analyser(
+            Fingerprinter(segmenter="auto", **params), min_terms=min_terms, anchors=0
+        )
         label = ", ".join(f"{k}={v}" for k, v in params.items())
         self.name = f"ours ({extractor}{', ' + label if label else ''})"
         self.extractor_name = extractor
@@ -212,6 +220,43 @@ class Ours(Method):
         if kind_a == "short":
             return 0 if value_a == value_b else 99
         return (value_a ^ value_b).bit_count()
+
+
+class OursAnchors(Ours):
+    """Ours at its defaults: by distance, or by containment (paragraph anchors)."""
+
+    def __init__(self, extractor: str = "builtin") -> None:
+        super().__init__(extractor)
+        self.dedup.anchors = DEFAULT_ANCHORS
+        self.name = f"ours ({extractor}, anchors)"
+
+    def sign(self, doc: Doc) -> object:
+        text = (
+            doc.text
+            if doc.html is None or self.extractor_name == "builtin"
+            else self.extract(doc.html)
+        )
+        analysis = self.dedup.analyse(text)
+        return (analysis.kind, analysis.value, analysis.anchors)
+
+    @staticmethod
+    def flagged(signatures, distance: int = MAX_DISTANCE):
+        found = Ours.flagged([(k, v) for k, v, _ in signatures], distance)
+        holders: dict[int, list[int]] = defaultdict(list)
+        for i, (_, _, anchors) in enumerate(signatures):
+            for h in anchors.hashes if anchors else ():
+                holders[h].append(i)
+        shared: Counter[tuple[int, int]] = Counter()
+        for docs in holders.values():
+            if len(docs) <= MAX_ANCHOR_PAGES + 1:
+                shared.update((a, b) for x, a in enumerate(docs) for b in docs[x + 1 :])
+        for (a, b), count in shared.items():
+            if count >= 2 and (a, b) not in found:
+                mine, theirs = signatures[a][2], signatures[b][2]
+                hashes, chars = mine.shared_with(theirs.hashes)
+                if contained(len(hashes), chars, mine.summary, theirs.summary):
+                    found.add((a, b))
+        return found
 
 
 class SimhashPackage(Method):
@@ -278,7 +323,7 @@ class MinHashLSH(Method):
 
 
 def methods(extractors: bool, peers: bool = True) -> list[Method]:
-    chosen: list[Method] = [Ours("builtin")]
+    chosen: list[Method] = [Ours("builtin"), OursAnchors("builtin")]
     if extractors:
         chosen += [Ours("trafilatura"), Ours("none")]
     if not peers:  # the peers are not even built: their packages need not be installed
@@ -603,17 +648,22 @@ def section_edits(docs: list[Doc], chosen: list[Method]) -> dict[str, list[tuple
                     signs[key] = m.sign(a)
                 found.append(m.same(signs[key], m.sign(b)))
             row.append(pct(sum(found) / len(kind_pairs)))
-            if mi == 0:
-                by_length.append([kind, *_recall_by_length(kind_pairs, found)])
+            if isinstance(m, Ours) and m.extractor_name == "builtin":
+                by_length.append([kind, _anchors_label(m), *_recall_by_length(kind_pairs, found)])
         rows.append(row)
     print(table(header, rows))
-    print(f"\n## (a2) {chosen[0].name}: the same recall by length of the original text\n")
+    print("\n## (a2) Ours, with and without anchors: the same recall by length of the original\n")
     print(
         "The same edit is a larger share of a shorter text: a paragraph is a tenth of a "
         "2,000-character page and a fiftieth of a 10,000-character one.\n"
     )
-    print(table(["edit", *(f"{label} chars" for label, _ in LENGTH_BANDS)], by_length))
+    bands = [*(f"{label} chars" for label, _ in LENGTH_BANDS), "all >= 2,000 chars"]
+    print(table(["edit", "anchors", *bands], by_length))
     return pairs
+
+
+def _anchors_label(method: Ours) -> str:
+    return "on" if isinstance(method, OursAnchors) else "off"
 
 
 #: Bands of the original text's length (characters of its main text), for (a2).
@@ -633,6 +683,8 @@ def _recall_by_length(pairs: list[tuple[Doc, Doc]], found: list[bool]) -> list[s
         band = [ok for (a, _), ok in zip(pairs, found, strict=True) if low <= len(a.text) < high]
         cells.append(f"{sum(band)}/{len(band)} {pct(sum(band) / len(band))}" if band else "-")
         low = high
+    band = [ok for (a, _), ok in zip(pairs, found, strict=True) if len(a.text) >= 2000]
+    cells.append(f"{sum(band)}/{len(band)} {pct(sum(band) / len(band))}" if band else "-")
     return cells
 
 
@@ -736,7 +788,7 @@ def section_natural(docs: list[Doc], results: dict) -> None:
 def section_short(limit: int | None) -> None:
     print("\n## (d) Short texts: Chinese sentence pairs (LCQMC test, PAWS-X zh test)\n")
     fingerprinter = Fingerprinter()
-    dedup = Analyser(fingerprinter)
+    dedup = Analyser(fingerprinter)  # at its defaults: with anchors
     rows = []
     for name, path, skip in (
         ("LCQMC", CORPORA / "zh-pairs" / "lcqmc-test.tsv", 0),
@@ -757,6 +809,12 @@ def section_short(limit: int | None) -> None:
             )
             c["dropped"] += dropped
             c["dropped, texts differ"] += dropped and exact_form(s1) != exact_form(s2)
+            both = a.anchors and b.anchors
+            hashes, chars = a.anchors.shared_with(b.anchors.hashes) if both else ((), 0)
+            anchored = dropped or bool(
+                both and contained(len(hashes), chars, a.anchors.summary, b.anchors.summary)
+            )
+            c["dropped with anchors, texts differ"] += anchored and exact_form(s1) != exact_form(s2)
             forced = [
                 simhash(
                     fingerprinter.term_extractor.top_terms(
@@ -777,6 +835,7 @@ def section_short(limit: int | None) -> None:
                     pct(c["short"] / c["pairs"]),
                     c["dropped"],
                     c["dropped, texts differ"],
+                    c["dropped with anchors, texts differ"],
                     pct(c["simhash<=3"] / c["pairs"]),
                 ]
             )
@@ -788,6 +847,7 @@ def section_short(limit: int | None) -> None:
                 "both on the exact path",
                 "dropped by ours",
                 "of them different texts",
+                "different texts dropped with anchors",
                 "SimHash alone would drop (d<=3)",
             ],
             rows,
@@ -807,6 +867,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pages", type=Path, help="your own directory of .html/.txt files")
     parser.add_argument("--no-peers", action="store_true", help="ours only")
     parser.add_argument(
+        "--anchors-only",
+        action="store_true",
+        help="ours with and without paragraph anchors, and MinHash LSH; no other peer or extractor",
+    )
+    parser.add_argument(
         "--thresholds",
         action="store_true",
         help="also (e)+(f): each threshold from 2 to 8, what it buys and costs "
@@ -820,6 +885,8 @@ def main(argv: list[str] | None = None) -> None:
     SHOW_FALSE_POSITIVES = args.false_positives
 
     chosen = methods(extractors=True, peers=not args.no_peers)
+    if args.anchors_only:
+        chosen = [Ours("builtin"), OursAnchors("builtin"), MinHashLSH()]
     print(
         f"# Quality: distance <= {MAX_DISTANCE}; "
         f"truth = {SHINGLE}-token shingle Jaccard >= {JACCARD}"

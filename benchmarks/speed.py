@@ -10,8 +10,9 @@ Every method gets the same documents: the visible text of each page (HTML reduce
 * reference: ``jieba.analyse.extract_tags(text, topK=128, withWeight=True)`` (jieba's
   TF-IDF keywords, HMM on, its default) fed to ``simhash.Simhash`` (the ``simhash`` package);
 * ours (jieba) / ours (rjieba): what the pipeline does with a text,
-  ``Deduplicator.analyse`` (normalise, term counts, TF-IDF top 128, SimHash), with pure
-  jieba (HMM off) or the ``[fast]`` extra;
+  ``Deduplicator.analyse`` (normalise, term counts, TF-IDF top 128, SimHash, paragraph
+  anchors), with pure jieba (HMM off) or the ``[fast]`` extra; and with rjieba without the
+  anchors (``SIMHASH_ANCHORS = False``);
 * the bound: ``rjieba.cut(text, hmm=False)`` alone, segmentation and nothing else; our
   rjieba path can only approach it;
 * peers: the ``simhash`` package on its own features (``Simhash(text)``), and MinHash with
@@ -43,6 +44,7 @@ from scrapy_simhash.analysis.fingerprint import (
     hash_term,
     simhash,
 )
+from scrapy_simhash.anchors import DEFAULT_ANCHORS
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.extract.extractors import visible_text
 from scrapy_simhash.extract.text import normalize_text
@@ -69,10 +71,13 @@ def load_texts(pages: Path | None) -> list[str]:
     return texts
 
 
-def ours(segmenter: str) -> Callable[[str], object]:
+def ours(segmenter: str, anchors: bool = True) -> Callable[[str], object]:
     """What the pipeline does with a page's text: ``Deduplicator.analyse`` (normalise,
-    count terms, TF-IDF top 128, SimHash; the index is not touched)."""
-    return Deduplicator(None, Fingerprinter(segmenter=segmenter)).analyse  # type: ignore[arg-type]
+    count terms, TF-IDF top 128, SimHash, and the paragraph anchors unless *anchors* is
+    false, as with ``SIMHASH_ANCHORS = False``; the index is not touched)."""
+    count = DEFAULT_ANCHORS if anchors else 0
+    dedup = Deduplicator(None, Fingerprinter(segmenter=segmenter), anchors=count)  # type: ignore[arg-type]
+    return dedup.analyse
 
 
 def reference() -> Callable[[str], int]:
@@ -190,6 +195,7 @@ def main(argv: list[str] | None = None) -> None:
         import rjieba
 
         methods["ours, rjieba ([fast] extra)"] = ours("rjieba")
+        methods["ours, rjieba, without anchors"] = ours("rjieba", anchors=False)
         methods[bound] = functools.partial(rjieba.cut, hmm=False)
     else:
         print("rjieba is not installed (pip install 'scrapy-simhash[fast]'); skipping it\n")

@@ -17,7 +17,9 @@ import functools
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
+from .analysis.anchors import text_anchors
 from .analysis.fingerprint import Fingerprinter, hash_term
+from .anchors import DEFAULT_ANCHORS, Anchors
 from .extract.body import mostly_paragraphs
 from .extract.extractors import Extractor, get_extractor
 from .extract.fields import CROWDED, field_text
@@ -44,6 +46,9 @@ class Analysis:
     #: Why the main text of an HTML field could not be found and a wider text was
     #: analysed instead (see :class:`~scrapy_simhash.extract.main_text.MainText`), else ``None``.
     fallback: str | None = None
+    #: The paragraph anchors of a ``simhash`` text (see :mod:`scrapy_simhash.anchors`);
+    #: ``None`` when anchors are off or the text has no line long enough.
+    anchors: Anchors | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,17 @@ class Verdict:
         """Only another page's text: an unchanged re-crawl is not a duplicate."""
         return self.status == "duplicate"
 
+    @property
+    def test(self) -> str | None:
+        """Which test matched: ``near`` (within the distance), ``contained`` (most of
+        the smaller page's paragraphs are in the other), ``exact`` (a short text); ``None``
+        without a match."""
+        if self.match is None:
+            return None
+        if self.match.contained:
+            return "contained"
+        return "exact" if self.analysis.kind == "short" else "near"
+
 
 class Analyser:
     """Text -> :class:`Analysis`: the CPU work (normalise, segment, fingerprint), with no
@@ -69,7 +85,8 @@ class Analyser:
 
     *min_terms*: texts with fewer distinct terms take the exact-match path.
     *max_length*: texts are cut to this many characters before analysis, which bounds the
-    time one page can take.
+    time one page can take. *anchors*: how many paragraph anchors a text gets (0: none,
+    pages are matched by distance only).
     """
 
     def __init__(
@@ -78,10 +95,12 @@ class Analyser:
         *,
         min_terms: int = 20,
         max_length: int = 2_000_000,
+        anchors: int = DEFAULT_ANCHORS,
     ) -> None:
         self.fingerprinter = fingerprinter
         self.min_terms = min_terms
         self.max_length = max_length
+        self.anchors = anchors
 
     def analyse(self, text: str, *, min_terms: int | None = None) -> Analysis:
         """*min_terms*: this text's bar for the exact-match path, if not ``min_terms``."""
@@ -97,7 +116,13 @@ class Analyser:
             digest = hash_term(exact_form(text), self.fingerprinter.seed)
             return Analysis("short", digest, len(counts), truncated)
         top = terms.top_terms(counts)
-        return Analysis("simhash", self.fingerprinter.simhash(top), len(counts), truncated)
+        fingerprint = self.fingerprinter.simhash(top)
+        anchors = (
+            text_anchors(text, self.fingerprinter.seed, count=self.anchors)
+            if self.anchors
+            else None
+        )
+        return Analysis("simhash", fingerprint, len(counts), truncated, anchors=anchors or None)
 
 
 class Deduplicator:
@@ -112,9 +137,12 @@ class Deduplicator:
         *,
         min_terms: int = 20,
         max_length: int = 2_000_000,
+        anchors: int = DEFAULT_ANCHORS,
     ) -> None:
         self.index = index
-        self.analyser = Analyser(fingerprinter, min_terms=min_terms, max_length=max_length)
+        self.analyser = Analyser(
+            fingerprinter, min_terms=min_terms, max_length=max_length, anchors=anchors
+        )
 
     @property
     def fingerprinter(self) -> Fingerprinter:
@@ -137,7 +165,7 @@ class Deduplicator:
         :meth:`~scrapy_simhash.index.base.NearDuplicateIndex.check_and_add`). Empty
         texts are never stored: ``new``, whatever the key stored."""
         if analysis.kind == "simhash":
-            outcome = self.index.check_and_add(analysis.value, key)
+            outcome = self.index.check_and_add(analysis.value, key, analysis.anchors)
         elif analysis.kind == "short":
             outcome = self.index.check_and_add_exact(analysis.value, key)
         else:
@@ -163,6 +191,8 @@ class AnalysisParams:
     max_length: int
     #: Extractor name, as :func:`scrapy_simhash.extract.extractors.get_extractor` takes it.
     extractor: str
+    #: Paragraph anchors per text (0: none).
+    anchors: int = DEFAULT_ANCHORS
 
     def __repr__(self) -> str:
         # A secret seed is never shown; without one the repr rebuilds the same params.
@@ -224,5 +254,10 @@ def fields_text(values: list[object], extractor: Extractor | None) -> str:
 def _analyser(params: AnalysisParams) -> tuple[Analyser, Extractor]:
     # Built once per worker process (the segmenter's dictionary takes a second to load).
     fingerprinter = Fingerprinter(top_n=params.top_n, seed=params.seed, segmenter=params.segmenter)
-    analyser = Analyser(fingerprinter, min_terms=params.min_terms, max_length=params.max_length)
+    analyser = Analyser(
+        fingerprinter,
+        min_terms=params.min_terms,
+        max_length=params.max_length,
+        anchors=params.anchors,
+    )
     return analyser, get_extractor(params.extractor, min_words=params.min_terms)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .analysis.fingerprint import Fingerprinter, seed_from_secret
+from .anchors import DEFAULT_ANCHORS
 from .dedup import AnalysisParams, Deduplicator
 from .exceptions import ConfigurationError
 from .extract.extractors import Extractor, get_extractor
@@ -36,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_KEY_FIELD": "url",
     "SIMHASH_TOP_N": DEFAULT_TOP_N,
     "SIMHASH_MIN_TERMS": 20,
+    "SIMHASH_ANCHORS": True,
     "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
     "SIMHASH_REMOVE_BOILERPLATE": True,
     "SIMHASH_EXTRACTOR": "builtin",
@@ -84,6 +86,9 @@ class SimhashSettings:
     key_field: str = DEFAULTS["SIMHASH_KEY_FIELD"]
     top_n: int = DEFAULTS["SIMHASH_TOP_N"]
     min_terms: int = DEFAULTS["SIMHASH_MIN_TERMS"]
+    #: Paragraph anchors: a page contained in a kept one (or containing it) is a duplicate
+    #: too (see :mod:`scrapy_simhash.anchors`); off, pages are matched by distance only.
+    anchors: bool = DEFAULTS["SIMHASH_ANCHORS"]
     max_text_length: int = DEFAULTS["SIMHASH_MAX_TEXT_LENGTH"]
     remove_boilerplate: bool = DEFAULTS["SIMHASH_REMOVE_BOILERPLATE"]
     #: Main-content extractor for HTML fields: "builtin", "trafilatura" or "none".
@@ -199,6 +204,7 @@ class SimhashSettings:
             min_terms=self.min_terms,
             max_length=self.max_text_length,
             extractor=self.extractor_name,
+            anchors=self.anchor_count,
         )
 
     def open_index(self, uri: str, *, create: bool = True) -> NearDuplicateIndex:
@@ -217,7 +223,11 @@ class SimhashSettings:
         """A deduplicator on *index* (open, and of these settings' features) that analyses
         texts as these settings say."""
         return Deduplicator(
-            index, self.fingerprinter, min_terms=self.min_terms, max_length=self.max_text_length
+            index,
+            self.fingerprinter,
+            min_terms=self.min_terms,
+            max_length=self.max_text_length,
+            anchors=self.anchor_count,
         )
 
     def open_deduplicator(self, uri: str, *, create: bool = True) -> Deduplicator:
@@ -230,6 +240,11 @@ class SimhashSettings:
         except BaseException:
             index.close()
             raise
+
+    @property
+    def anchor_count(self) -> int:
+        """Paragraph anchors per text: the format's count, or 0 when they are off."""
+        return DEFAULT_ANCHORS if self.anchors else 0
 
     @property
     def extractor_name(self) -> str:
@@ -288,6 +303,7 @@ class SimhashSettings:
             key_field=getstr("SIMHASH_KEY_FIELD").strip(),
             top_n=getint("SIMHASH_TOP_N"),
             min_terms=getint("SIMHASH_MIN_TERMS"),
+            anchors=getbool("SIMHASH_ANCHORS"),
             max_text_length=getint("SIMHASH_MAX_TEXT_LENGTH"),
             remove_boilerplate=getbool("SIMHASH_REMOVE_BOILERPLATE"),
             extractor=getstr("SIMHASH_EXTRACTOR").strip().lower(),

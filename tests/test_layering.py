@@ -24,8 +24,9 @@ BELOW: dict[str, set[str]] = {
     "features": set(),  # the fingerprint's width and feature signature, as plain values
     "durations": {"exceptions"},  # its errors are ConfigurationErrors
     "_speedups": set(),  # the compiled accelerator
-    "analysis": {"exceptions", "features", "_speedups"},
-    "index": {"exceptions", "features", "durations"},
+    "anchors": set(),  # paragraph anchors and the containment rule, as plain values
+    "analysis": {"exceptions", "features", "_speedups", "anchors"},
+    "index": {"exceptions", "features", "durations", "anchors"},
     "extract": {"analysis"},
     "dedup": {"extract", "index"},
     "settings": {"dedup"},
@@ -271,5 +272,11 @@ def test_importing_the_index_layer_imports_no_other_layer():
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     layers, heavy = done.stdout.splitlines()
-    assert set(ast.literal_eval(layers)) <= {"index", "exceptions", "features", "durations"}
+    assert set(ast.literal_eval(layers)) <= {
+        "index",
+        "exceptions",
+        "features",
+        "durations",
+        "anchors",
+    }
     assert heavy == "[]"

@@ -188,10 +188,13 @@ def dedup(
     if as_json:
         echo_json(summary)
         return
+    contained = summary["dropped_contained"]
     click.echo(
         f"{summary['items']} items: kept {summary['kept']}, dropped {summary['dropped']} "
-        f"({summary['dropped_near']} near-duplicates, {summary['dropped_exact']} exact "
-        f"short texts); {summary['no_text']} without text (kept)."
+        f"({summary['dropped_near']} near-duplicates, "
+        + (f"{contained} contained in a kept item, " if contained else "")
+        + f"{summary['dropped_exact']} exact short texts); {summary['no_text']} without "
+        "text (kept)."
     )
     click.echo(f"Kept items: {output}")
     click.echo(f"Duplicates report: {report}")

@@ -9,9 +9,11 @@ from datetime import datetime, timezone
 
 import click
 
+from ..analysis.anchors import anchor_lines
 from ..analysis.fingerprint import format_fingerprint
 from ..dedup import analyse_text
 from ..exceptions import IndexNotFound
+from ..extract.text import normalize_characters
 from ..index import open_index
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
@@ -69,8 +71,10 @@ def stats(env: Env, index_uri: str | None, as_json: bool) -> None:
     )
     click.echo(f"Features    {data['features']}")
     click.echo(
-        f"Drops       {data['drops']} ({data['drops'] - data['drops_exact']} near, "
-        f"{data['drops_exact']} exact)" + (f"; by distance {by_distance}" if by_distance else "")
+        f"Drops       {data['drops']} "
+        f"({data['drops'] - data['drops_exact'] - data['drops_contained']} near, "
+        f"{data['drops_contained']} contained, {data['drops_exact']} exact)"
+        + (f"; by distance {by_distance}" if by_distance else "")
     )
     if data["unchanged_revisits"]:
         click.echo(
@@ -120,6 +124,7 @@ def check(
       scrapy-simhash check saved-page.html --max-distance 8
       curl -s https://news.example/ | scrapy-simhash check -
     """
+    contained = None
     with env.open(index_uri, read_only=True) as index:
         k = index.plan.max_distance if max_distance is None else max_distance
         stored = index.find(source) if source != "-" else []
@@ -136,6 +141,15 @@ def check(
             label, text = read_source(source, env.text_of)
             analysis = analyse_text(env.deduplicator(index), text)
             kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
+            if analysis.anchors:
+                container = index.query_contained(fingerprint, analysis.anchors)
+                lines = anchor_lines(normalize_characters(text), env.settings.fingerprinter.seed)
+                if container is not None:
+                    contained = {
+                        "key": container.key,
+                        "distance": container.distance,
+                        "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
+                    }
         found = neighbours(
             index,
             kind,
@@ -145,7 +159,7 @@ def check(
             itself=source if stored_fp else None,
         )
         dropped_for = [
-            {"key": d.key, "distance": d.distance, "at": d.at}
+            {"key": d.key, "distance": d.distance, "shared": d.shared, "at": d.at}
             for d in (index.drops() if stored else ())
             if d.kept_key == source and not d.is_revisit
         ]
@@ -159,6 +173,7 @@ def check(
                 "max_distance": k,
                 "matches": found.matches,
                 "nearest_beyond": found.beyond,
+                "contained": contained,
                 "dropped_as_its_duplicates": dropped_for,
             }
         )
@@ -177,10 +192,18 @@ def check(
         click.echo("Nearest stored pages beyond it:")
         for match in found.beyond:
             click.echo(f"  {match['distance']:>2}  {match['key']}")
+    if contained:
+        click.echo(
+            f"Contained in (or containing) {contained['key']} (distance "
+            f"{contained['distance']}): a duplicate by its shared long paragraphs:"
+        )
+        for line in contained["shared_paragraphs"]:
+            click.echo(f"  {line[:150]}{'...' if len(line) > 150 else ''}")
     if dropped_for:
         click.echo("Dropped as its duplicates (audit log):")
         for drop in dropped_for:
-            click.echo(f"  {drop['distance']:>2}  {drop['key']}")
+            how = f"contained ({drop['shared']} paragraphs)" if drop["shared"] else ""
+            click.echo(f"  {drop['distance']:>2}  {drop['key']}  {how}".rstrip())
 
 
 @honours(
@@ -225,12 +248,20 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     click.echo(f"A  {label_a}: {describe_analysis(result.a)}")
     click.echo(f"B  {label_b}: {describe_analysis(result.b)}")
     if result.distance is not None:
-        verdict = "near-duplicates" if result.duplicate else "different"
+        verdict = {
+            "near": "near-duplicates",
+            "contained": "not near, but one is contained in the other",
+        }.get(result.test or "", "different")
         click.echo(
             f"Distance {result.distance} (threshold {result.max_distance}): {verdict}. "
             f"Differing bits {list(result.differing_bits) or 'none'}, in blocks "
             f"{list(result.differing_blocks) or 'none'}."
         )
+        if result.shared_paragraphs:
+            how = "contained: duplicates" if result.contained else "not enough for containment"
+            click.echo(f"Shared long paragraphs ({how}):")
+            for line in result.shared_paragraphs:
+                click.echo(f"  {line[:150]}{'...' if len(line) > 150 else ''}")
     elif result.a.kind == "short" and result.b.kind == "short":
         same = "the same" if result.duplicate else "not the same"
         click.echo(f"Both too short for SimHash: their exact texts are {same}.")
@@ -297,6 +328,8 @@ def dropped(
             "distance": r.distance,
             "exact": r.exact,
             "unchanged": r.unchanged,
+            "test": "exact" if r.exact else "contained" if r.shared else "near",
+            "shared": r.shared,
         }
         for r in records
     ]
@@ -306,7 +339,17 @@ def dropped(
     elif as_csv:
         out = io.StringIO()
         writer = csv.DictWriter(
-            out, fieldnames=["at", "dropped", "kept", "distance", "exact", "unchanged"]
+            out,
+            fieldnames=[
+                "at",
+                "dropped",
+                "kept",
+                "distance",
+                "exact",
+                "unchanged",
+                "test",
+                "shared",
+            ],
         )
         writer.writeheader()
         for row in rows:
@@ -317,6 +360,8 @@ def dropped(
     else:
         for row in rows:
             how = "exact" if row["exact"] else f"d={row['distance']}"
+            if row["shared"]:
+                how = f"contained ({row['shared']} paragraphs)"
             how = f"same {how}" if row["unchanged"] else how
             click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
         click.echo("1 drop." if len(rows) == 1 else f"{len(rows)} drops.")

@@ -134,11 +134,16 @@ class Env:
             )
         return click.ClickException(f"{error} {hint}")
 
-    def open(self, given: str | None, *, read_only: bool = False) -> NearDuplicateIndex:
+    def open(
+        self, given: str | None, *, read_only: bool = False, upgrade: bool = False
+    ) -> NearDuplicateIndex:
         """Open an existing index (never creates one); *read_only* for commands that only
-        read, which then also work on a read-only file system."""
+        read, which then also work on a read-only file system; *upgrade* to upgrade an
+        index written before paragraph anchors."""
         try:
-            return open_index(self.index_uri(given), create=False, read_only=read_only)
+            return open_index(
+                self.index_uri(given), create=False, read_only=read_only, upgrade=upgrade
+            )
         except IndexNotFound as e:
             raise self.not_found(e, given) from None
 

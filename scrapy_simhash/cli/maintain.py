@@ -1,4 +1,4 @@
-"""Keeping an index: ``export``, ``import``, ``expire``, ``forget``, ``vacuum``,
+"""Keeping an index: ``export``, ``import``, ``expire``, ``forget``, ``vacuum``, ``upgrade``,
 ``rebuild``: the commands that change what an index holds or how it is built."""
 
 from __future__ import annotations
@@ -221,6 +221,24 @@ def vacuum(env: Env, index_uri: str | None) -> None:
         click.echo(f"Vacuumed {index.location}: {before:,} -> {after:,} bytes.")
     else:
         click.echo(f"Vacuumed {index.location}.")
+
+
+@honours(INDEX_SETTINGS, KEEPS_ITS_PARAMETERS)
+@main.command(short_help="Upgrade an index written before paragraph anchors.")
+@index_option
+@click.pass_obj
+def upgrade(env: Env, index_uri: str | None) -> None:
+    """Upgrade an index written by an earlier scrapy-simhash to store paragraph anchors:
+    its pages are kept (and found by distance only; pages stored from now on have their
+    anchors). An index that needs it is refused by a crawl until it is upgraded. Older
+    scrapy-simhash versions refuse the upgraded index.
+
+    \b
+    Example:
+      scrapy-simhash upgrade --index .scrapy/simhash.db
+    """
+    with env.open(index_uri, upgrade=True) as index:
+        click.echo(f"The index {index.location} stores paragraph anchors ({len(index)} pages).")
 
 
 @honours(

@@ -428,9 +428,8 @@ class CrawlDeduplicator:
                 self.inc("kept")
             return
         self.inc("flagged" if self.config.flag_only else "dropped")
-        kind = "exact" if analysis.kind == "short" else "near"
-        self.inc(f"{'flagged' if self.config.flag_only else 'dropped'}/{kind}")
-        if analysis.kind == "simhash":
+        self.inc(f"{'flagged' if self.config.flag_only else 'dropped'}/{verdict.test}")
+        if verdict.test == "near":
             self.inc(f"distance/{verdict.match.distance}")
 
     def seen_in_this_crawl(self, verdict: Verdict) -> bool:
@@ -448,6 +447,11 @@ class CrawlDeduplicator:
             return f"{key} is unchanged since the last crawl ({how})"
         if verdict.analysis.kind == "short":
             return f"{key} has the same text as {match.key}"
+        if match.contained:
+            return (
+                f"{key} and {match.key} are one contained in the other ({len(match.shared)} "
+                f"long paragraphs shared, distance {match.distance})"
+            )
         return f"{key} is a near-duplicate of {match.key} (distance {match.distance})"
 
     def mark(self, item: Any, verdict: Verdict) -> bool:

@@ -57,6 +57,7 @@ def open_index(
     features: str | None = None,
     create: bool = True,
     read_only: bool = False,
+    upgrade: bool = False,
 ) -> NearDuplicateIndex:
     """Open (or create) the index at *uri*.
 
@@ -68,6 +69,7 @@ def open_index(
     default when it is created (``max_distance=3``, ``blocks=max_distance + 2``, the default
     fingerprinter's features). A parameter that differs from the stored one raises
     :class:`~scrapy_simhash.exceptions.IndexParameterMismatch` showing both values.
+    *upgrade*: an index written before paragraph anchors is upgraded (else refused).
     """
     return _backend_for(uri).from_uri(
         uri,
@@ -76,6 +78,7 @@ def open_index(
         features=features,
         create=create,
         read_only=read_only,
+        **({"upgrade": True} if upgrade else {}),
     )
 
 

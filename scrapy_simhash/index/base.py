@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
 
+from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors, contained
 from ..exceptions import (
     IndexCorrupt,
     IndexNotFound,
@@ -34,6 +35,14 @@ class Match:
     fingerprint: int  #: its fingerprint (for exact entries: the digest of its text)
     distance: int  #: Hamming distance to the probed fingerprint (0 for exact entries)
     added_at: float  #: when it was stored, seconds since the epoch
+    #: For a page found by containment (see :mod:`scrapy_simhash.anchors`): the anchors
+    #: it shares with the probed page; empty for a page found by distance.
+    shared: tuple[int, ...] = ()
+
+    @property
+    def contained(self) -> bool:
+        """Found because one page's long paragraphs are in the other's, not by distance."""
+        return bool(self.shared)
 
 
 #: What a check found, seen from the page checked under its key:
@@ -64,6 +73,8 @@ class StoredPage:
     fingerprint: int  #: its SimHash, or for ``exact`` entries the digest of its text
     added_at: float
     exact: bool = False  #: stored by :meth:`NearDuplicateIndex.check_and_add_exact`
+    #: Its paragraph anchors (without their lines' lengths), if any.
+    anchors: Anchors | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,9 @@ class DropRecord:
     #: Dropped as unchanged since the last crawl (it matched its own stored entry), not
     #: as a duplicate of another page.
     unchanged: bool = False
+    #: Paragraph anchors shared with the kept page when it was dropped as contained in it
+    #: (0: dropped by distance, or exactly).
+    shared: int = 0
 
     @property
     def is_revisit(self) -> bool:
@@ -160,13 +174,21 @@ class IndexHotPath(Protocol):
     max_distance: int
     #: Where the index lives, for messages (never contains a password).
     location: str
+    #: Whether :meth:`check_and_add` tests containment by paragraph anchors (every
+    #: backend but the Redis Cluster spread layout, which matches by distance only).
+    checks_containment: bool
 
-    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         """Atomically: find the nearest stored page within ``max_distance`` of
         *fingerprint*, preferring the entry stored under *key* itself (``unchanged``) to
-        any other (``duplicate``); with none, store *fingerprint* under *key*, replacing
-        what was stored under *key* (``changed``) or not (``new``). An index holds one
-        entry per key: the newest."""
+        any other (``duplicate``); with none, and with *anchors*, the earliest stored page
+        of another key that the page is contained in or that is contained in it
+        (``duplicate``, its match says the shared anchors; see
+        :func:`~scrapy_simhash.anchors.contained`, anchors stored for more than
+        :data:`~scrapy_simhash.anchors.MAX_ANCHOR_PAGES` pages are ignored); with none,
+        store *fingerprint* and *anchors* under *key*, replacing what was stored under
+        *key* (``changed``) or not (``new``). An index holds one entry per key: the
+        newest."""
         ...
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
@@ -178,6 +200,12 @@ class IndexHotPath(Protocol):
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         """Return the stored pages within *max_distance* (default and at most the index's
         own), nearest first."""
+        ...
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        """The page a check of *fingerprint* with *anchors* would match by containment
+        (see :meth:`check_and_add`), ignoring any page within the distance; nothing is
+        stored."""
         ...
 
     def __len__(self) -> int:
@@ -262,6 +290,7 @@ class IndexBase:
     plan: BlockPlan
     parameters: IndexParameters
     location: str
+    checks_containment = True
     #: The exceptions of the backend's driver that :meth:`_errors` translates.
     _driver_errors: tuple[type[BaseException], ...] = ()
 
@@ -348,6 +377,18 @@ def check_layout_version(version: int, supported: int, location: str, what: str)
         )
 
 
+def check_anchors_format(stored: str | None, location: str) -> None:
+    """Refuse an index whose paragraph anchors were made otherwise than this
+    scrapy-simhash makes them (they would never match)."""
+    if stored != ANCHORS_FORMAT:
+        raise IndexParameterMismatch(
+            f"The index at {location} stores paragraph anchors of the format {stored!r}; "
+            f"this scrapy-simhash makes {ANCHORS_FORMAT!r}, and the two never match. Use "
+            "the scrapy-simhash that built it, or point SIMHASH_INDEX_URI at a new index "
+            "(scrapy-simhash export, then import into the new one, keeps its pages)"
+        )
+
+
 def stored_parameters(meta: Mapping[str, str], location: str, where: str) -> IndexParameters:
     """The parameters in the stored *meta* (read from *where*), else :class:`IndexCorrupt`."""
     try:
@@ -375,6 +416,38 @@ def own_key_first(matches: list[tuple[int, int, Match]], key: str) -> Outcome | 
 #: URLs that web servers accept (8 KB by default in Apache and nginx), short enough that
 #: a crafted export of many keys cannot make an import hold much memory per page.
 MAX_KEY_BYTES = 16384
+
+
+def container(
+    anchors: Anchors, hits: Mapping[int, Iterable[object]], stored
+) -> tuple[object, tuple[int, ...]] | None:
+    """The containment test of a check, shared by the backends. *hits* maps each anchor
+    of the probed page to the ids of the stored pages holding it, at most
+    ``MAX_ANCHOR_PAGES + 1`` of them (more: boilerplate, ignored); *stored* maps an id
+    to ``(order, summary)`` (see :attr:`~scrapy_simhash.anchors.Anchors.summary`), or
+    ``None`` for a page not to match (another process's expired page, the page's own key).
+    Returns ``(id, shared anchors)`` of the earliest stored page that passes
+    :func:`~scrapy_simhash.anchors.contained`, else ``None``."""
+    by_page: dict[object, list[int]] = {}
+    for anchor, pages in hits.items():
+        pages = list(pages)
+        if len(pages) <= MAX_ANCHOR_PAGES:
+            for page in pages:
+                by_page.setdefault(page, []).append(anchor)
+    found = []
+    for page, hashes in by_page.items():
+        if len(hashes) < 2:
+            continue
+        info = stored(page)
+        if info is None:
+            continue
+        shared, chars = anchors.shared_with(hashes)
+        if contained(len(shared), chars, anchors.summary, info[1]):
+            found.append((info[0], page, shared))
+    if not found:
+        return None
+    _, page, shared = min(found, key=lambda f: f[0])
+    return page, tuple(sorted(shared))
 
 
 def storable_key(key: str) -> str:

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..anchors import MAX_ANCHOR_PAGES, Anchors
 from .base import (
     DropRecord,
     IndexBase,
@@ -15,6 +16,7 @@ from .base import (
     Outcome,
     RequestedParameters,
     StoredPage,
+    container,
     nearest,
     own_key_first,
     storable_key,
@@ -58,6 +60,10 @@ class MemoryIndex(IndexBase):
         )
         self._drops: list[DropRecord] = []
         self._next_id = 1
+        # Paragraph anchors: anchor -> ids of the pages holding it (its count is the
+        # size), and page id -> its anchors.
+        self._anchor_pages: defaultdict[int, set[int]] = defaultdict(set)
+        self._anchors: dict[int, Anchors] = {}
 
     def _read_parameters(self) -> IndexParameters | None:
         return None  # a new index every time
@@ -88,24 +94,60 @@ class MemoryIndex(IndexBase):
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         return [m for _, _, m in self._matches(fingerprint, self._query_distance(max_distance))]
 
-    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         key = storable_key(key)
         found = own_key_first(self._matches(fingerprint, self.max_distance), key)
         if found is not None:
             return found
+        if anchors:
+            match = self._container(fingerprint, anchors, key)
+            if match is not None:
+                return Outcome("duplicate", match)
         replaced = self._forget(key)
-        self._store(fingerprint, key, time.time())
+        self._store(fingerprint, key, time.time(), anchors)
         return Outcome("changed" if replaced else "new")
 
-    def _store(self, fingerprint: int, key: str, added_at: float) -> None:
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        return self._container(fingerprint, anchors, None) if anchors else None
+
+    def _container(self, fingerprint: int, anchors: Anchors, key: str | None) -> Match | None:
+        def stored(page_id):
+            page = self._pages[page_id]
+            return None if page[1] == key else (page_id, self._anchors[page_id].summary)
+
+        hits = {
+            a: sorted(self._anchor_pages[a])[: MAX_ANCHOR_PAGES + 1]
+            for a in anchors.hashes
+            if a in self._anchor_pages
+        }
+        found = container(anchors, hits, stored)
+        if found is None:
+            return None
+        page_id, shared = found
+        other, stored_key, added_at = self._pages[page_id]
+        return Match(stored_key, other, (fingerprint ^ other).bit_count(), added_at, shared)
+
+    def _store(
+        self, fingerprint: int, key: str, added_at: float, anchors: Anchors | None = None
+    ) -> None:
         page_id, self._next_id = self._next_id, self._next_id + 1
         self._pages[page_id] = (fingerprint, key, added_at)
         self._by_key[key][0].add(page_id)
         for table, block_key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
             table[block_key].append(page_id)
+        if anchors:
+            self._anchors[page_id] = anchors.stored()
+            for anchor in anchors.hashes:
+                self._anchor_pages[anchor].add(page_id)
 
     def _remove(self, page_id: int) -> None:
         fingerprint, key, _ = self._pages.pop(page_id)
+        anchors = self._anchors.pop(page_id, None)
+        for anchor in anchors.hashes if anchors else ():
+            pages = self._anchor_pages[anchor]
+            pages.discard(page_id)
+            if not pages:
+                del self._anchor_pages[anchor]
         self._unlist(key, page_id, 0)
         for table, block_key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
             ids = table[block_key]
@@ -151,7 +193,15 @@ class MemoryIndex(IndexBase):
         self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
     ) -> None:
         self._drops.append(
-            DropRecord(storable_key(key), match.key, match.distance, exact, time.time(), unchanged)
+            DropRecord(
+                storable_key(key),
+                match.key,
+                match.distance,
+                exact,
+                time.time(),
+                unchanged,
+                len(match.shared),
+            )
         )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
@@ -161,7 +211,10 @@ class MemoryIndex(IndexBase):
 
     def _all_pages(self) -> list[StoredPage]:
         # By time; at the same time fingerprints first, each kind in the order stored.
-        pages = [(t, 0, i, StoredPage(k, fp, t)) for i, (fp, k, t) in self._pages.items()]
+        pages = [
+            (t, 0, i, StoredPage(k, fp, t, anchors=self._anchors.get(i)))
+            for i, (fp, k, t) in self._pages.items()
+        ]
         pages += [(t, 1, i, StoredPage(k, d, t, True)) for d, (k, t, i) in self._exact.items()]
         return [page for *_, page in sorted(pages, key=lambda entry: entry[:3])]
 
@@ -184,7 +237,7 @@ class MemoryIndex(IndexBase):
                 if (page.key, page.fingerprint) in stored:
                     continue
                 stored.add((page.key, page.fingerprint))
-                self._store(page.fingerprint, page.key, page.added_at)
+                self._store(page.fingerprint, page.key, page.added_at, page.anchors)
             added += 1
         return added
 

@@ -71,6 +71,9 @@ class Calibration:
     #: Audit-log entries of unchanged re-visits (a page and its own stored entry), left
     #: out of the histogram: they say nothing about the threshold.
     revisits: int = 0
+    #: Drops by containment (audit log): decided by shared paragraphs, not by distance,
+    #: so not on the histogram.
+    contained: int = 0
 
     def pairs(self, distance: int, dropped: bool) -> list[Pair]:
         """The example pairs at *distance*, dropped ones or kept ones."""
@@ -93,6 +96,7 @@ class Calibration:
             "sampled": self.sampled,
             "nearest": {str(d): n for d, n in sorted(self.nearest.items())},
             "dropped": {str(d): n for d, n in sorted(self.dropped.items())},
+            "dropped_contained": self.contained,
             "examples": {
                 str(d): [vars(p) for p in pairs] for d, pairs in sorted(self.examples.items())
             },
@@ -148,6 +152,8 @@ def calibrate(
     for drop in sorted(index.drops(), key=lambda d: (d.key, d.kept_key)):
         if drop.is_revisit:
             result.revisits += 1
+        elif drop.shared:
+            result.contained += 1
         elif not drop.exact:
             result.dropped[drop.distance] += 1
             pair = frozenset((drop.key, drop.kept_key))
@@ -193,6 +199,11 @@ def render_text(result: Calibration, width: int = 40) -> str:
         marker = "  <- threshold" if d == result.max_distance else ""
         lines.append(f"{d:>8}  {dropped:>7}  {nearest:>7}  {bar}{marker}")
     lines += ["", "x: dropped (audit log), #: nearest kept neighbour (sample)"]
+    if result.contained:
+        lines.append(
+            f"Not shown: {result.contained} drops of pages contained in a kept one (shared "
+            "paragraphs, at any distance)"
+        )
     if result.examples:
         lines += ["", "Example pairs:"]
         for d, pairs in result.examples.items():

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..analysis.anchors import anchor_lines
 from ..analysis.fingerprint import format_fingerprint, hamming_distance
+from ..anchors import contained as is_contained
 from ..dedup import Analysis, Deduplicator, analyse_text
-from ..extract.text import normalize_text
+from ..extract.text import normalize_characters, normalize_text
 from ..index.blocks import BlockPlan
 
 __all__ = ["Explanation", "explain"]
@@ -29,18 +31,36 @@ class Explanation:
     shared: list[tuple[str, float, float]]  #: (term, weight in a, weight in b)
     only_a: list[tuple[str, float]]
     only_b: list[tuple[str, float]]
+    #: The long paragraphs both texts have among their anchors (see
+    #: :mod:`scrapy_simhash.anchors`), and whether they make one contained in the other.
+    shared_paragraphs: tuple[str, ...] = ()
+    contained: bool = False
+
+    @property
+    def near(self) -> bool:
+        return self.distance is not None and self.distance <= self.max_distance
+
+    @property
+    def test(self) -> str | None:
+        """The test that makes them duplicates, as a check applies them: ``exact``,
+        ``near``, then ``contained``; ``None`` when none does."""
+        if self.a.kind == "short" and self.b.kind == "short":
+            return "exact" if self.a.value == self.b.value else None
+        if self.near:
+            return "near"
+        return "contained" if self.contained else None
 
     @property
     def duplicate(self) -> bool:
-        if self.a.kind == "short" and self.b.kind == "short":
-            return self.a.value == self.b.value
-        return self.distance is not None and self.distance <= self.max_distance
+        return self.test is not None
 
     def as_dict(self) -> dict:
         return {
             "distance": self.distance,
             "max_distance": self.max_distance,
             "duplicate": self.duplicate,
+            "test": self.test,
+            "shared_paragraphs": list(self.shared_paragraphs),
             "a": _analysis(self.a),
             "b": _analysis(self.b),
             "differing_bits": list(self.differing_bits),
@@ -82,8 +102,27 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
     )
     only_a = sorted(((t, w) for t, w in terms_a.items() if t not in terms_b), key=_heaviest)
     only_b = sorted(((t, w) for t, w in terms_b.items() if t not in terms_a), key=_heaviest)
+    paragraphs: tuple[str, ...] = ()
+    contained = False
+    if a.anchors and b.anchors:
+        hashes, chars = a.anchors.shared_with(b.anchors.hashes)
+        contained = is_contained(len(hashes), chars, a.anchors.summary, b.anchors.summary)
+        lines = anchor_lines(
+            normalize_characters(text_a[: dedup.max_length]), dedup.fingerprinter.seed
+        )
+        paragraphs = tuple(lines[h] for h in hashes if h in lines)
     return Explanation(
-        a, b, distance, plan.max_distance, bits, blocks, shared[:top], only_a[:top], only_b[:top]
+        a,
+        b,
+        distance,
+        plan.max_distance,
+        bits,
+        blocks,
+        shared[:top],
+        only_a[:top],
+        only_b[:top],
+        paragraphs,
+        contained,
     )
 
 

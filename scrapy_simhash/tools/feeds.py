@@ -209,6 +209,7 @@ class FeedDedup:
             "kept": len(self.kept),
             "dropped": len(self.duplicates),
             "dropped_near": sum(d["match"] == "near" for d in self.duplicates),
+            "dropped_contained": sum(d["match"] == "contained" for d in self.duplicates),
             "dropped_exact": sum(d["match"] == "exact" for d in self.duplicates),
             "no_text": self.kinds["empty"],
         }
@@ -233,7 +234,7 @@ def record_verdicts(verdicts: Iterable[ItemVerdict], index: NearDuplicateIndex) 
                 "key": found.key,
                 "duplicate_of": match.key,
                 "distance": match.distance,
-                "match": "exact" if exact else "near",
+                "match": found.verdict.test,
             }
         )
     return result

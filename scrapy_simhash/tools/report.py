@@ -32,7 +32,7 @@ def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
     drops = [d for d in records if not d.is_revisit]
     plan, params = index.plan, index.parameters
     size = index.size()
-    near_drops = Counter(d.distance for d in drops if not d.exact)
+    near_drops = Counter(d.distance for d in drops if not d.exact and not d.shared)
     return {
         "index": index.location,
         "bytes": size,
@@ -48,6 +48,7 @@ def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
         "features": params.features,
         "drops": len(drops),
         "drops_exact": sum(d.exact for d in drops),
+        "drops_contained": sum(bool(d.shared) for d in drops),
         "drops_by_distance": {str(d): n for d, n in sorted(near_drops.items())},
         "unchanged_revisits": len(records) - len(drops),
         "last_drop": records[-1].at if records else None,

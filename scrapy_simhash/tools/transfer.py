@@ -4,10 +4,10 @@ Any backend exports to the same format and any backend imports it: SQLite to Red
 crawl machine to a laptop. The layout, all integers unsigned LEB128 varints unless said::
 
     b"SIMHASHX"                  magic
-    1 byte                       format version (1)
+    1 byte                       format version (2; 1 is read too)
     4 bytes, big-endian          length of the JSON header
     JSON header                  {"format", "max_distance", "blocks", "features", "pages",
-                                  "exported_at"}
+                                  "exported_at", "anchors" (their format; from version 2)}
     zlib stream of the body, whose pages are sorted by fingerprint:
         fingerprints             the first, then the difference to the one before
         flags                    one byte per page: 1 = an exact-text entry
@@ -15,12 +15,20 @@ crawl machine to a laptop. The layout, all integers unsigned LEB128 varints unle
         times                    microseconds after the base time, one per page
         key lengths              length in bytes of each page's UTF-8 key
         keys                     the UTF-8 keys, one after the other
+    and from version 2, the paragraph anchors (see scrapy_simhash.anchors):
+        anchor counts            one per page (0: none)
+        chars, covers            one each per page with anchors
+        anchors                  4 bytes each, little-endian signed, page after page
 
 Sorted 64-bit fingerprints are about ``2**64 / n`` apart, so their differences take
 ``64 - log2(n)`` bits instead of 64: at a million pages, 6 bytes each instead of 8 (more
 with the varint's 1-in-8 overhead, less after zlib). Keys dominate the size; zlib shrinks
 URLs of one site several times. Encoding and decoding work on whole columns (numpy), so
 a page costs a few dozen bytes of memory on the way, not a Python object.
+
+Version 1 files (written before anchors) are imported as they are: their pages have no
+anchors and are found by distance only; so are the anchors of a file whose anchors' format
+is not this scrapy-simhash's, which are left out.
 
 Only the fingerprint features have to agree between the export and the target index:
 block keys are computed again on import, so an export can also move pages into an index
@@ -42,6 +50,7 @@ from typing import IO, Union
 
 import numpy as np
 
+from ..anchors import ANCHORS_FORMAT, Anchors
 from ..exceptions import ExportFormatError, IndexParameterMismatch
 from ..index.base import MAX_KEY_BYTES as INDEX_MAX_KEY_BYTES
 from ..index.base import IndexParameters, NearDuplicateIndex, StoredPage
@@ -57,7 +66,11 @@ __all__ = [
 ]
 
 MAGIC = b"SIMHASHX"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The versions read: 1 (no anchors) and 2.
+READ_VERSIONS = (1, 2)
+#: At most this many anchors a page in a file (a sane cap for what an import reads).
+MAX_FILE_ANCHORS = 64
 _CHUNK = 1 << 20
 #: Longest key an export may hold, in UTF-8 bytes: the longest an index stores, a cap on
 #: what one page can make an import decompress.
@@ -76,6 +89,8 @@ class ExportHeader:
     pages: int
     exported_at: float
     format: int = FORMAT_VERSION
+    #: The format of the pages' paragraph anchors (``None``: a file without anchors).
+    anchors: str | None = ANCHORS_FORMAT
 
 
 # -- varints, a column at a time -------------------------------------------------------
@@ -162,11 +177,13 @@ def _opened(file: FileArg, mode: str) -> Iterator[tuple[IO[bytes], str]]:
 def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
     """Write every page of *index* to *file* (a path or a binary file); return how many."""
     fingerprints, times, flags, keys = array("Q"), array("d"), bytearray(), []
+    anchors: list[Anchors | None] = []
     for page in index.pages():
         fingerprints.append(page.fingerprint)
         times.append(page.added_at)
         flags.append(1 if page.exact else 0)
         keys.append(page.key)
+        anchors.append(page.anchors)
     count = len(keys)
     fps = np.frombuffer(fingerprints, dtype=_U64) if count else np.zeros(0, dtype=_U64)
     order = np.argsort(fps, kind="stable")
@@ -184,6 +201,7 @@ def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
         "features": parameters.features,
         "pages": count,
         "exported_at": time.time(),
+        "anchors": ANCHORS_FORMAT,
     }
     compressor = zlib.compressobj(6)
     head = json.dumps(header, sort_keys=True).encode("utf-8")
@@ -196,10 +214,41 @@ def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
             _encode_varints(micros),
             _encode_varints(np.array([len(k) for k in encoded], dtype=_U64)),
             b"".join(encoded),
+            *_encode_anchors([anchors[i] for i in order.tolist()]),
         ):
             f.write(compressor.compress(part))
         f.write(compressor.flush())
     return count
+
+
+def _encode_anchors(anchors: list[Anchors | None]) -> list[bytes]:
+    """The anchors columns of the pages *anchors* (see the module's docstring)."""
+    held = [a for a in anchors if a]
+    hashes = [h for a in held for h in a.hashes]
+    return [
+        _encode_varints(np.array([len(a) if a else 0 for a in anchors], dtype=_U64)),
+        _encode_varints(np.array([a.chars for a in held], dtype=_U64)),
+        _encode_varints(np.array([a.cover for a in held], dtype=_U64)),
+        np.array(hashes, dtype="<i4").tobytes(),
+    ]
+
+
+def _decode_anchors(reader: _Reader, n: int) -> list[Anchors | None]:
+    counts = reader.varints(n).tolist()
+    if n and max(counts) > MAX_FILE_ANCHORS:
+        raise reader.damaged(f"a page has more than {MAX_FILE_ANCHORS} anchors")
+    held = sum(1 for c in counts if c)
+    chars, covers = reader.varints(held).tolist(), reader.varints(held).tolist()
+    hashes = np.frombuffer(reader.take(4 * sum(counts)), dtype="<i4").tolist()
+    found: list[Anchors | None] = []
+    at = i = 0
+    for count in counts:
+        if not count:
+            found.append(None)
+            continue
+        found.append(Anchors(tuple(hashes[at : at + count]), (), chars[i], covers[i]))
+        at, i = at + count, i + 1
+    return found
 
 
 def _read_header(f: IO[bytes], name: str) -> ExportHeader:
@@ -212,7 +261,7 @@ def _read_header(f: IO[bytes], name: str) -> ExportHeader:
     if len(start) < len(MAGIC) + 5:
         raise ExportFormatError(f"{name} is truncated: it ends inside its header")
     version = start[len(MAGIC)]
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise ExportFormatError(
             f"{name} has export format {version}; this scrapy-simhash reads format "
             f"{FORMAT_VERSION}: upgrade scrapy-simhash"
@@ -234,11 +283,15 @@ def _read_header(f: IO[bytes], name: str) -> ExportHeader:
         exported_at = head["exported_at"]
         if isinstance(exported_at, bool) or not isinstance(exported_at, int | float):
             raise TypeError(exported_at)
+        anchors = head.get("anchors")
+        if anchors is not None and not isinstance(anchors, str):
+            raise TypeError(anchors)
         return ExportHeader(
             parameters,
             _whole(head["pages"], 0, 2**63 - 1),
             float(exported_at),
             _whole(head["format"], 0, 255),
+            anchors,
         )
     except RecursionError:
         raise ExportFormatError(f"{name} is damaged: its header is nested too deeply") from None
@@ -359,17 +412,29 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
         lengths = lengths.tolist()
         # Checked, not kept; but a stream that cannot be read twice keeps them.
         kept: list[str] | None = [] if body is None else None
-        for key in _keys(inflater, columns[offset:], lengths, reader):
+        after = bytearray() if header.format >= 2 else None
+        for key in _keys(inflater, columns[offset:], lengths, reader, after):
             if kept is not None:
                 kept.append(key)
+        anchors: list[Anchors | None] = [None] * n
+        if after is not None:
+            # Three varints and at most MAX_FILE_ANCHORS anchors a page.
+            rest = _Reader(bytes(after) + inflater.read((30 + 4 * MAX_FILE_ANCHORS) * n), name)
+            anchors = _decode_anchors(rest, n)
+            if rest.pos != len(rest.data):
+                raise rest.damaged("unexpected bytes after the last anchor")
+            if header.anchors != ANCHORS_FORMAT:
+                anchors = [None] * n  # made otherwise: they would never match
         inflater.finish()
     del columns
 
     def pages() -> Iterator[StoredPage]:
         keys = iter(kept) if kept is not None else _keys_again(file, body, offset, lengths, name)
         times = (deltas.astype(np.float64) / 1_000_000 + base).tolist()
-        for key, fp, at, flag in zip(keys, fingerprints.tolist(), times, flags, strict=True):
-            yield StoredPage(key, fp, at, exact=bool(flag))
+        for key, fp, at, flag, held in zip(
+            keys, fingerprints.tolist(), times, flags, anchors, strict=True
+        ):
+            yield StoredPage(key, fp, at, exact=bool(flag), anchors=held)
 
     return header, pages()
 
@@ -381,11 +446,23 @@ def _tell(f: IO[bytes]) -> int | None:
         return None
 
 
-def _keys(inflater: _Inflater, start: bytes, lengths: list[int], reader: _Reader) -> Iterator[str]:
-    """The keys of *lengths*, decompressed a chunk at a time after the bytes *start*."""
-    buffer, pos, left = bytearray(start), 0, sum(lengths) - len(start)
-    if left < 0:
-        raise reader.damaged("unexpected bytes after the last key")
+def _keys(
+    inflater: _Inflater,
+    start: bytes,
+    lengths: list[int],
+    reader: _Reader,
+    after: bytearray | None = None,
+) -> Iterator[str]:
+    """The keys of *lengths*, decompressed a chunk at a time after the bytes *start*. The
+    bytes of *start* past the keys go to *after* (what follows the keys: the anchors);
+    without it they are an error."""
+    total = sum(lengths)
+    if len(start) > total:
+        if after is None:
+            raise reader.damaged("unexpected bytes after the last key")
+        after += start[total:]
+        start = start[:total]
+    buffer, pos, left = bytearray(start), 0, total - len(start)
     for length in lengths:
         if len(buffer) - pos < length:
             del buffer[:pos]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
 import shutil
 import struct
 import subprocess
@@ -85,6 +86,7 @@ def test_every_command_has_help_with_an_example(run):
             "secret",
             "text",
             "stats",
+            "upgrade",
             "vacuum",
         ]
     )
@@ -240,7 +242,7 @@ def test_stats(run, index_uri):
     text = run("stats", "--index", index_uri).output
     assert "Pages       5 (4 fingerprints, 1 exact texts)" in text
     assert "Parameters  max distance 3, 5 blocks, 10 tables of 25-26-bit keys" in text
-    assert "Drops       2 (2 near, 0 exact); by distance 0: 2" in text
+    assert "Drops       2 (2 near, 0 contained, 0 exact); by distance 0: 2" in text
 
 
 def test_check_a_stored_page(run, index_uri):
@@ -335,6 +337,29 @@ def test_explain(run, index_uri):
     assert "different" in lines[2]
     assert lines[4].startswith("Only in A: ") and "line (" in lines[4]
     assert lines[5].startswith("Only in B: ") and "drought" in lines[5]
+
+
+def paragraphs(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    words = [f"{a}{b}" for a in ("tram", "river", "council", "bridge", "market") for b in "aeiou"]
+    words += [f"word{i}" for i in range(300)]
+    return [" ".join(rng.choice(words) for _ in range(30)) + "." for _ in range(count)]
+
+
+def test_explain_says_when_one_text_is_contained_in_the_other(run, tmp_path):
+    article = paragraphs(1, 6)
+    (tmp_path / "a.txt").write_text("\n".join(article), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    a, b = str(tmp_path / "a.txt"), str(tmp_path / "b.txt")
+    index = str(tmp_path / "none.db")
+    data = json.loads(run("explain", a, b, "--index", index, "--json").output)
+    assert data["distance"] > 3
+    assert (data["test"], data["duplicate"]) == ("contained", True)
+    assert sorted(data["shared_paragraphs"]) == sorted(article)
+    output = run("explain", a, b, "--index", index).output
+    assert "not near, but one is contained in the other" in output
+    assert "Shared long paragraphs (contained: duplicates):" in output
+    assert f"  {article[0][:150]}" in output
 
 
 def test_explain_without_an_index_uses_the_settings(run, tmp_path):
@@ -732,3 +757,21 @@ def test_negative_counts_are_refused_with_the_range(run, index_uri, args):
     # traceback.
     result = run(*args, "--index", index_uri, code=2)
     assert "is not in the range" in result.output
+
+
+def test_check_says_which_stored_page_contains_the_text(run, tmp_path):
+    from scrapy_simhash.analysis.fingerprint import Fingerprinter
+    from scrapy_simhash.dedup import Deduplicator
+
+    article = paragraphs(1, 6)
+    path = tmp_path / "index.db"
+    with open_index(f"sqlite:///{path}") as index:
+        verdict = Deduplicator(index, Fingerprinter()).check_text("\n".join(article), "kept")
+        assert verdict.status == "new"
+    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    data = json.loads(run("check", str(tmp_path / "b.txt"), "--index", str(path), "--json").output)
+    assert data["matches"] == []
+    assert data["contained"]["key"] == "kept"
+    assert sorted(data["contained"]["shared_paragraphs"]) == sorted(article)
+    output = run("check", str(tmp_path / "b.txt"), "--index", str(path)).output
+    assert "Contained in (or containing) kept" in output

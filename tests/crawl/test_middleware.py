@@ -150,10 +150,23 @@ async def test_html_is_reduced_by_simhash_extractor(tmp_path, extractor, dropped
     chess = (SITE / "only-via-copy.html").read_text(encoding="utf-8")
     # The same article in another site's chrome: a long navigation block of other text.
     framed = ARTICLE.replace("<nav>", "<nav>" + drought + chess)
-    middleware = make_middleware(tmp_path, SIMHASH_EXTRACTOR=extractor)
+    # By distance only: the article is contained in the framed page, which the paragraph
+    # anchors would tell with either extractor.
+    middleware = make_middleware(tmp_path, SIMHASH_EXTRACTOR=extractor, SIMHASH_ANCHORS=False)
     await run(middleware, html("a"), [])
     outputs = await run(middleware, html("b", body=framed), [{"x": 1}])
     assert outputs == ([] if dropped else [{"x": 1}])
+
+
+@deferred_f_from_coro_f
+async def test_an_article_in_another_sites_chrome_is_contained_in_it(tmp_path):
+    drought = (SITE / "drought.html").read_text(encoding="utf-8")
+    chess = (SITE / "only-via-copy.html").read_text(encoding="utf-8")
+    framed = ARTICLE.replace("<nav>", "<nav>" + drought + chess)
+    middleware = make_middleware(tmp_path, SIMHASH_EXTRACTOR="none")
+    await run(middleware, html("a"), [])
+    assert await run(middleware, html("b", body=framed), [{"x": 1}]) == []
+    assert middleware.runner.stats.get_value("simhash/middleware/dropped/contained") == 1
 
 
 @deferred_f_from_coro_f

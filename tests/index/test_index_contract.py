@@ -13,7 +13,9 @@ import uuid
 import pytest
 
 from scrapy_simhash import Match, NearDuplicateIndex, open_index
+from scrapy_simhash.analysis.anchors import text_anchors
 from scrapy_simhash.analysis.fingerprint import hamming_distance
+from scrapy_simhash.anchors import MAX_ANCHOR_PAGES, Anchors
 from scrapy_simhash.exceptions import IndexParameterMismatch
 
 
@@ -538,3 +540,184 @@ def test_a_smaller_distance_is_checked_with_the_tables_of_the_larger(backend):
     with backend.open() as index:
         assert index.max_distance == 3
         assert {m.key for m in index.query(flip(FP, 9, 10))} == {"a"}
+
+
+# -- paragraph anchors: containment beside the distance ------------------------------------
+
+
+def paragraph(n: int, words: int = 24) -> str:
+    """A distinct line long enough to be an anchor (about 7 characters a word)."""
+    return " ".join(f"w{n}x{i}" for i in range(words))
+
+
+@pytest.fixture
+def containment(backend):
+    """Skip on a backend that does not check containment (the spread layout)."""
+    with backend.open() as index:
+        if not index.checks_containment:
+            pytest.skip(f"{backend.name} matches by distance only")
+
+
+def anchors_of(*paragraphs: int, short_lines: int = 0) -> Anchors:
+    lines = [paragraph(n) for n in paragraphs] + ["a short line"] * short_lines
+    return text_anchors("\n".join(lines))
+
+
+FAR = flip(FP, *range(0, 64, 3))  # 22 bits from FP: never near
+
+
+@pytest.mark.usefixtures("containment")
+def test_a_page_contained_in_a_stored_one_is_a_duplicate_with_the_shared_anchors(index):
+    kept = anchors_of(*range(10))
+    assert index.check_and_add(FP, "original", kept).status == "new"
+    copy = anchors_of(*range(7))  # cut short: seven of its ten paragraphs
+    outcome = index.check_and_add(FAR, "copy", copy)
+    assert outcome.status == "duplicate"
+    assert outcome.match.key == "original"
+    assert outcome.match.contained
+    assert outcome.match.distance == hamming_distance(FP, FAR)
+    assert len(outcome.match.shared) >= 4
+    assert set(outcome.match.shared) <= set(copy.hashes) & set(kept.hashes)
+    assert len(index) == 1, "a contained page is not stored"
+
+
+@pytest.mark.usefixtures("containment")
+def test_a_page_that_contains_a_stored_one_is_a_duplicate_too(index):
+    index.check_and_add(FP, "excerpt", anchors_of(*range(5)))
+    outcome = index.check_and_add(FAR, "with standfirst and captions", anchors_of(*range(-3, 5)))
+    assert (outcome.status, outcome.match.key) == ("duplicate", "excerpt")
+
+
+@pytest.mark.usefixtures("containment")
+def test_one_shared_paragraph_is_no_evidence(index):
+    index.check_and_add(FP, "a", anchors_of(1, 2))
+    assert index.check_and_add(FAR, "b", anchors_of(1, 3)).status == "new"
+
+
+@pytest.mark.usefixtures("containment")
+def test_a_shared_block_that_is_not_most_of_either_page_is_not_containment(index):
+    # Two distinct pages with the same two-paragraph note: 2 of 6 anchors.
+    index.check_and_add(FP, "a", anchors_of(100, 101, 1, 2, 3, 4))
+    assert index.check_and_add(FAR, "b", anchors_of(100, 101, 5, 6, 7, 8)).status == "new"
+
+
+@pytest.mark.usefixtures("containment")
+def test_a_page_whose_long_lines_are_little_of_its_text_is_not_told_by_them(index):
+    # Its only long lines are a note that another page has; the rest is short lines.
+    index.check_and_add(FP, "a", anchors_of(100, 101, 1, 2))
+    page = anchors_of(100, 101, short_lines=60)
+    assert page.cover < 500
+    assert index.check_and_add(FAR, "b", page).status == "new"
+
+
+@pytest.mark.usefixtures("containment")
+def test_anchors_on_many_pages_are_boilerplate_and_ignored(index):
+    # A page of just the two paragraphs of a licence note is contained in the first page
+    # that has them; once they are on more than MAX_ANCHOR_PAGES pages, they are no
+    # evidence: the same page is new.
+    note = anchors_of(100, 101)
+    index.check_and_add(FP, "first", anchors_of(100, 101, 1, 2, 3))
+    assert index.check_and_add(FAR, "probe", note).match.key == "first"
+    for n in range(MAX_ANCHOR_PAGES):  # the note and three paragraphs of their own
+        fp = flip(FP, 8 * n, 8 * n + 1, 8 * n + 2, 8 * n + 3, 8 * n + 4)
+        own = anchors_of(100, 101, 10 * n + 10, 10 * n + 11, 10 * n + 12)
+        assert index.check_and_add(fp, f"page-{n}", own).status == "new"
+    assert index.check_and_add(FAR, "probe", note).status == "new"
+
+
+@pytest.mark.usefixtures("containment")
+def test_containment_in_the_pages_own_key_replaces_it(index):
+    index.check_and_add(FP, "page", anchors_of(*range(10)))
+    assert index.check_and_add(FAR, "page", anchors_of(*range(8))).status == "changed"
+    assert [p.fingerprint for p in index.find("page")] == [FAR]
+
+
+@pytest.mark.usefixtures("containment")
+def test_anchors_are_listed_restored_and_removed_with_their_page(backend):
+    if not backend.persistent:
+        pytest.skip("restored into the same backend, reopened")
+    kept = anchors_of(*range(10))
+    with backend.open() as index:
+        index.check_and_add(FP, "a", kept)
+        index.check_and_add(FAR, "b")  # no anchors
+        pages = list(index.pages())
+        assert [(p.key, p.anchors) for p in pages] == [("a", kept.stored()), ("b", None)]
+        index.forget("a")
+        index.forget("b")
+        assert (
+            index.check_and_add(flip(FAR, 1, 2, 3, 4, 5), "c", anchors_of(*range(8))).status
+            == "new"
+        )
+        index.forget("c")
+        assert index.add_pages(pages) == 2
+        outcome = index.check_and_add(flip(FAR, 1, 2, 3, 4, 5), "c", anchors_of(*range(8)))
+        assert (outcome.status, outcome.match.key) == ("duplicate", "a")
+        assert index.expire(time.time() + 1) == 2
+        assert index.check_and_add(FP, "d", anchors_of(*range(8))).status == "new"
+
+
+@pytest.mark.usefixtures("containment")
+def test_a_containment_drop_is_in_the_audit_log_with_its_shared_anchors(index):
+    index.check_and_add(FP, "original", anchors_of(*range(10)))
+    match = index.check_and_add(FAR, "copy", anchors_of(*range(8))).match
+    index.record_drop("copy", match)
+    index.record_drop("near", Match("original", FP, 1, match.added_at))
+    records = list(index.drops())
+    assert [(r.key, r.shared) for r in records] == [("copy", len(match.shared)), ("near", 0)]
+
+
+@pytest.mark.usefixtures("containment")
+def test_concurrent_copies_that_contain_each_other_are_kept_once(backend):
+    """The containment test is in the atomic check-and-insert: two clients checking two
+    copies of one article at the same moment (each with its own connection) keep exactly
+    one of them, and the other is its duplicate."""
+    if not backend.persistent:
+        pytest.skip("not shared between clients")
+    import threading
+
+    with backend.open():
+        pass
+    pairs = 40
+    barrier = threading.Barrier(2)
+    outcomes: dict[tuple[int, int], object] = {}
+    errors: list[BaseException] = []
+
+    def client(side: int) -> None:
+        rng = random.Random(side)
+        try:
+            with backend.open() as index:
+                for n in range(pairs):
+                    # Far from anything: only the anchors can tell the two copies.
+                    fingerprint = rng.getrandbits(64)
+                    base = 1000 * n
+                    paragraphs = range(base, base + 8) if side else range(base + 2, base + 8)
+                    barrier.wait()
+                    outcomes[n, side] = index.check_and_add(
+                        fingerprint, f"copy-{n}-{side}", anchors_of(*paragraphs)
+                    )
+        except BaseException as e:
+            errors.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=client, args=(side,)) for side in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for n in range(pairs):
+        statuses = sorted(outcomes[n, side].status for side in (0, 1))
+        assert statuses == ["duplicate", "new"], n
+        dropped = next(outcomes[n, side] for side in (0, 1) if outcomes[n, side].match)
+        assert dropped.match.key.startswith(f"copy-{n}-")
+    with backend.open() as index:
+        assert len(index) == pairs
+
+
+@pytest.mark.usefixtures("containment")
+def test_query_contained_finds_what_a_check_would_and_stores_nothing(index):
+    index.check_and_add(FP, "original", anchors_of(*range(10)))
+    match = index.query_contained(FAR, anchors_of(*range(8)))
+    assert (match.key, match.fingerprint, match.contained) == ("original", FP, True)
+    assert index.query_contained(FAR, anchors_of(*range(20, 28))) is None
+    assert len(index) == 1

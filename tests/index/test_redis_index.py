@@ -22,7 +22,9 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import open_index
+from scrapy_simhash.analysis.anchors import text_anchors
 from scrapy_simhash.analysis.fingerprint import hamming_distance
+from scrapy_simhash.anchors import ANCHORS_FORMAT
 from scrapy_simhash.exceptions import (
     ConfigurationError,
     IndexNotFound,
@@ -96,7 +98,11 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
 
 @pytest.mark.parametrize(
     ("version", "says"),
-    [("2", "export it with the scrapy-simhash that built it"), ("4", "upgrade scrapy-simhash")],
+    [
+        ("2", "export it with the scrapy-simhash that built it"),
+        ("3", "scrapy-simhash upgrade --index"),
+        ("5", "upgrade scrapy-simhash"),
+    ],
 )
 def test_another_layout_version_is_refused_and_left_untouched(uri, client, prefix, version, says):
     with open_index(uri) as index:
@@ -651,6 +657,20 @@ def test_redis_cluster_one_index_in_one_slot_atomic_across_processes(redis_clust
     with pytest.raises(UnsupportedIndexURI, match="only database 0"):
         open_index(uri.replace("/0?", "/1?"))
 
+    # Paragraph anchors: their keys are in the index's slot, checked in its script.
+    lines = [" ".join(f"w{n}x{i}" for i in range(24)) for n in range(10)]
+    with open_index(uri.replace("prefix=crawl", "prefix=anchored")) as index:
+        assert index.check_and_add(FP, "a", text_anchors("\n".join(lines))).status == "new"
+        far = flip(FP, *range(0, 64, 3))
+        outcome = index.check_and_add(far, "b", text_anchors("\n".join(lines[:7])))
+        assert (outcome.status, outcome.match.key, outcome.match.contained) == (
+            "duplicate",
+            "a",
+            True,
+        )
+        assert index.forget("a") == 1
+        assert index.check_and_add(far, "b", text_anchors("\n".join(lines[:7]))).status == "new"
+
     # Processes racing on near-duplicates, through another node of the cluster.
     uri = f"redis://127.0.0.1:{redis_cluster[1]}/0?cluster=true&prefix=race"
     rng = random.Random(9)
@@ -676,3 +696,19 @@ def test_redis_cluster_one_index_in_one_slot_atomic_across_processes(redis_clust
         assert worker.exitcode == 0
     for cluster in clusters:
         assert sum(fp in cluster for fp in kept) == 1, "each cluster kept exactly once"
+
+
+def test_an_index_written_before_anchors_is_upgraded_by_the_command_only(uri, client, prefix):
+    with open_index(uri) as index:
+        index.check_and_add(FP, "a")
+    meta = f"{{{prefix}}}:meta"
+    client.hset(meta, "version", "3")
+    client.hdel(meta, "anchors")
+    with pytest.raises(IndexUnavailable, match="scrapy-simhash upgrade --index"):
+        open_index(uri)
+    assert client.hget(meta, "version") == "3"
+    with open_index(uri, upgrade=True) as index:
+        assert [page.key for page in index.pages()] == ["a"]
+    assert client.hget(meta, "version") == "4"
+    assert client.hget(meta, "anchors") == ANCHORS_FORMAT
+    open_index(uri).close()

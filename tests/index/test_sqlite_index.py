@@ -459,6 +459,13 @@ REVIEWED_SQL = {
     "+ ' END'",
     'f"INSERT OR IGNORE INTO {name} (pfp) SELECT DISTINCT '
     "{self.permutation_sql(t, 'fingerprint')} FROM pages ORDER BY 1\"",
+    # The anchor tables: "?" lists, and a probe of one constant part per anchor.
+    "probe_sql",
+    "f\"SELECT page, hashes FROM page_anchors WHERE page IN ({','.join('?' * len(chunk))})\"",
+    'f"SELECT page, chars, cover, hashes FROM page_anchors '
+    "WHERE page IN ({','.join('?' * len(chunk))})\"",
+    'f"SELECT page, chars, cover, length(hashes), key, fingerprint, added_at FROM page_anchors '
+    "JOIN page_view ON id = page WHERE page IN ({','.join('?' * len(pages))})\"",
 }
 
 

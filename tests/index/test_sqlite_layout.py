@@ -209,3 +209,47 @@ def test_a_version_1_file_without_its_tables_is_refused_as_damaged(v1_copy):
     with pytest.raises(IndexCorrupt, match="the table block_keys"):
         SqliteIndex(v1_copy, create=False)
     assert state(v1_copy) == before
+
+
+# -- version-2 files (before paragraph anchors) --------------------------------------------
+
+
+def test_a_version_2_file_is_refused_until_the_upgrade_command(tmp_path):
+    path = tmp_path / "v2.db"
+    with SqliteIndex(path) as index:
+        index.check_and_add(12345, "https://v2.example/a")
+    sql(
+        path,
+        "DROP TABLE anchors",
+        "DROP TABLE page_anchors",
+        "DELETE FROM simhash_meta WHERE name = 'anchors'",
+        "PRAGMA user_version = 2",
+    )
+    with pytest.raises(IndexUnavailable) as info:
+        SqliteIndex(path, create=False)
+    assert f"scrapy-simhash upgrade --index {path}" in str(info.value)
+    assert user_version(path) == 2, "left untouched"
+    result = CliRunner().invoke(main, ["upgrade", "--index", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "stores paragraph anchors (1 pages)" in result.output
+    assert user_version(path) == SCHEMA_VERSION
+    with SqliteIndex(path, create=False) as index:
+        assert [page.key for page in index.pages()] == ["https://v2.example/a"]
+        assert index.check_and_add(12345, "https://v2.example/a").status == "unchanged"
+
+
+def test_the_anchor_lookups_use_their_primary_keys(tmp_path):
+    with SqliteIndex(tmp_path / "index.db") as index:
+        conn = index._conn
+        from scrapy_simhash.index.sqlite.anchors import anchor_hits
+
+        anchor_hits(conn, (1, 2))
+        for statement, params in [
+            ("SELECT anchor, page FROM anchors WHERE anchor = ? ORDER BY page LIMIT 6", (1,)),
+            ("DELETE FROM anchors WHERE anchor = ? AND page = ?", (1, 2)),
+            ("SELECT page, hashes FROM page_anchors WHERE page IN (?, ?)", (1, 2)),
+        ]:
+            steps = [
+                s for s in plan_of(conn, statement, params) if s.startswith(("SCAN", "SEARCH"))
+            ]
+            assert steps and all(s.startswith("SEARCH") for s in steps), (statement, steps)

@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 from scrapy_simhash import open_index
+from scrapy_simhash.anchors import Anchors
 from scrapy_simhash.exceptions import IndexParameterMismatch
 from scrapy_simhash.index.base import StoredPage
 from scrapy_simhash.index.memory import MemoryIndex
@@ -215,6 +216,66 @@ def test_key_longer_than_the_cap_is_refused(tmp_path):
     crafted_export(path, 1, [columns, *zeros(32 << 20)])
     with pytest.raises(ExportFormatError, match=f"a key is longer than {MAX_KEY_BYTES} bytes"):
         read_pages(path)
+
+
+def anchored_pages() -> list[StoredPage]:
+    rng = random.Random(5)
+    pages = []
+    for i in range(200):
+        count = rng.randrange(0, 9)
+        anchors = Anchors(
+            tuple(rng.randrange(-(1 << 31), 1 << 31) for _ in range(count)),
+            (),
+            rng.randrange(80 * count + 1) if count else 0,
+            rng.randrange(1001) if count else 0,
+        )
+        pages.append(
+            StoredPage(
+                f"https://a.example/{i}", rng.getrandbits(64), 1.7e9 + i, False, anchors or None
+            )
+        )
+    return pages
+
+
+def test_anchors_survive_the_round_trip_between_backends(tmp_path):
+    path = tmp_path / "export.simhash"
+    with open_index("memory:") as source:
+        source.add_pages(anchored_pages())
+        export_index(source, path)
+        expected = {p.key: p.anchors for p in source.pages()}
+    assert read_header(path).format == 2
+    with open_index(f"sqlite:///{tmp_path / 'copy.db'}") as target:
+        assert import_index(target, path) == 200
+        assert {p.key: p.anchors for p in target.pages()} == expected
+    assert sum(1 for a in expected.values() if a) > 150
+
+
+def as_format_1(data: bytes) -> bytes:
+    """A format-2 export of pages without anchors as format 1 wrote it: the header
+    without the anchors' format, the body without the anchor columns (a zero count a page)."""
+    size = int.from_bytes(data[len(MAGIC) + 1 : len(MAGIC) + 5], "big")
+    header = json.loads(data[len(MAGIC) + 5 : len(MAGIC) + 5 + size])
+    body = zlib.decompress(data[len(MAGIC) + 5 + size :])
+    assert body.endswith(b"\x00" * header["pages"])
+    del header["anchors"]
+    header["format"] = 1
+    head = json.dumps(header).encode()
+    return (
+        MAGIC + b"\x01" + len(head).to_bytes(4, "big") + head
+        + zlib.compress(body[: -header["pages"]])
+    )  # fmt: skip
+
+
+def test_a_format_1_file_still_imports(memory_index, tmp_path):
+    data = io.BytesIO()
+    export_index(memory_index, data)
+    path = tmp_path / "old.simhash"
+    path.write_bytes(as_format_1(data.getvalue()))
+    assert read_header(path).format == 1
+    with open_index("memory:") as target:
+        assert import_index(target, path) == len(memory_index)
+        assert same_pages(target.pages(), memory_index.pages())
+        assert all(page.anchors is None for page in target.pages())
 
 
 def test_import_holds_no_key_while_it_reads_pages(tmp_path):

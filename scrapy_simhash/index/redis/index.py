@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from ...anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
 from ...exceptions import (
     ConfigurationError,
     IndexCorrupt,
@@ -57,7 +58,9 @@ from ..base import (
     Match,
     Outcome,
     RequestedParameters,
+    check_anchors_format,
     check_layout_version,
+    container,
     nearest,
     storable_key,
     stored_parameters,
@@ -68,13 +71,14 @@ from .layout import (
     DEFAULT_PREFIX,
     FORMAT,
     LAYOUT_VERSION,
+    PRE_ANCHORS_VERSION,
     hex64,
     parse_member,
     record_tail,
     records,
     table_layouts,
 )
-from .maintenance import SWEEP_BATCH, RedisMaintenance
+from .maintenance import SWEEP_BATCH, RedisMaintenance, page_anchors
 from .scripts import (
     ADD_EXACT_IF_NEW,
     ADD_IF_NEW,
@@ -109,7 +113,8 @@ class RedisIndex(RedisMaintenance, RedisServer):
     (seconds) makes pages expire that long after they were stored. After a failure to reach
     the server, calls fail at once for *reconnect_pause* seconds, then try again. A server
     that may evict the index's keys is refused unless *allow_eviction*. *read_only* marks
-    an index opened by a command that only reads.
+    an index opened by a command that only reads. *upgrade* adds the anchors to an
+    index written before them (else it is refused).
     """
 
     def __init__(
@@ -128,7 +133,9 @@ class RedisIndex(RedisMaintenance, RedisServer):
         password: str | None = None,
         reconnect_pause: float = RECONNECT_PAUSE,
         allow_eviction: bool = False,
+        upgrade: bool = False,
     ) -> None:
+        self._upgrade_anchors = upgrade and not read_only
         self._unreachable: tuple[float, str] | None = None
         self.reconnect_pause = reconnect_pause
 
@@ -158,6 +165,8 @@ class RedisIndex(RedisMaintenance, RedisServer):
         self._drops_key = f"{self._tag}:drops"
         self._order_key = f"{self._tag}:order"
         self._keys_key = f"{self._tag}:keys"
+        self._anchors_key = f"{self._tag}:anchors"
+        self._page_anchors_key = f"{self._tag}:pa"
         self._store = client.register_script(STORE)
         self._remove = client.register_script(REMOVE)
         self._add_exact = client.register_script(ADD_EXACT_IF_NEW)
@@ -230,6 +239,7 @@ class RedisIndex(RedisMaintenance, RedisServer):
             "features": parameters.features,
             "bucket_bits": str(bits),
             "created_at": repr(time.time()),
+            "anchors": ANCHORS_FORMAT,
         }
         args = [x for item in fields.items() for x in item]
         reply = self._create_meta(keys=[self._meta_key], args=args)
@@ -248,13 +258,38 @@ class RedisIndex(RedisMaintenance, RedisServer):
                 "cluster=true&spread=true in SIMHASH_INDEX_URI"
             )
         version = int(meta.get("version", "0"))
+        if version == PRE_ANCHORS_VERSION:
+            meta = self._add_anchors(meta)
+            version = LAYOUT_VERSION
         check_layout_version(version, LAYOUT_VERSION, self.location, "layout version")
+        check_anchors_format(meta.get("anchors"), self.location)
         stored = stored_parameters(meta, self.location, self._meta_key)
         try:
             self.bucket_bits = int(meta["bucket_bits"])
         except (KeyError, ValueError):
             stored_parameters({}, self.location, self._meta_key)  # raises IndexCorrupt
         return stored
+
+    def _add_anchors(self, meta: dict[str, str]) -> dict[str, str]:
+        """Upgrade an index written before paragraph anchors when asked to (its pages
+        keep none: they are found by distance only), else refuse it naming the command."""
+        if not self._upgrade_anchors:
+            raise IndexUnavailable(
+                f"The index at {self.location} has layout version {PRE_ANCHORS_VERSION}, "
+                f"written before paragraph anchors (this scrapy-simhash writes version "
+                f"{LAYOUT_VERSION}); it was left untouched. Upgrade it (its pages are kept, "
+                "and found by distance only) with: scrapy-simhash upgrade --index URI"
+            )
+        with self._errors("upgrade"):
+            self._client.hset(
+                self._meta_key,
+                mapping={"version": str(LAYOUT_VERSION), "anchors": ANCHORS_FORMAT},
+            )
+        logger.warning(
+            "Upgraded the index at %s to layout version %d (paragraph anchors, %s)",
+            self.location, LAYOUT_VERSION, ANCHORS_FORMAT,
+        )  # fmt: skip
+        return {**meta, "version": str(LAYOUT_VERSION), "anchors": ANCHORS_FORMAT}
 
     # -- keys and members --------------------------------------------------------------
 
@@ -349,7 +384,7 @@ class RedisIndex(RedisMaintenance, RedisServer):
             "was checked (100 attempts); another client is rewriting it"
         )
 
-    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         key = storable_key(key)
         self._recheck_eviction()
         self._sweep_if_due()
@@ -362,10 +397,21 @@ class RedisIndex(RedisMaintenance, RedisServer):
         args += [hex64(fingerprint), record_tail(key, float(added_at)), added_at]
         args += [self._cutoff(), key]
         keys += [self._meta_key, self._keys_key, self._exact_key]
-        reply = self._run_check(self._add_if_new, keys, args, [])
+        probe = (
+            json.dumps([anchors.chars, anchors.cover, list(anchors.hashes), list(anchors.lengths)])
+            if anchors
+            else ""
+        )
+        reply = self._run_check(self._add_if_new, keys, args, [probe])
         if int(reply[0]) == 0:
             self._check_seq(int(reply[1]))
             return Outcome("changed" if int(reply[2]) else "new")
+        if int(reply[0]) == 2:  # contained
+            found, value, seq = int(reply[1], 16), reply[2], int(reply[3])
+            (stored_key, stored_at) = next((k, at) for s, k, at in records(value) if s == seq)
+            shared = tuple(sorted(json.loads(reply[4])))
+            distance = (fingerprint ^ found).bit_count()
+            return Outcome("duplicate", Match(stored_key, found, distance, stored_at, shared))
         found, value, distance, seq = int(reply[1], 16), reply[2], int(reply[3]), int(reply[4])
         (stored_key, stored_at) = next((k, at) for s, k, at in records(value) if s == seq)
         if distance == 0 and stored_key == key and stored_at == float(added_at):
@@ -399,6 +445,37 @@ class RedisIndex(RedisMaintenance, RedisServer):
                     if cutoff is None or at >= cutoff:
                         matches.append((distance, seq, Match(stored_key, fp, distance, at)))
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        """As the add script's containment test, read without it (nothing is stored)."""
+        if not anchors:
+            return None
+        cutoff = None if self.ttl is None else time.time() - self.ttl
+        with self._errors("query"):
+            values = self._client.hmget(self._anchors_key, [str(h) for h in anchors.hashes])
+            hits = {
+                h: [int(s) for s in value.split("|")[1].split(",")]
+                for h, value in zip(anchors.hashes, values, strict=True)
+                if value and int(value.split("|")[0]) <= MAX_ANCHOR_PAGES
+            }
+            seqs = sorted({s for pages in hits.values() for s in pages})
+            stored = (
+                self._client.hmget(self._page_anchors_key, [str(s) for s in seqs]) if seqs else []
+            )
+            pages = {s: page_anchors(v) for s, v in zip(seqs, stored, strict=True) if v}
+            hexes = {s: json.loads(v)[0] for s, v in zip(seqs, stored, strict=True) if v}
+            found = container(
+                anchors, hits, lambda s: (s, pages[s].summary) if s in pages else None
+            )
+            if found is None:
+                return None
+            seq, shared = found
+            value = self._client.hget(self._fp_key, hexes[seq])
+        for record_seq, stored_key, at in records(value or "[]"):
+            if record_seq == seq and (cutoff is None or at >= cutoff):
+                other = int(hexes[seq], 16)
+                return Match(stored_key, other, (fingerprint ^ other).bit_count(), at, shared)
+        return None
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)

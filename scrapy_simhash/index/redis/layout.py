@@ -16,7 +16,14 @@ Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``)::
                                         a check replaces what its key stored, find/forget
                                         read one field
     {simhash}:drops             stream  the audit log (key, kept, distance, exact, at, and
-                                        unchanged=1 for a page unchanged since stored)
+                                        unchanged=1 for a page unchanged since stored,
+                                        shared=<n> for a page dropped as contained)
+    {simhash}:anchors           hash    paragraph anchor (decimal) -> "<count>|<seq>,<seq>":
+                                        how many stored pages hold it, and the sequence
+                                        numbers of the first MAX_ANCHOR_PAGES + 1 of them
+                                        (an anchor on more pages is boilerplate)
+    {simhash}:pa                hash    seq -> [hex, chars, cover, anchor, ...]: a page's
+                                        anchors (see scrapy_simhash.anchors), removed with it
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are
 rearranged so that the table's key comes first (see :mod:`scrapy_simhash.index.blocks`). The
@@ -39,8 +46,11 @@ from ..blocks import BlockPlan
 #: The value of ``format`` in ``{prefix}:meta``: marks our keys.
 FORMAT = "scrapy-simhash"
 #: Bumped with every change of the key layout above (2: the order of pages; 3: the keys
-#: hash, and order members that start with their kind).
-LAYOUT_VERSION = 3
+#: hash, and order members that start with their kind; 4: paragraph anchors, and the
+#: anchors' format in the meta hash).
+LAYOUT_VERSION = 4
+#: The layout before the anchors: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_ANCHORS_VERSION = 3
 DEFAULT_PREFIX = "simhash"
 DEFAULT_BUCKET_BITS = 16
 #: Members must be exact Lua numbers (doubles): at most 52 bits.

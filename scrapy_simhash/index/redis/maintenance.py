@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ...anchors import Anchors
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .layout import hex64, parse_member, record_tail, records
 
@@ -26,6 +27,14 @@ _BATCH = 1000
 SWEEP_BATCH = 100
 
 
+def page_anchors(value: str | None) -> Anchors | None:
+    """A page's anchors as ``{prefix}:pa`` stores them (``[hex, chars, cover, ...]``)."""
+    if value is None:
+        return None
+    _, chars, cover, *hashes = json.loads(value)
+    return Anchors(tuple(hashes), (), chars, cover)
+
+
 class RedisMaintenance:
     """The maintenance half of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
 
@@ -38,6 +47,7 @@ class RedisMaintenance:
         _exact_key: str
         _order_key: str
         _keys_key: str
+        _page_anchors_key: str
         _meta_key: str
         _counters_key: str
         _next_sweep: float
@@ -65,6 +75,8 @@ class RedisMaintenance:
         }
         if unchanged:
             fields["unchanged"] = 1
+        if match.shared:
+            fields["shared"] = len(match.shared)
         with self._errors("record a drop"):
             self._client.xadd(self._drops_key, fields)
 
@@ -82,6 +94,7 @@ class RedisMaintenance:
                     fields["exact"] == "1",
                     float(fields["at"]),
                     fields.get("unchanged") == "1",
+                    int(fields.get("shared", 0)),
                 )
                 if since is None or record.at >= since:
                     yield record
@@ -109,16 +122,26 @@ class RedisMaintenance:
             after = (fresh[-1][1], fresh[-1][0])
             low, count = repr(after[0]), _BATCH
 
-    def _resolve(self, members: list[str]) -> Iterator[tuple[int, StoredPage]]:
-        """The stored pages named by members of the order (skipping ones just removed)."""
+    def _resolve(
+        self, members: list[str], *, with_anchors: bool = True
+    ) -> Iterator[tuple[int, StoredPage]]:
+        """The stored pages named by members of the order (skipping ones just removed),
+        with their anchors unless *with_anchors* is false (to remove them: the scripts
+        remove the anchors with their page)."""
         if not members:
             return
         parsed = [(seq, exact, value) for exact, seq, value in map(parse_member, members)]
+        seqs = [str(seq) for seq, exact, _ in parsed if not exact] if with_anchors else []
         with self._errors("list pages"):
             pipe = self._pipeline()
             for _, exact, value in parsed:
                 pipe.hget(self._exact_key if exact else self._fp_key, value)
+            if seqs:
+                pipe.hmget(self._page_anchors_key, seqs)  # one command for the batch
             values = pipe.execute()
+        held = values[-1] if seqs else []
+        anchors = {int(s): page_anchors(v) for s, v in zip(seqs, held, strict=True)}
+        values = values[: len(parsed)]
         for (seq, exact, hex_value), stored in zip(parsed, values, strict=True):
             if stored is None:
                 continue
@@ -129,7 +152,7 @@ class RedisMaintenance:
                 continue
             for record_seq, key, at in records(stored):
                 if record_seq == seq:
-                    yield seq, StoredPage(key, int(hex_value, 16), at)
+                    yield seq, StoredPage(key, int(hex_value, 16), at, anchors=anchors.get(seq))
 
     def pages(self) -> Iterator[StoredPage]:
         low = "-inf" if self.ttl is None else repr(time.time() - self.ttl)
@@ -182,6 +205,8 @@ class RedisMaintenance:
                     keys, members = self._script_keys(page.fingerprint)
                     args = [len(members), *members, hex64(page.fingerprint), tail, page.key]
                     args.append(repr(float(page.added_at)))
+                    a = page.anchors
+                    args.append(json.dumps([a.chars, a.cover, list(a.hashes)]) if a else "")
                     self._store(
                         keys=[*keys, self._meta_key, self._keys_key], args=args, client=pipe
                     )
@@ -247,7 +272,7 @@ class RedisMaintenance:
             members = self._client.zrangebyscore(
                 self._order_key, "-inf", f"({older_than!r}", start=0, num=count
             )
-        pages = list(self._resolve(members))
+        pages = list(self._resolve(members, with_anchors=False))
         removed = self._delete(pages)
         # Members whose page is gone (removed by another client meanwhile) go too, so
         # that they are not read again.

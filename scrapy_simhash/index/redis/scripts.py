@@ -17,11 +17,58 @@ one round trip, two when its key stored another fingerprint.
 
 from __future__ import annotations
 
+from ...anchors import MAX_ANCHOR_PAGES, MIN_COVER, MIN_SHARE, MIN_SHARED
+
 # Shared functions. replace(): remove every entry listed under `key` in the keys hash.
 # ARGV[base] = m, then per old fingerprint j: its hex and its n members; its n set keys
 # are KEYS[sets + (j - 1) * n + t]. Returns the number of entries removed, or nil and the
 # hex of a fingerprint whose sets were not given.
 _FUNCTIONS = """
+local ANCHOR_TAG = string.match(KEYS[1], '^({.-}:)')
+-- Remove the paragraph anchors of the page with sequence number seq (see redis_layout).
+local function drop_anchors(seq)
+  local pages, counts = ANCHOR_TAG .. 'pa', ANCHOR_TAG .. 'anchors'
+  local s = string.format('%.0f', seq)
+  local v = redis.call('HGET', pages, s)
+  if not v then return end
+  local p = cjson.decode(v)
+  for i = 4, #p do
+    local h = string.format('%.0f', p[i])
+    local a = redis.call('HGET', counts, h)
+    if a then
+      local count, listed = string.match(a, '^(%d+)|(.*)$')
+      count = tonumber(count) - 1
+      if count <= 0 then
+        redis.call('HDEL', counts, h)
+      else
+        local keep = {}
+        for x in string.gmatch(listed, '%d+') do if x ~= s then keep[#keep + 1] = x end end
+        redis.call('HSET', counts, h, count .. '|' .. table.concat(keep, ','))
+      end
+    end
+  end
+  redis.call('HDEL', pages, s)
+end
+-- Store the anchors (decoded from the JSON [chars, cover, [hashes], ...]) of page seq.
+local function add_anchors(seq, hex, a)
+  local pages, counts = ANCHOR_TAG .. 'pa', ANCHOR_TAG .. 'anchors'
+  local s = string.format('%.0f', seq)
+  local stored = {hex, a[1], a[2]}
+  for _, h in ipairs(a[3]) do
+    stored[#stored + 1] = h
+    local f = string.format('%.0f', h)
+    local v = redis.call('HGET', counts, f)
+    if v then
+      local count, listed = string.match(v, '^(%d+)|(.*)$')
+      count = tonumber(count)
+      if count <= --MAX_ANCHOR_PAGES-- then listed = listed .. ',' .. s end
+      redis.call('HSET', counts, f, (count + 1) .. '|' .. listed)
+    else
+      redis.call('HSET', counts, f, '1|' .. s)
+    end
+  end
+  redis.call('HSET', pages, s, cjson.encode(stored))
+end
 local function list(keys_hash, key, member)
   local v = redis.call('HGET', keys_hash, key)
   local all = v and cjson.decode(v) or {}
@@ -59,6 +106,7 @@ local function replace(keys_hash, fp_hash, exact_hash, counters, order, key, n, 
         for _, r in ipairs(cjson.decode(v)) do
           if r[1] == seq then gone = gone + 1 else keep[#keep + 1] = r end
         end
+        if gone > 0 then drop_anchors(seq) end
         if gone > 0 and #keep == 0 then
           local j = given[hex]
           if not j then return nil, hex end
@@ -138,8 +186,12 @@ end
 #       the keys hash, the exact hash, then the n set keys of each old fingerprint.
 # ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
 #       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
-#       added_at, cutoff ('' for none), key, expected, then the old fingerprints (m, and
-#       per fingerprint its hex and n members).
+#       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
+#       [chars, cover, [hashes], [lengths]], or ''), then the old fingerprints (m, and per
+#       fingerprint its hex and n members).
+# With nothing near and anchors given, the earliest stored page of another key that passes
+# the containment test (scrapy_simhash.anchors.contained) is the match:
+# {2, hex, its records, seq, shared anchors (JSON)}.
 ADD_IF_NEW = (
     _FUNCTIONS
     + """
@@ -172,10 +224,53 @@ for i = 1, #near do
 end
 if own then return {1, own[2], own[3], own[1], own[4], 1} end
 if best then return {1, best[2], best[3], best[1], best[4], 0} end
+local anchors = ARGV[3 * n + 8] ~= '' and cjson.decode(ARGV[3 * n + 8]) or nil
+if anchors then
+  local counts, pages = ANCHOR_TAG .. 'anchors', ANCHOR_TAG .. 'pa'
+  local shared = {}
+  for i, h in ipairs(anchors[3]) do
+    local v = redis.call('HGET', counts, string.format('%.0f', h))
+    if v then
+      local count, listed = string.match(v, '^(%d+)|(.*)$')
+      if tonumber(count) <= --MAX_ANCHOR_PAGES-- then
+        for s in string.gmatch(listed, '%d+') do
+          local e = shared[s] or {0, 0, {}}
+          e[1], e[2] = e[1] + 1, e[2] + anchors[4][i]
+          e[3][#e[3] + 1] = h
+          shared[s] = e
+        end
+      end
+    end
+  end
+  local mine, found = {#anchors[3], anchors[1], anchors[2]}
+  for s, e in pairs(shared) do
+    local seq = tonumber(s)
+    if e[1] >= --MIN_SHARED-- and (not found or seq < found[1]) then
+      local p = redis.call('HGET', pages, s)
+      p = p and cjson.decode(p)
+      local theirs = p and {#p - 3, p[2], p[3]}
+      local small = mine
+      if theirs and (theirs[2] < mine[2] or (theirs[2] == mine[2] and theirs[1] < mine[1])) then
+        small = theirs
+      end
+      if theirs and e[1] >= --MIN_SHARE-- * math.min(mine[1], theirs[1])
+          and e[2] >= --MIN_SHARE-- * math.min(mine[2], theirs[2])
+          and e[2] * small[3] >= --MIN_COVER-- * 1000 * small[2] then
+        local value = redis.call('HGET', KEYS[n + 1], p[1])
+        for _, r in ipairs(value and cjson.decode(value) or {}) do
+          if r[1] == seq and r[2] ~= key and (not cutoff or tonumber(r[3]) >= cutoff) then
+            found = {seq, p[1], value, e[3]}
+          end
+        end
+      end
+    end
+  end
+  if found then return {2, found[2], found[3], found[1], cjson.encode(found[4])} end
+end
 local current = redis.call('HGET', KEYS[n + 5], key) or ''
 if current ~= ARGV[3 * n + 7] then return {-3, current} end
 local replaced, missing = replace(KEYS[n + 5], KEYS[n + 1], KEYS[n + 6], KEYS[n + 2],
-  KEYS[n + 3], key, n, n + 6, 3 * n + 8)
+  KEYS[n + 3], key, n, n + 6, 3 * n + 9)
 if not replaced then return {-2, missing} end
 local hex, tail = ARGV[3 * n + 2], ARGV[3 * n + 3]
 local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
@@ -192,6 +287,7 @@ end
 local member = string.format('f:%016.0f:', seq) .. hex
 redis.call('ZADD', KEYS[n + 3], ARGV[3 * n + 4], member)
 list(KEYS[n + 5], key, member)
+if anchors then add_anchors(seq, hex, anchors) end
 return {0, seq, replaced}
 """
 )
@@ -200,7 +296,8 @@ return {0, seq, replaced}
 # page with the same key is stored under the same fingerprint. Returns 1 if stored.
 # KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
 #       the keys hash.
-# ARGV: n, the n members, hex fingerprint, record tail, key, added_at.
+# ARGV: n, the n members, hex fingerprint, record tail, key, added_at, anchors (JSON
+#       [chars, cover, [hashes]], or '').
 STORE = (
     _FUNCTIONS
     + """
@@ -225,6 +322,7 @@ end
 local member = string.format('f:%016.0f:', seq) .. hex
 redis.call('ZADD', KEYS[n + 3], ARGV[n + 5], member)
 list(KEYS[n + 5], key, member)
+if ARGV[n + 6] and ARGV[n + 6] ~= '' then add_anchors(seq, hex, cjson.decode(ARGV[n + 6])) end
 return 1
 """
 )
@@ -249,6 +347,7 @@ local keep, removed = {}, 0
 for _, r in ipairs(cjson.decode(existing)) do
   if doomed[r[1]] then
     removed = removed + 1
+    drop_anchors(r[1])
     unlist(KEYS[n + 4], r[2], string.format('f:%016.0f:', r[1]) .. hex)
   else
     keep[#keep + 1] = r
@@ -333,3 +432,20 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 return redis.call('HGETALL', KEYS[1])
 """
+
+
+def _constants(script: str) -> str:
+    """*script* with the containment test's constants written in."""
+    for name, value in {
+        "MAX_ANCHOR_PAGES": MAX_ANCHOR_PAGES,
+        "MIN_SHARED": MIN_SHARED,
+        "MIN_SHARE": MIN_SHARE,
+        "MIN_COVER": MIN_COVER,
+    }.items():
+        script = script.replace(f"--{name}--", repr(value))
+    return script
+
+
+ADD_IF_NEW, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT = map(
+    _constants, (ADD_IF_NEW, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT)
+)

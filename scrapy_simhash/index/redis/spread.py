@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 from redis.exceptions import RedisClusterException
 
+from ...anchors import Anchors
 from ...exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
 from ..base import IndexParameters, Match, Outcome, RequestedParameters, storable_key
 from .layout import DEFAULT_BUCKET_BITS, FORMAT, hex64, record_tail
@@ -359,9 +360,18 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                     f"({e}); the page was not acknowledged"
                 ) from None
 
-    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+    #: Paragraph anchors are not checked here: a page's anchors would live in other slots
+    #: than its fingerprint's groups, beyond one script. Pages match by distance only.
+    checks_containment = False
+
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
+        """See :meth:`NearDuplicateIndex.check_and_add`; *anchors* are ignored (see
+        :attr:`checks_containment`)."""
         self._recheck_eviction()
         return self._run("add", self._check(fingerprint, storable_key(key), False))
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        return None  # see checks_containment
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         self._recheck_eviction()

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
 from ...exceptions import (
     ConfigurationError,
     IndexCorrupt,
@@ -34,7 +35,9 @@ from ..base import (
     Match,
     Outcome,
     RequestedParameters,
+    check_anchors_format,
     check_layout_version,
+    container,
     nearest,
     own_key_first,
     storable_key,
@@ -42,6 +45,7 @@ from ..base import (
 )
 from ..uri import path_and_options
 from ..uri import timeout as timeout_option
+from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
 from .file import (
     check_application,
     check_file,
@@ -51,11 +55,13 @@ from .file import (
 )
 from .layout import (
     APPLICATION_ID,
+    PRE_ANCHORS_VERSION,
     SCHEMA_VERSION,
     UPGRADABLE_VERSION,
     missing_layout,
     sqlite_file_uri,
     upgrade_from_v1,
+    upgrade_from_v2,
 )
 from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
@@ -101,7 +107,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     survives any crash of the process, ``FULL`` also a power cut, at a cost in commits per
     second. *timeout* is how long a write waits for another process's transaction.
     *read_only* opens an existing index without writing anything (also on a read-only
-    file system). An empty or foreign file is never turned into an index.
+    file system). An empty or foreign file is never turned into an index. *upgrade*
+    adds the anchor tables to an index written before them (else it is refused).
     """
 
     def __init__(
@@ -115,9 +122,11 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         synchronous: str = "NORMAL",
         timeout: float = 30.0,
         read_only: bool = False,
+        upgrade: bool = False,
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        self._upgrade_anchors = upgrade and not read_only
         self.location = str(self.path)
         synchronous = synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
@@ -204,6 +213,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _load(self) -> IndexParameters:
         if self._version() == UPGRADABLE_VERSION:
             self._upgrade()
+        if self._version() == PRE_ANCHORS_VERSION:
+            self._add_anchor_tables()
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
             version = self._version()
@@ -222,6 +233,10 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             missing = missing_layout(self._conn)
             if not missing:
                 parameters = self._stored_parameters()
+                stored = self._conn.execute(
+                    "SELECT value FROM simhash_meta WHERE name = 'anchors'"
+                ).fetchone()
+                check_anchors_format(stored and stored[0], self.location)
                 self.tables = BlockTables(parameters.plan)
                 missing = self.tables.missing(self._conn)
             self._refuse_missing(missing)
@@ -266,6 +281,24 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             "Upgraded the index %s in %.1f s; `scrapy-simhash vacuum` gives the space its "
             "old tables took back to the disk",
             self.path, time.monotonic() - started,
+        )  # fmt: skip
+
+    def _add_anchor_tables(self) -> None:
+        """Upgrade a version-2 file (no anchors) when asked to, else refuse it naming
+        the command that does."""
+        if not self._upgrade_anchors:
+            raise IndexUnavailable(
+                f"The index {self.path} has schema version {PRE_ANCHORS_VERSION}, written "
+                f"before paragraph anchors (this scrapy-simhash writes version "
+                f"{SCHEMA_VERSION}); it was left untouched. Upgrade it (its pages are kept, "
+                f"and found by distance only) with: scrapy-simhash upgrade --index {self.path}"
+            )
+        with self._transaction():
+            if self._version() == PRE_ANCHORS_VERSION:
+                upgrade_from_v2(self._conn)
+        logger.warning(
+            "Upgraded the index %s to schema version %d (paragraph anchors, %s)",
+            self.path, SCHEMA_VERSION, ANCHORS_FORMAT,
         )  # fmt: skip
 
     def _check_writable(self) -> None:
@@ -359,15 +392,47 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         with self._errors("query"):
             return [match for _, _, match in self._matches(fingerprint, k)]
 
-    def check_and_add(self, fingerprint: int, key: str) -> Outcome:
+    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         key = storable_key(key)
         with self._errors("add"), self._transaction():
             found = own_key_first(self._matches(fingerprint, self.max_distance), key)
             if found is not None:
                 return found
+            if anchors:
+                match = self._container(fingerprint, anchors, key)
+                if match is not None:
+                    return Outcome("duplicate", match)
             replaced = self._replace(key)
-            self.tables.add(self._conn, fingerprint, key, time.time())
+            page = self.tables.add(self._conn, fingerprint, key, time.time())
+            add_anchors(self._conn, [(page, anchors)] if anchors else [])
         return Outcome("changed" if replaced else "new")
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        if not anchors:
+            return None
+        with self._errors("query"), self._transaction(immediate=False):
+            return self._container(fingerprint, anchors, None)
+
+    def _container(self, fingerprint: int, anchors: Anchors, key: str | None) -> Match | None:
+        """Inside a check's transaction: the earliest stored page of another key that the
+        page is contained in, or that is contained in it (see base.container)."""
+        hits = anchor_hits(self._conn, anchors.hashes)
+        counted = [pages for pages in hits.values() if len(pages) <= MAX_ANCHOR_PAGES]
+        candidates = {page for pages in counted for page in pages}
+        if not candidates:
+            return None
+        pages = page_summaries(self._conn, candidates)
+        found = container(
+            anchors,
+            hits,
+            lambda p: (p, pages[p][0]) if p in pages and pages[p][1] != key else None,
+        )
+        if found is None:
+            return None
+        page, shared = found
+        _, other_key, other, added_at = pages[page]
+        other = from_signed64(other)
+        return Match(other_key, other, (fingerprint ^ other).bit_count(), added_at, shared)
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)
@@ -394,6 +459,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             (key_hash(key), key),
         ).fetchall()
         self.tables.remove(self._conn, doomed)
+        remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
         exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
         return len(doomed) + exact
 

@@ -15,7 +15,13 @@ Layout, schema version 2::
                                                     fingerprint permuted (see sqlite_tables)
     exact_texts(digest PRIMARY KEY, key, added_at)  short texts, matched exactly
     drops(id PRIMARY KEY, key, kept_key, distance, exact, at)   the audit log of drops;
-                                                    exact: 1 matched exactly, +2 unchanged
+                                                    exact: 1 matched exactly, +2 unchanged,
+                                                    + 8 x the anchors shared when contained
+    anchors, page_anchors                           paragraph anchors (see anchors.py beside it)
+
+Version 3 added the anchor tables and ``simhash_meta.anchors`` (the anchors' format):
+:func:`upgrade_from_v2` adds them to a version-2 file, explicitly (``scrapy-simhash
+upgrade``); its pages keep no anchors and are found by distance only.
 
 Fingerprints and keys are stored as signed 64-bit integers (SQLite has no unsigned type).
 ``exact_texts.key`` is indexed: a check finds the entry stored under its key.
@@ -33,22 +39,29 @@ import sqlite3
 import time
 from pathlib import Path
 
+from ...anchors import ANCHORS_FORMAT
 from ..base import IndexParameters
 from ..blocks import BlockPlan
+from .anchors import ANCHOR_LAYOUT, create_anchor_tables
 from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
 #: recognised and left alone. The bytes spell "SmHs".
 APPLICATION_ID = 0x536D4873
 #: ``PRAGMA user_version``: bumped with every change of the layout above.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: The oldest version opened: it is upgraded in place (see :func:`upgrade_from_v1`).
 UPGRADABLE_VERSION = 1
+#: The version before the anchors: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_ANCHORS_VERSION = 2
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: The upgrade logs under the name of the backend that runs it, where its messages are.
 logger = logging.getLogger("scrapy_simhash.index.sqlite")
 #: The bit of ``drops.exact`` that marks a page dropped as unchanged since the last crawl.
 DROP_UNCHANGED = 2
+#: ``drops.exact`` holds the number of anchors shared by a page dropped as contained,
+#: times this (the bits above the kinds: the column and the file's layout stay).
+DROP_SHARED = 8
 
 #: Every table of the layout and the columns the index reads or writes. Checked at every
 #: open (one cheap query per table), so a damaged file is refused there instead of failing
@@ -61,6 +74,7 @@ LAYOUT: dict[str, tuple[str, ...]] = {
     "page_keys": ("key_hash", "page_id"),
     "exact_texts": ("digest", "key", "added_at"),
     "drops": ("id", "key", "kept_key", "distance", "exact", "at"),
+    **ANCHOR_LAYOUT,
 }
 
 
@@ -103,9 +117,11 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
             {"name": "blocks", "value": str(parameters.blocks)},
             {"name": "features", "value": parameters.features},
             {"name": "created_at", "value": str(time.time())},
+            {"name": "anchors", "value": ANCHORS_FORMAT},
         ]
     )
     _create_v2_tables(conn, parameters.plan)
+    create_anchor_tables(conn)
     db["exact_texts"].create(
         {"digest": int, "key": str, "added_at": float},
         pk="digest",
@@ -160,4 +176,16 @@ def upgrade_from_v1(conn: sqlite3.Connection, plan: BlockPlan, name: str) -> Non
     )
     conn.execute("DROP TABLE pages_v1")
     BlockTables(plan).fill(conn)
+    upgrade_from_v2(conn)
+
+
+def upgrade_from_v2(conn: sqlite3.Connection) -> None:
+    """Add the anchor tables to a version-2 file, inside the caller's transaction: its
+    pages have no anchors (they are found by distance only); pages stored from now on
+    have theirs."""
+    create_anchor_tables(conn)
+    conn.execute(
+        "INSERT OR REPLACE INTO simhash_meta (name, value) VALUES ('anchors', ?)",
+        (ANCHORS_FORMAT,),
+    )
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from ...exceptions import Interrupted
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
-from .layout import DROP_UNCHANGED
+from .anchors import add_anchors, remove_anchors, stored_anchors
+from .layout import DROP_SHARED, DROP_UNCHANGED
 from .tables import (
     PAGES_BY_KEY,
     BlockTables,
@@ -62,7 +63,7 @@ class SqliteMaintenance:
     ) -> None:
         # The column `exact` holds the kind as bits (see sqlite_layout.DROP_UNCHANGED): a
         # kind without a new column, so that existing files keep their layout.
-        kind = int(exact) | (DROP_UNCHANGED if unchanged else 0)
+        kind = int(exact) | (DROP_UNCHANGED if unchanged else 0) | DROP_SHARED * len(match.shared)
         with self._errors("record a drop"):
             self._conn.execute(
                 "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
@@ -78,7 +79,13 @@ class SqliteMaintenance:
             rows = self._conn.execute(sql + " ORDER BY at, id", args).fetchall()
         for key, kept_key, distance, kind, at in rows:
             yield DropRecord(
-                key, kept_key, distance, bool(kind & 1), at, bool(kind & DROP_UNCHANGED)
+                key,
+                kept_key,
+                distance,
+                bool(kind & 1),
+                at,
+                bool(kind & DROP_UNCHANGED),
+                kind // DROP_SHARED,
             )
 
     _PAGES_SQL = (
@@ -100,8 +107,11 @@ class SqliteMaintenance:
                 rows = cursor.fetchmany(10_000)
             if not rows:
                 return
-            for key, fp, added_at, exact, _ in rows:
-                yield StoredPage(key, from_signed64(fp), added_at, bool(exact))
+            with self._errors("read the pages"):
+                anchors = stored_anchors(self._conn, [i for *_, exact, i in rows if not exact])
+            for key, fp, added_at, exact, page_id in rows:
+                found = None if exact else anchors.get(page_id)
+                yield StoredPage(key, from_signed64(fp), added_at, bool(exact), found)
 
     def pages(self) -> Iterator[StoredPage]:
         """Every page, in the order stored, read in short transactions: the order is
@@ -128,17 +138,19 @@ class SqliteMaintenance:
                 span = (walk, first, first + _WALK_BATCH - 1)
                 with self._errors("read the pages"):
                     rows = self._conn.execute(
-                        "SELECT p.key, p.fingerprint, p.added_at, 0, w.seq "
+                        "SELECT p.key, p.fingerprint, p.added_at, 0, w.seq, p.id "
                         "FROM temp.page_walk w JOIN page_view p ON p.id = w.id "
                         "WHERE w.walk = ? AND w.seq BETWEEN ? AND ? AND w.exact = 0 "
-                        "UNION ALL SELECT e.key, e.digest, e.added_at, 1, w.seq "
+                        "UNION ALL SELECT e.key, e.digest, e.added_at, 1, w.seq, 0 "
                         "FROM temp.page_walk w JOIN exact_texts e ON e.digest = w.id "
                         "WHERE w.walk = ? AND w.seq BETWEEN ? AND ? AND w.exact = 1 "
                         "ORDER BY 5",
                         span + span,
                     ).fetchall()
-                for key, fp, added_at, exact, _ in rows:
-                    yield StoredPage(key, from_signed64(fp), added_at, bool(exact))
+                    held = stored_anchors(self._conn, [r[5] for r in rows if not r[3]])
+                for key, fp, added_at, exact, _, page_id in rows:
+                    anchors = None if exact else held.get(page_id)
+                    yield StoredPage(key, from_signed64(fp), added_at, bool(exact), anchors)
         finally:
             with contextlib.suppress(sqlite3.Error):  # a closed or failing index
                 if self._conn is not None:
@@ -192,7 +204,7 @@ class SqliteMaintenance:
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
         (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-        page_rows, exact_rows = [], []
+        page_rows, exact_rows, anchor_rows = [], [], []
         seen: set[tuple[str, int]] = set()
         for page in batch:
             signed = to_signed64(page.fingerprint)
@@ -206,6 +218,8 @@ class SqliteMaintenance:
                 continue
             seen.add((page.key, signed))
             page_rows.append((next_id, signed, page.key, page.added_at))
+            if page.anchors:
+                anchor_rows.append((next_id, page.anchors))
             next_id += 1
         before = self._conn.total_changes
         self._conn.executemany(
@@ -214,6 +228,7 @@ class SqliteMaintenance:
         )
         added = self._conn.total_changes - before + len(page_rows)
         self.tables.add_many(self._conn, page_rows)
+        add_anchors(self._conn, anchor_rows)
         return added
 
     def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
@@ -229,6 +244,7 @@ class SqliteMaintenance:
                 pages_limited,
             ).fetchall()
             self.tables.remove(self._conn, doomed)
+            remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
             exact = self._conn.execute(
                 f"DELETE FROM exact_texts WHERE rowid IN "
                 f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",

@@ -182,8 +182,9 @@ class BlockTables:
             (name, to_signed64(self.permute(fingerprint, t))) for t, name in enumerate(self.names)
         ]
 
-    def add(self, conn: sqlite3.Connection, fingerprint: int, key: str, added_at: float) -> None:
-        """Store a page with its key; the triggers of :meth:`install` add its table rows."""
+    def add(self, conn: sqlite3.Connection, fingerprint: int, key: str, added_at: float) -> int:
+        """Store a page with its key; the triggers of :meth:`install` add its table rows.
+        Returns the page's id."""
         site, path = split_key(key)
         page_id = conn.execute(
             "INSERT INTO pages (fingerprint, site, path, added_at) VALUES (?, ?, ?, ?)",
@@ -192,6 +193,7 @@ class BlockTables:
         conn.execute(
             "INSERT INTO page_keys (key_hash, page_id) VALUES (?, ?)", (key_hash(key), page_id)
         )
+        return page_id
 
     def add_many(self, conn: sqlite3.Connection, pages: list[tuple[int, int, str, float]]) -> None:
         """:meth:`add` for ``(page id, signed fingerprint, key, added_at)`` rows, two

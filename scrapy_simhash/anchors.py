@@ -1,0 +1,97 @@
+"""Paragraph anchors as plain values: what a page's anchors are, how an index compares
+two pages by them, and the constants of both (the text side, which makes them, is
+:mod:`scrapy_simhash.analysis.anchors`).
+
+A SimHash measures the similarity of a whole text: a copy that gains or loses blocks (a
+repost whose original keeps a standfirst and captions, a page cut short, a paragraph
+deleted) moves many bits of it. Such a copy is still *contained*: most of the smaller
+text's long paragraphs appear, unchanged, in the larger one. The anchors of a text are the
+hashes of its :data:`DEFAULT_ANCHORS` longest distinct lines of at least
+:data:`MIN_LINE_CHARS` characters; an index stores them with the page and tells a
+contained copy by :func:`contained`.
+
+A single shared paragraph is no evidence (a disclaimer, a newsletter blurb, a site's
+standard note): a copy must share at least :data:`MIN_SHARED` anchors, they must make at
+least :data:`MIN_SHARE` of the smaller page's anchors, counted and by length, and most of
+its text (:data:`MIN_COVER`). Anchors that the index holds for more than
+:data:`MAX_ANCHOR_PAGES` pages are boilerplate and ignored altogether.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: How many of a text's longest lines become its anchors.
+DEFAULT_ANCHORS = 8
+#: The shortest line that becomes an anchor, in characters of its normalised form: a
+#: paragraph, not a heading, a caption or a menu.
+MIN_LINE_CHARS = 80
+#: A copy shares at least this many anchors with the page it is contained in.
+MIN_SHARED = 2
+#: ... and at least this share of the smaller page's anchors, counted and by length.
+MIN_SHARE = 0.5
+#: ... and they make at least this share of the smaller page's text (see :func:`contained`).
+MIN_COVER = 0.7
+#: An anchor stored for more pages than this is boilerplate (a site's standard note, a
+#: licence paragraph) and no evidence of anything.
+MAX_ANCHOR_PAGES = 5
+#: ``(anchors, chars, cover)`` of a page: see :attr:`Anchors.summary`.
+Summary = tuple[int, int, int]
+#: The anchors' format, stored in every index: pages anchored otherwise never mix.
+ANCHORS_FORMAT = f"lines-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/casefold-nopunct/v1"
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """The anchors of one text: ``hashes`` (signed 32-bit, longest line first), the
+    ``lengths`` of their lines in the same order (empty for anchors read back from an
+    index), ``chars`` (the characters of all its anchored lines) and ``cover`` (per mille
+    of its text in lines long enough to be anchors: a page whose text is mostly short lines
+    is not told by its few long ones)."""
+
+    hashes: tuple[int, ...] = ()
+    lengths: tuple[int, ...] = ()
+    chars: int = 0
+    cover: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.hashes)
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    @property
+    def summary(self) -> tuple[int, int, int]:
+        """``(anchors, chars, cover)``: what :func:`contained` compares."""
+        return len(self.hashes), self.chars, self.cover
+
+    def stored(self) -> Anchors:
+        """These anchors as an index stores them (without the lines' lengths)."""
+        return Anchors(self.hashes, (), self.chars, self.cover)
+
+    def shared_with(self, hashes: Iterable[int]) -> tuple[tuple[int, ...], int]:
+        """The anchors of *hashes* that are also these, and their characters."""
+        length = dict(zip(self.hashes, self.lengths, strict=True))
+        shared = tuple(h for h in hashes if h in length)
+        return shared, sum(length[h] for h in shared)
+
+
+def contained(shared: int, shared_chars: int, mine: Summary, theirs: Summary) -> bool:
+    """Whether two pages sharing *shared* anchors (of *shared_chars* characters) are one
+    contained in the other. *mine* and *theirs* are each page's :attr:`Anchors.summary`.
+    Of the smaller page (fewer anchored characters): at least :data:`MIN_SHARED`
+    anchors, and at least :data:`MIN_SHARE` of its anchors and of its anchored characters,
+    are shared; and the shared lines make at least :data:`MIN_COVER` of its text, taking
+    its long lines as its anchors stand for them (:attr:`Anchors.cover`).
+
+    The share of the text keeps apart two distinct pages that share a block: a note, a
+    cookie notice or a footer long enough to be an anchor is rarely most of a page."""
+    if shared < MIN_SHARED:
+        return False
+    small = min(mine, theirs, key=lambda s: (s[1], s[0]))
+    return (
+        shared >= MIN_SHARE * min(mine[0], theirs[0])
+        and shared_chars >= MIN_SHARE * min(mine[1], theirs[1])
+        and shared_chars * small[2] >= MIN_COVER * 1000 * small[1]
+    )
