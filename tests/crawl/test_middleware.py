@@ -163,7 +163,7 @@ async def test_an_article_in_another_sites_chrome_is_contained_in_it(tmp_path):
     drought = (SITE / "drought.html").read_text(encoding="utf-8")
     chess = (SITE / "only-via-copy.html").read_text(encoding="utf-8")
     framed = ARTICLE.replace("<nav>", "<nav>" + drought + chess)
-    middleware = make_middleware(tmp_path, SIMHASH_EXTRACTOR="none")
+    middleware = make_middleware(tmp_path, SIMHASH_EXTRACTOR="none", SIMHASH_ANCHORS=True)
     await run(middleware, html("a"), [])
     assert await run(middleware, html("b", body=framed), [{"x": 1}]) == []
     assert middleware.runner.stats.get_value("simhash/middleware/dropped/contained") == 1
