@@ -27,7 +27,7 @@ from scrapy.utils.project import data_path
 
 from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
-from ..exceptions import SetupFailed, SimhashError, SimhashIndexError
+from ..exceptions import ConfigurationError, SetupFailed, SimhashError, SimhashIndexError
 from ..extract.extractors import FALLBACK_REASONS
 from ..extract.fields import plain_value
 from ..index.base import NearDuplicateIndex
@@ -68,6 +68,15 @@ def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
     settings = with_spider_arguments(crawler.settings, getattr(crawler, "spider", None))
     config = SimhashSettings.from_settings(settings)
     return config, index_uri(config.index_uri, data_path, create=True)
+
+
+def crawl_settings(crawler: Crawler) -> tuple[SimhashSettings, str]:
+    """:func:`settings_from_crawler` for a component's ``from_crawler``: a value that
+    cannot work stops the crawl before it starts (:func:`setup_failed`)."""
+    try:
+        return settings_from_crawler(crawler)
+    except ConfigurationError as e:
+        raise setup_failed(e) from e
 
 
 def setup_failed(error: SimhashError) -> SetupFailed:

@@ -17,10 +17,9 @@ from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.utils.misc import load_object
 
 from ..dedup import Verdict
-from ..exceptions import ConfigurationError
 from ..index.uri import redact
 from ..settings import SimhashSettings
-from .deduplicator import CrawlDeduplicator, settings_from_crawler, setup_failed
+from .deduplicator import CrawlDeduplicator, crawl_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,10 +67,7 @@ class SimhashDedupMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupMiddleware:
-        try:
-            config, index_uri = settings_from_crawler(crawler)
-        except ConfigurationError as e:
-            raise setup_failed(e) from e
+        config, index_uri = crawl_settings(crawler)
         middleware = cls(config, index_uri, crawler.stats, crawler)
         # Opened now, not when the spider opens: Scrapy opens the feeds then, and an
         # index that cannot be opened must stop the crawl before (see setup_failed).

@@ -12,15 +12,10 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.task import LoopingCall
 
 from ..dedup import Deduplicator
-from ..exceptions import ConfigurationError
 from ..extract.fields import FieldCensus, item_key
 from ..index.journal import HEARTBEAT
 from ..settings import SimhashSettings
-from .deduplicator import (
-    CrawlDeduplicator,
-    settings_from_crawler,
-    setup_failed,
-)
+from .deduplicator import CrawlDeduplicator, crawl_settings
 from .near_duplicate import NearDuplicate, Unchanged
 from .output import FLUSH_INTERVAL, Output
 
@@ -77,10 +72,7 @@ class SimhashDedupPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimhashDedupPipeline:
-        try:
-            config, index_uri = settings_from_crawler(crawler)
-        except ConfigurationError as e:
-            raise setup_failed(e) from e
+        config, index_uri = crawl_settings(crawler)
         pipeline = cls(config, index_uri, crawler.stats, crawler)
         # Opened now, not in open_spider: an index that cannot be opened then stops the
         # crawl before Scrapy builds the rest of the engine (see setup_failed).
