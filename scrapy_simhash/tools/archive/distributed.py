@@ -29,7 +29,7 @@ from ...index.base import StoredPage
 from .batch import EMPTY, SIMHASH, Batch, Outcomes, _outcomes, exact_groups, replay
 from .candidates import bucket_pairs, choose_plan, table_keys
 from .decide import KEPT, NEAR, UNDECIDED, Decisions, Edges, finish_in_order
-from .job import ArchiveJob, ArchiveResult, Progress, fingerprint_part, stored_batch
+from .job import ArchiveJob, ArchiveResult, Progress, StageLog, fingerprint_part, stored_batch
 from .records import DEFAULT_BLOCKSIZE, Part, plan_parts
 
 _RECORD_META = pd.DataFrame(
@@ -221,13 +221,7 @@ def run_dask(
     import dask.dataframe as dd
     from distributed import wait
 
-    stages: list[tuple[str, str]] = []
-
-    def stage(name: str, detail: str, started: float) -> None:
-        line = (name, f"{detail} ({time.perf_counter() - started:.1f} s)")
-        stages.append(line)
-        if progress:
-            progress(*line)
+    stage = StageLog(progress)
 
     def persist(collection):
         collection = client.persist(collection)
@@ -260,7 +254,7 @@ def run_dask(
         started = time.perf_counter()
         outcomes = replay(_batch(records.compute()), stored_b, plan, job.max_distance)
         stage("decide", _decided(outcomes), started)
-        return ArchiveResult(parts, outcomes, stages)
+        return ArchiveResult(parts, outcomes, stage.lines)
 
     started = time.perf_counter()
     npartitions = max(records.npartitions, workers)
@@ -310,7 +304,7 @@ def run_dask(
     outcomes = _outcomes(rec, stored_b, order, first, edges, decisions)
     outcomes.how = f"in rounds on the cluster ({rounds} rounds, {finished} finished in order)"
     stage("decide", _decided(outcomes), started)
-    return ArchiveResult(parts, outcomes, stages)
+    return ArchiveResult(parts, outcomes, stage.lines)
 
 
 def _rounds(pairs, stored_b: Batch, npartitions: int, persist, max_rounds: int, remainder: int):

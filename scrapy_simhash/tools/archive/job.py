@@ -26,6 +26,21 @@ from .records import Part, plan_parts, read_part, record_order
 Progress = Callable[[str, str], None]
 
 
+@dataclass
+class StageLog:
+    """The stages of a job as they end, one line each (name, detail and its time), also
+    handed to *progress*: what both engines report."""
+
+    progress: Progress | None = None
+    lines: list[tuple[str, str]] = field(default_factory=list)
+
+    def __call__(self, name: str, detail: str, started: float) -> None:
+        line = (name, f"{detail} ({time.perf_counter() - started:.1f} s)")
+        self.lines.append(line)
+        if self.progress:
+            self.progress(*line)
+
+
 @dataclass(frozen=True)
 class ArchiveJob:
     """How records are read and fingerprinted, and the distance: the values of the
@@ -102,20 +117,14 @@ def run_local(
     progress: Progress | None = None,
 ) -> ArchiveResult:
     """The job on one machine, without a cluster: numpy sorts instead of shuffles."""
-    stages: list[tuple[str, str]] = []
-
-    def stage(name: str, detail: str, started: float) -> None:
-        line = (name, f"{detail} ({time.perf_counter() - started:.1f} s)")
-        stages.append(line)
-        if progress:
-            progress(*line)
+    stage = StageLog(progress)
 
     started = time.perf_counter()
     parts = plan_parts(paths)
     records = Batch.concat([fingerprint_part(part, job) for part in parts])
     stage("fingerprint", f"{len(records):,} records from {len(paths)} inputs", started)
     outcomes = decide_fingerprints(records, job, stored_batch(stored), stage)
-    return ArchiveResult(parts, outcomes, stages)
+    return ArchiveResult(parts, outcomes, stage.lines)
 
 
 def decide_fingerprints(
