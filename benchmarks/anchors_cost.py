@@ -1,6 +1,6 @@
 """What the paragraph anchors add to the analysis, in CPU time, on one core.
 
-    python benchmarks/anchors_cost.py               # Chinese Debian Handbook pages (../shared/corpora)
+    python benchmarks/anchors_cost.py               # Chinese handbook pages (../shared/corpora)
     python benchmarks/anchors_cost.py --pages DIR   # your own .html/.txt files
 
 Runs the pipeline's analysis (``Deduplicator.analyse``, rjieba when installed) over the same
@@ -29,7 +29,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     texts = speed.load_texts(args.pages)
     segmenter = "rjieba" if speed.importlib.util.find_spec("rjieba") else "jieba"
-    methods = {"with anchors": speed.ours(segmenter, True), "without": speed.ours(segmenter, False)}
+    methods = {
+        "with anchors": speed.ours(segmenter, True),
+        "without": speed.ours(segmenter, False),
+    }
     times: dict[str, list[float]] = {name: [] for name in methods}
     for _ in range(args.passes):
         for name, analyse in methods.items():
@@ -42,7 +45,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {name:<13} best {min(spent):.3f}  median {statistics.median(spent):.3f}")
     best = min(times["without"]) / min(times["with anchors"])
     median = statistics.median(times["without"]) / statistics.median(times["with anchors"])
-    print(f"with anchors: {best:.2f}x the documents per second (best passes), {median:.2f}x (medians)")
+    print(
+        f"with anchors: {best:.2f}x the documents per second (best passes), "
+        f"{median:.2f}x (medians)"
+    )
 
 
 if __name__ == "__main__":
