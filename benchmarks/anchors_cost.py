@@ -46,8 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     best = min(times["without"]) / min(times["with anchors"])
     median = statistics.median(times["without"]) / statistics.median(times["with anchors"])
     print(
-        f"with anchors: {best:.2f}x the documents per second (best passes), "
-        f"{median:.2f}x (medians)"
+        f"with anchors: {best:.2f}x the documents per second (best passes), {median:.2f}x (medians)"
     )
 
 
