@@ -4,6 +4,7 @@ largest :func:`units`, sized in :func:`words` and normalised by :func:`anchor_fo
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from ..anchors import DEFAULT_ANCHORS, MIN_LINE_CHARS, Anchors
 from .fingerprint import hash_term
@@ -67,10 +68,6 @@ def to_signed32(value: int) -> int:
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[。！？])")
 
 
-#: How a line that ends a sentence ends.
-_ENDS = tuple(".!?:;\"'”’)。！？」』）")
-
-
 def units(lines: list[str]) -> list[str]:
     """What the anchors of a text are made of: its *lines* (the extractor's blocks),
     unless the text is hard-wrapped (plain text, mail and newswire wrapped at a fixed
@@ -78,21 +75,50 @@ def units(lines: list[str]) -> list[str]:
     sentences, so that copies wrapped at other widths, or whose paragraphs were joined
     or split, still share them.
 
-    A text is wrapped when most of its lines (60%) fill a width of 50 to 100 characters
-    (the length of its longest lines but a tenth), and most of those end inside a
-    sentence: a page of paragraphs of about one length ends them at a full stop."""
-    sizes = sorted(len(line) for line in lines if line.strip())
+    A text is wrapped when its lines fill a width of 50 to 100 characters (the length of
+    its longest lines but a tenth), either way:
+
+    * many of them (40%) go on in the next line, and most of those (70%) were broken
+      where the next word would not fit, as a text wrapped word by word is (a page of
+      short paragraphs of about one length leaves room for the next one's first word);
+    * most of them (60%) fill the width, and most of those end inside a sentence
+      (:func:`_filled`): a story of paragraphs of several lines, a table of figures.
+
+    Text in a script written without spaces (Chinese, Japanese) is never taken for
+    wrapped: its "words" are whole phrases."""
+    sizes = sorted(filter(None, map(len, lines)))
     if len(sizes) < 4:
         return lines
     width = sizes[(9 * len(sizes)) // 10]
     if not 50 <= width <= 100:
         return lines
-    full = [line.rstrip() for line in lines if len(line) >= 0.75 * width]
-    if len(full) < 0.6 * len(sizes):
-        return lines
-    if sum(1 for line in full if line.endswith(_ENDS)) > 0.5 * len(full):
+    broken = full = unspaced = 0
+    for line, after in pairwise(lines):
+        # A line before a blank or an indented one ends a paragraph, wrapped or not.
+        if len(line) >= 0.75 * width and after.strip() and not after[:1].isspace():
+            if _UNSPACED.search(line):
+                unspaced += 1
+                continue
+            broken += len(line.rstrip()) + 1 + len(after.split()[0]) > width
+            full += 1
+    if full < unspaced or not (
+        _filled(lines, width, len(sizes)) or (full >= 0.4 * len(sizes) and broken >= 0.7 * full)
+    ):
         return lines
     return _SENTENCE_END.split(" ".join(line.strip() for line in lines))
+
+
+def _filled(lines: list[str], width: int, count: int) -> bool:
+    """Whether most of *lines* (60% of the *count* not empty) fill the *width*, and at
+    least half of those end inside a sentence (paragraphs one line long end at a full
+    stop)."""
+    full = [line.rstrip() for line in lines if len(line) >= 0.75 * width]
+    ended = sum(1 for line in full if line.endswith(_ENDS))
+    return len(full) >= 0.6 * count and ended <= 0.5 * len(full)
+
+
+#: How a line that ends a sentence ends.
+_ENDS = tuple(".!?:;\"'\u201d\u2019)\u3002\uff01\uff1f\u300d\u300f\uff09")
 
 
 def unit_sizes(units: list[str], min_chars: int) -> tuple[int, list[tuple[int, str]]]:
