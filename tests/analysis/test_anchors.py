@@ -10,7 +10,7 @@ import pytest
 
 from scrapy_simhash.analysis import anchors as analysis_anchors
 from scrapy_simhash.analysis.anchors import anchor_form, text_anchors, unit_sizes, units, words
-from scrapy_simhash.anchors import DEFAULT_ANCHORS
+from scrapy_simhash.anchors import DEFAULT_ANCHORS, Anchors
 
 SENTENCES = [
     "The committee met in New York this afternoon and could put its final stamp of "
@@ -86,3 +86,257 @@ def test_a_text_without_a_long_unit_has_no_anchors():
 
 def test_the_anchor_form_ignores_case_quotes_and_dashes():
     assert anchor_form("“Quoted” — Text") == anchor_form('"quoted" - text')
+
+
+# Texts whose anchors are pinned below: computed once, so that a faster way of computing
+# them cannot change them unnoticed (a change of the anchors is a new ANCHORS_FORMAT).
+_HAN = [
+    "Debian 是一个自由的操作系统，由遍布世界各地的志愿者共同开发和维护。"
+    "它以稳定著称，许多服务器和桌面系统都选择它作为基础，软件包的数量超过五万个。",
+    "安装程序会先检测硬件，然后询问语言、键盘布局和网络设置。"
+    "对于大多数用户来说，默认的选项已经足够，只需要在分区这一步稍加注意，避免覆盖已有的数据。",
+    "软件包管理是 Debian 最重要的特性之一。APT 工具可以自动处理依赖关系，"
+    "从镜像服务器下载所需的文件，并在升级时保持系统的一致性，管理员因此节省了大量时间。",
+    "如果在安装过程中遇到问题，可以切换到第二个控制台查看日志。"
+    "日志中通常记录了出错的原因，例如找不到驱动程序、网络无法连接或者磁盘空间不足等情况。",
+    "安装完成后，系统会提示重新启动。请记得取出安装介质，否则计算机可能会再次从光盘或 U 盘启动，"
+    "重新进入安装程序，而不是启动刚刚安装好的系统。",
+]
+#: A page of Chinese paragraphs (each of two sentences of _HAN), a heading and a link.
+CHINESE = "\n".join(
+    ["安装手册", *(a + b for a, b in zip(_HAN, _HAN[1:] + _HAN[:1], strict=True)), "返回首页"]
+)
+#: A page of English paragraphs, one of them of quotes, dashes and letters that case-fold
+#: to others.
+ENGLISH = "\n".join(
+    [
+        "Release notes",
+        "The new release brings a faster package manager, which resolves dependencies in a "
+        "fraction of the time the old one needed on large systems.",
+        "Administrators who upgrade from the previous release should read the chapter on "
+        "changed defaults first: the firewall is now enabled on new installations.",
+        "Several desktop environments were updated, and the installer offers them in a menu; "
+        "the choice can be changed later without reinstalling the system.",
+        "The kernel supports more hardware than before, including recent graphics cards, "
+        "wireless adapters and the storage controllers of many laptops.",
+        "Support for the oldest architecture ends with this release, as announced two years "
+        "ago; its users are advised to stay on the previous release.",
+        "“Quoted” — the project's thanks go to every translator — ÉCOLE, Straße and ΣΊΣΥΦΟΣ "
+        "are spelled in many ways, and the handbook's translators keep up.",
+        "Copyright 2026",
+    ]
+)
+#: A newswire story wrapped at 70 characters (its anchors are its sentences).
+STORY = wrapped(70)
+#: Both pages, the English one upper-cased, a line of characters without a simple case
+#: folding and a paragraph repeated.
+MIXED = "\n".join(
+    [CHINESE, ENGLISH.upper(), "µ-Strasse ﬁnal ǅ İstanbul " * 4, CHINESE.splitlines()[1]]
+)
+
+SEED = b"0123456789abcdef"
+PINNED = [
+    (CHINESE, None, 3, (226597643, -1606207534, -670208198), (134, 133, 130), 397, 984),
+    (
+        CHINESE,
+        None,
+        8,
+        (226597643, -1606207534, -670208198, -680699450, -940662080),
+        (134, 133, 130, 130, 128),
+        655,
+        984,
+    ),
+    (
+        CHINESE,
+        None,
+        16,
+        (226597643, -1606207534, -670208198, -680699450, -940662080),
+        (134, 133, 130, 130, 128),
+        655,
+        984,
+    ),
+    (CHINESE, SEED, 3, (-18056264, -1647089128, 746167152), (134, 133, 130), 397, 984),
+    (
+        CHINESE,
+        SEED,
+        8,
+        (-18056264, -1647089128, 746167152, 1703034313, -1270532431),
+        (134, 133, 130, 130, 128),
+        655,
+        984,
+    ),
+    (
+        CHINESE,
+        SEED,
+        16,
+        (-18056264, -1647089128, 746167152, 1703034313, -1270532431),
+        (134, 133, 130, 130, 128),
+        655,
+        984,
+    ),
+    (ENGLISH, None, 3, (-261103066, -1081186103, 214520070), (25, 24, 24), 73, 972),
+    (
+        ENGLISH,
+        None,
+        8,
+        (-261103066, -1081186103, 214520070, 651758940, -2022340866, -756550184),
+        (25, 24, 24, 23, 23, 20),
+        139,
+        972,
+    ),
+    (
+        ENGLISH,
+        None,
+        16,
+        (-261103066, -1081186103, 214520070, 651758940, -2022340866, -756550184),
+        (25, 24, 24, 23, 23, 20),
+        139,
+        972,
+    ),
+    (ENGLISH, SEED, 3, (-28635531, -623854264, 1317097262), (25, 24, 24), 73, 972),
+    (
+        ENGLISH,
+        SEED,
+        8,
+        (-28635531, -623854264, 1317097262, -651738440, 525797586, -205016540),
+        (25, 24, 24, 23, 23, 20),
+        139,
+        972,
+    ),
+    (
+        ENGLISH,
+        SEED,
+        16,
+        (-28635531, -623854264, 1317097262, -651738440, 525797586, -205016540),
+        (25, 24, 24, 23, 23, 20),
+        139,
+        972,
+    ),
+    (STORY, None, 3, (-1312373502, 1859793420, 1919009926), (28, 25, 24), 77, 1000),
+    (
+        STORY,
+        None,
+        8,
+        (-1312373502, 1859793420, 1919009926, 1232899645, 1673939231),
+        (28, 25, 24, 22, 21),
+        120,
+        1000,
+    ),
+    (
+        STORY,
+        None,
+        16,
+        (-1312373502, 1859793420, 1919009926, 1232899645, 1673939231),
+        (28, 25, 24, 22, 21),
+        120,
+        1000,
+    ),
+    (STORY, SEED, 3, (1311428975, 1404330091, 1300093300), (28, 25, 24), 77, 1000),
+    (
+        STORY,
+        SEED,
+        8,
+        (1311428975, 1404330091, 1300093300, 578747815, -820689400),
+        (28, 25, 24, 22, 21),
+        120,
+        1000,
+    ),
+    (
+        STORY,
+        SEED,
+        16,
+        (1311428975, 1404330091, 1300093300, 578747815, -820689400),
+        (28, 25, 24, 22, 21),
+        120,
+        1000,
+    ),
+    (MIXED, None, 3, (226597643, -1606207534, -670208198), (134, 133, 130), 397, 985),
+    (
+        MIXED,
+        None,
+        8,
+        (
+            226597643,
+            -1606207534,
+            -670208198,
+            -680699450,
+            -940662080,
+            -261103066,
+            -1081186103,
+            214520070,
+        ),
+        (134, 133, 130, 130, 128, 25, 24, 24),
+        728,
+        985,
+    ),
+    (
+        MIXED,
+        None,
+        16,
+        (
+            226597643,
+            -1606207534,
+            -670208198,
+            -680699450,
+            -940662080,
+            -261103066,
+            -1081186103,
+            214520070,
+            651758940,
+            -2022340866,
+            -756550184,
+            606861916,
+        ),
+        (134, 133, 130, 130, 128, 25, 24, 24, 23, 23, 20, 16),
+        810,
+        985,
+    ),
+    (MIXED, SEED, 3, (-18056264, -1647089128, 746167152), (134, 133, 130), 397, 985),
+    (
+        MIXED,
+        SEED,
+        8,
+        (
+            -18056264,
+            -1647089128,
+            746167152,
+            1703034313,
+            -1270532431,
+            -28635531,
+            -623854264,
+            1317097262,
+        ),
+        (134, 133, 130, 130, 128, 25, 24, 24),
+        728,
+        985,
+    ),
+    (
+        MIXED,
+        SEED,
+        16,
+        (
+            -18056264,
+            -1647089128,
+            746167152,
+            1703034313,
+            -1270532431,
+            -28635531,
+            -623854264,
+            1317097262,
+            -651738440,
+            525797586,
+            -205016540,
+            1993337041,
+        ),
+        (134, 133, 130, 130, 128, 25, 24, 24, 23, 23, 20, 16),
+        810,
+        985,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "seed", "count", "hashes", "sizes", "words", "cover"), PINNED)
+def test_the_anchors_of_known_texts_stay_what_they_were(
+    text, seed, count, hashes, sizes, words, cover
+):
+    assert text_anchors(text, seed, count=count) == Anchors(hashes, sizes, words, cover)
