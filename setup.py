@@ -23,6 +23,7 @@ setup(
                     "_stop_words",
                     "_case",
                     "_anchors",
+                    "_ranked",
                 )
             ],
             depends=["csrc/_speedups.h"],

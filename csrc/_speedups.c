@@ -8,8 +8,8 @@
  * numpy combine and simhash(), contains_any and line_starts
  * (_speedups_attribution.c) with scrapy_simhash.analysis.attribution, remove_stop_words
  * (_speedups_stop_words.c) with scrapy_simhash.analysis.function_words, lower (_speedups_case.c)
- * with str.lower (scrapy_simhash.analysis.words), unit_sizes and squeeze (_speedups_anchors.c) with
- * scrapy_simhash.analysis.anchors.
+ * with str.lower (scrapy_simhash.analysis.words), unit_sizes and anchor_form (_speedups_anchors.c) and
+ * ranked_lines (_speedups_ranked.c) with scrapy_simhash.analysis.anchors.
  *
  * The regular expressions and Python loops they replace cost more than segmenting the
  * text: the engine's overhead per match and per position, and the interpreter's per
@@ -72,9 +72,13 @@ static PyMethodDef methods[] = {
     {"unit_sizes", speedups_unit_sizes, METH_VARARGS,
      "unit_sizes(units, min_chars) -> (words of all units, [(size, unit) for each unit of at "
      "least min_chars characters]): the sizes in words of a text's anchor units."},
-    {"squeeze", speedups_squeeze, METH_O,
-     "squeeze(text) -> text with punctuation and symbols dropped and runs of them and of "
-     "whitespace made one space, none at either end: an anchor's form after case folding."},
+    {"ranked_lines", speedups_ranked_lines, METH_VARARGS,
+     "ranked_lines(text, min_chars) -> None where the text's lines may be hard-wrapped, else "
+     "(words of all lines, words of the lines of at least min_chars characters, [(size, line) "
+     "for each of those, largest first, ties by their text])."},
+    {"anchor_form", speedups_anchor_form, METH_O,
+     "anchor_form(line) -> line case-folded, with punctuation and symbols dropped and runs of "
+     "them and of whitespace made one space, none at either end."},
     {"count_long_words", speedups_count_long_words, METH_VARARGS,
      "count_long_words(words, counts): counts[word] += 1 for each word of the list words "
      "other than single characters."},

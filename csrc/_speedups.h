@@ -23,6 +23,30 @@ is_word(Py_UCS4 ch)
     return Py_UNICODE_ISALNUM(ch) || ch == '_';
 }
 
+/* A character of a script written without spaces (Han, kana, Hangul syllables): a word
+ * of its own in a paragraph anchor's size (the ranges of anchors.py's _UNSPACED). */
+static inline int
+is_unspaced(Py_UCS4 ch)
+{
+    return (ch >= 0x4E00 && ch <= 0x9FFF) || (ch >= 0x3040 && ch <= 0x30FF) ||
+           (ch >= 0x3400 && ch <= 0x4DBF) || (ch >= 0xAC00 && ch <= 0xD7AF) ||
+           (ch >= 0xF900 && ch <= 0xFAFF);
+}
+
+/* Py_UNICODE_ISSPACE(ch), without its look-up for the characters that cannot be
+ * whitespace (the tests check that none beyond these ranges is). */
+static inline int
+is_space(Py_UCS4 ch)
+{
+    if (ch < 0x80) {
+        return Py_UNICODE_ISSPACE(ch);
+    }
+    if (ch < 0x2000) {
+        return ch == 0x85 || ch == 0xA0 || ch == 0x1680;
+    }
+    return ch <= 0x3000 && Py_UNICODE_ISSPACE(ch);
+}
+
 /* Appends *item* (a new reference, or NULL after an error) to *list*, and lets go of it. */
 int speedups_append_new(PyObject *list, PyObject *item);
 /* counts[word] += 1, for a dict (or Counter) of ints. */
@@ -49,6 +73,8 @@ PyObject *speedups_line_starts(PyObject *module, PyObject *args);
 
 /* _speedups_anchors.c */
 PyObject *speedups_unit_sizes(PyObject *module, PyObject *args);
-PyObject *speedups_squeeze(PyObject *module, PyObject *text);
+PyObject *speedups_anchor_form(PyObject *module, PyObject *line);
+/* _speedups_ranked.c */
+PyObject *speedups_ranked_lines(PyObject *module, PyObject *args);
 
 #endif

@@ -1,17 +1,17 @@
-/* The sizes of a text's units for its paragraph anchors (scrapy_simhash.analysis.anchors):
- * unit_sizes, its pure-Python twin's loop over every unit in one pass over the characters.
+/* A text's paragraph anchors (scrapy_simhash.analysis.anchors), their pure-Python twins'
+ * loops in C:
+ *
+ * - unit_sizes: the sizes in words of a list of units;
+ * - ranked_lines: the same for a text's lines, in one pass over its characters without
+ *   making a str of each line, with the test of units() that tells a text that cannot be
+ *   hard-wrapped, and the long lines ranked as the anchors take them;
+ * - anchor_form: a unit's case-folded form without punctuation, in one pass where its
+ *   characters case-fold to themselves or to ASCII.
+ *
  * A unit's size is its count of words: runs of characters between whitespace
  * (str.split()), plus one for each character of a script written without spaces (Han,
  * kana, Hangul syllables), the ranges of the Python twin's _UNSPACED. */
 #include "_speedups.h"
-
-static inline int
-is_unspaced(Py_UCS4 ch)
-{
-    return (ch >= 0x3040 && ch <= 0x30FF) || (ch >= 0x3400 && ch <= 0x4DBF) ||
-           (ch >= 0x4E00 && ch <= 0x9FFF) || (ch >= 0xAC00 && ch <= 0xD7AF) ||
-           (ch >= 0xF900 && ch <= 0xFAFF);
-}
 
 /* The loop of unit_size for one kind of string. */
 #define SIZE_LOOP(NAME, CHAR)                                                               \
@@ -109,37 +109,136 @@ is_anchor_punctuation(Py_UCS4 ch)
            (ch >= 0xFF01 && ch <= 0xFF65 && !Py_UNICODE_ISALNUM(ch));
 }
 
-/* squeeze(text) -> " ".join(_PUNCTUATION.sub(" ", text).split()): punctuation and
- * symbols dropped, runs of them and of whitespace made one space, none at either end. */
-PyObject *
-speedups_squeeze(PyObject *module, PyObject *text)
+
+/* Whether *ch*, not ASCII, case-folds to itself (str.casefold()): the tests check each
+ * character of these ranges. Latin-1's symbols but U+00B5 (folded to a Greek mu), general
+ * punctuation, CJK punctuation, kana, Han, Hangul syllables, CJK compatibility
+ * ideographs, small forms, and the fullwidth forms but the letters. */
+static inline int
+folds_to_itself(Py_UCS4 ch)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "squeeze() takes a str");
-        return NULL;
+    return (ch >= 0x3000 && ch <= 0x9FFF) || (ch >= 0xAC00 && ch <= 0xD7AF) ||
+           (ch >= 0x2000 && ch <= 0x206F) || (ch >= 0xA0 && ch <= 0xBF && ch != 0xB5) ||
+           ch == 0xD7 || ch == 0xF7 || (ch >= 0xF900 && ch <= 0xFAFF) ||
+           (ch >= 0xFE30 && ch <= 0xFE6F) || (ch >= 0xFF01 && ch <= 0xFF20) ||
+           (ch >= 0xFF3B && ch <= 0xFF40) || (ch >= 0xFF5B && ch <= 0xFFEF);
+}
+
+/* ASCII as anchor_form writes it: each character lower-cased (as str.casefold() does),
+ * or -1 for one it drops (whitespace, punctuation and symbols). */
+static short ascii_forms[128];
+
+static void
+fill_ascii_forms(void)
+{
+    for (Py_UCS4 ch = 0; ch < 128; ch++) {
+        ascii_forms[ch] = Py_UNICODE_ISSPACE(ch) || is_anchor_punctuation(ch) ? -1
+                                                                              : Py_TOLOWER(ch);
     }
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
+}
+
+/* The loop of anchor_form for one kind of string: *chars* without punctuation and
+ * symbols, runs of them and of whitespace made one space, none at either end, into *out*
+ * (as long); case-folded too where *fold* is set, or -1 at a character folded otherwise
+ * than here (to itself, or ASCII to its lower case). Without a branch on what a character of ASCII (most of most texts) is: a space
+ * is written where one may go and counted where it does, and the count of characters
+ * written, the one value carried from a character to the next, takes one addition. */
+#define FORM_LOOP(NAME, CHAR)                                                               \
+    static Py_ssize_t NAME(const CHAR *chars, Py_ssize_t length, int fold, CHAR *out)       \
+    {                                                                                       \
+        Py_ssize_t n = 0;                                                                   \
+        int gap = 0, started = 0;                                                           \
+        for (Py_ssize_t i = 0; i < length; i++) {                                           \
+            Py_UCS4 ch = chars[i];                                                          \
+            int keep;                                                                       \
+            if (ch < 0x80) {                                                                \
+                int form = ascii_forms[ch];                                                 \
+                keep = form >= 0;                                                           \
+                ch = fold ? (Py_UCS4)form : ch;                                             \
+            }                                                                               \
+            else {                                                                          \
+                if (fold && !folds_to_itself(ch)) {                                         \
+                    return -1;                                                              \
+                }                                                                           \
+                keep = !is_anchor_punctuation(ch) && !is_space(ch);                         \
+            }                                                                               \
+            /* A space before a character kept after one dropped, but at the start. */     \
+            int space = keep & gap;                                                         \
+            out[n] = ' ';                                                                   \
+            out[n + space] = (CHAR)ch;                                                      \
+            n += space + keep;                                                              \
+            started |= keep;                                                                \
+            gap = (!keep) & started;                                                        \
+        }                                                                                   \
+        return n;                                                                           \
+    }
+
+FORM_LOOP(form_ucs1, Py_UCS1)
+FORM_LOOP(form_ucs2, Py_UCS2)
+FORM_LOOP(form_ucs4, Py_UCS4)
+
+/* *text* squeezed (and with *fold*, case-folded), or Py_None (not a new reference) where
+ * a character of it is not folded here. Folding here never makes a character larger,
+ * so the result is written in the text's kind (on the stack, for a paragraph). */
+static PyObject *
+form(PyObject *text, int fold)
+{
+    static int filled = 0;
+    if (!filled) {
+        fill_ascii_forms();
+        filled = 1;
+    }
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    Py_UCS4 *out = PyMem_Malloc(sizeof(Py_UCS4) * (length ? length : 1));
+    int kind = PyUnicode_KIND(text);
+    char small[4096];
+    void *out = (size_t)length * kind <= sizeof(small) ? small : PyMem_Malloc(length * kind);
     if (out == NULL) {
         return PyErr_NoMemory();
     }
-    Py_ssize_t n = 0;
-    int gap = 0;
-    for (Py_ssize_t i = 0; i < length; i++) {
-        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-        if (Py_UNICODE_ISSPACE(ch) || is_anchor_punctuation(ch)) {
-            gap = 1;
-            continue;
-        }
-        if (gap && n) {
-            out[n++] = ' ';
-        }
-        gap = 0;
-        out[n++] = ch;
+    Py_ssize_t n;
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND:
+        n = form_ucs1(PyUnicode_1BYTE_DATA(text), length, fold, out);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        n = form_ucs2(PyUnicode_2BYTE_DATA(text), length, fold, out);
+        break;
+    default:
+        n = form_ucs4(PyUnicode_4BYTE_DATA(text), length, fold, out);
     }
-    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, n);
-    PyMem_Free(out);
+    PyObject *result = n < 0 ? Py_None : PyUnicode_FromKindAndData(kind, out, n);
+    if (out != small) {
+        PyMem_Free(out);
+    }
+    return result;
+}
+
+/* anchor_form(line) -> squeeze(line.casefold()): case-folded, punctuation and symbols
+ * dropped, runs of them and of whitespace made one space, none at either end. In one
+ * pass where each character folds to itself or is ASCII; else line.casefold() squeezed. */
+PyObject *
+speedups_anchor_form(PyObject *module, PyObject *line)
+{
+    if (!PyUnicode_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "anchor_form() takes a str");
+        return NULL;
+    }
+    if (PyUnicode_CheckExact(line)) {
+        PyObject *result = form(line, 1);
+        if (result != Py_None) {
+            return result;
+        }
+    }
+    PyObject *folded = PyObject_CallMethod(line, "casefold", NULL);
+    if (folded == NULL) {
+        return NULL;
+    }
+    if (!PyUnicode_Check(folded)) {
+        Py_DECREF(folded);
+        PyErr_SetString(PyExc_TypeError, "casefold() returned a value not a str");
+        return NULL;
+    }
+    PyObject *result = form(folded, 0);
+    Py_DECREF(folded);
     return result;
 }

@@ -4,6 +4,7 @@ largest :func:`units`, sized in :func:`words` and normalised by :func:`anchor_fo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import pairwise
 
 from ..anchors import DEFAULT_ANCHORS, MIN_LINE_CHARS, Anchors
@@ -55,8 +56,9 @@ def squeeze(text: str) -> str:
 
 def anchor_form(line: str) -> str:
     """*line* as anchors compare it: case-folded, with punctuation and symbols dropped
-    and runs of spaces made one (quotes and dashes differ between two sites' copies)."""
-    return (_SQUEEZE or squeeze)(line.casefold())
+    and runs of spaces made one (quotes and dashes differ between two sites' copies); the
+    pure-Python twin of the accelerator's."""
+    return squeeze(line.casefold())
 
 
 def to_signed32(value: int) -> int:
@@ -86,11 +88,8 @@ def units(lines: list[str]) -> list[str]:
 
     Text in a script written without spaces (Chinese, Japanese) is never taken for
     wrapped: its "words" are whole phrases."""
-    sizes = sorted(filter(None, map(len, lines)))
-    if len(sizes) < 4:
-        return lines
-    width = sizes[(9 * len(sizes)) // 10]
-    if not 50 <= width <= 100:
+    width, count = _width(lines)
+    if not width:
         return lines
     broken = full = unspaced = 0
     for line, after in pairwise(lines):
@@ -102,10 +101,28 @@ def units(lines: list[str]) -> list[str]:
             broken += len(line.rstrip()) + 1 + len(after.split()[0]) > width
             full += 1
     if full < unspaced or not (
-        _filled(lines, width, len(sizes)) or (full >= 0.4 * len(sizes) and broken >= 0.7 * full)
+        _filled(lines, width, count) or (full >= 0.4 * count and broken >= 0.7 * full)
     ):
         return lines
     return _SENTENCE_END.split(" ".join(line.strip() for line in lines))
+
+
+def _width(lines: list[str]) -> tuple[int, int]:
+    """``(width, count)``: the width *lines* would be wrapped at, the length of their
+    longest but a tenth (``0`` where it is not 50 to 100 characters, or for fewer than
+    four lines), and the *count* of them not empty."""
+    sizes = sorted(filter(None, map(len, lines)))
+    if len(sizes) < 4:
+        return 0, len(sizes)
+    width = sizes[(9 * len(sizes)) // 10]
+    return (width if 50 <= width <= 100 else 0), len(sizes)
+
+
+def _may_be_wrapped(lines: list[str]) -> bool:
+    """Whether :func:`units` may take *lines* for hard-wrapped: they have a width, and
+    enough of them (40%) fill it for either of its tests."""
+    width, count = _width(lines)
+    return bool(width) and sum(1 for line in lines if len(line) >= 0.75 * width) >= 0.4 * count
 
 
 def _filled(lines: list[str], width: int, count: int) -> bool:
@@ -121,12 +138,35 @@ def _filled(lines: list[str], width: int, count: int) -> bool:
 _ENDS = tuple(".!?:;\"'\u201d\u2019)\u3002\uff01\uff1f\u300d\u300f\uff09")
 
 
-def unit_sizes(units: list[str], min_chars: int) -> tuple[int, list[tuple[int, str]]]:
+#: ``(words of all units, [(size, unit) of the long ones])``
+Sized = tuple[int, list[tuple[int, str]]]
+
+
+def unit_sizes(units: list[str], min_chars: int) -> Sized:
     """``(words of all units, [(size, unit) for each unit of at least min_chars
     characters])``, sizes by :func:`words` (the pure-Python twin of the accelerator's)."""
     sized = [(words(unit), unit) for unit in units if len(unit) >= min_chars]
     rest = sum(words(unit) for unit in units if len(unit) < min_chars)
     return rest + sum(size for size, _ in sized), sized
+
+
+def _ranked(
+    units: list[str], min_chars: int, sizing: Callable[..., Sized] = unit_sizes
+) -> tuple[int, int, list[tuple[int, str]]]:
+    """``(words of all units, words of the long ones, [(size, unit) of the long ones,
+    largest first, ties by their text])``, sized by *sizing* (:func:`unit_sizes`)."""
+    total, sized = sizing(units, min_chars)
+    sized.sort(key=lambda s: (-s[0], s[1]))
+    return total, sum(size for size, _ in sized), sized
+
+
+def ranked_lines(text: str, min_chars: int) -> tuple[int, int, list[tuple[int, str]]] | None:
+    """``None`` where the lines of *text* may be hard-wrapped (:func:`units` decides),
+    else ``(words of all lines, words of those of at least min_chars characters,
+    [(size, line) for each of those, largest first, ties by their text])``: the
+    pure-Python twin of the accelerator's, which makes a str of the long lines only."""
+    lines = text.splitlines()
+    return None if _may_be_wrapped(lines) else _ranked(lines, min_chars)
 
 
 def text_anchors(
@@ -146,34 +186,39 @@ def text_anchors(
     units long enough to be anchors."""
     if count <= 0:
         return Anchors()
-    total, sized = (_UNIT_SIZES or unit_sizes)(units(text.splitlines()), min_chars)
+    ranked = (_RANKED_LINES or ranked_lines)(text, min_chars)
+    if ranked is None:
+        ranked = _ranked(units(text.splitlines()), min_chars, _UNIT_SIZES or unit_sizes)
+    total, long_words, sized = ranked
     if not sized or not total:
         return Anchors()
-    sized.sort(key=lambda s: (-s[0], s[1]))
+    form_of = _ANCHOR_FORM or anchor_form
     chosen: dict[int, int] = {}
     for size, unit in sized:
-        form = anchor_form(unit)
+        form = form_of(unit)
         if len(form) >= min_chars:
             chosen.setdefault(to_signed32(hash_term(form, seed) & _MASK32), size)
             if len(chosen) == count:
                 break
     if not chosen:
         return Anchors()
-    cover = min(1000, 1000 * sum(size for size, _ in sized) // total)
+    cover = min(1000, 1000 * long_words // total)
     sizes = tuple(chosen.values())
     return Anchors(tuple(chosen), sizes, sum(sizes), cover)
 
 
 _UNIT_SIZES = compiled("unit_sizes")
-_SQUEEZE = compiled("squeeze")
+_RANKED_LINES = compiled("ranked_lines")
+_ANCHOR_FORM = compiled("anchor_form")
 
 
 def anchor_lines(text: str, seed: bytes | int | None = None) -> dict[int, str]:
     """``anchor -> unit`` for every unit of *text* long enough to be an anchor: the
     paragraphs (or sentences) behind a containment verdict, for people to read."""
     lines = {}
+    form_of = _ANCHOR_FORM or anchor_form
     for line in units(text.splitlines()):
-        form = anchor_form(line)
+        form = form_of(line)
         if len(form) >= MIN_LINE_CHARS:
             lines.setdefault(to_signed32(hash_term(form, seed) & _MASK32), line.strip())
     return lines

@@ -9,7 +9,14 @@ import textwrap
 import pytest
 
 from scrapy_simhash.analysis import anchors as analysis_anchors
-from scrapy_simhash.analysis.anchors import anchor_form, text_anchors, unit_sizes, units, words
+from scrapy_simhash.analysis.anchors import (
+    anchor_form,
+    ranked_lines,
+    text_anchors,
+    unit_sizes,
+    units,
+    words,
+)
 from scrapy_simhash.anchors import DEFAULT_ANCHORS, Anchors
 
 SENTENCES = [
@@ -77,6 +84,89 @@ def test_the_compiled_unit_sizes_are_the_python_twins():
     for _ in range(500):
         lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(5)]
         assert compiled(lines, 10) == unit_sizes(lines, 10)
+
+
+def compiled_or_skip(name: str):
+    compiled = getattr(analysis_anchors, name)
+    if compiled is None:
+        pytest.skip(
+            "the C accelerator is not built here (SCRAPY_SIMHASH_PURE_PYTHON or no compiler)"
+        )
+    return compiled
+
+
+#: Line breaks of str.splitlines(), whitespace, letters that case-fold to others, kana,
+#: Han, Hangul, punctuation: what the compiled loops tell apart.
+_LINE_BREAKS = ["\n", "\r", "\r\n", "\n\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85"]
+_LINE_BREAKS += ["\u2028", "\u2029"]
+_ALPHABET = "ab Z \t\x1f\xa0\u3000\u2009.,!\u201c\u2014中文カナ한국ßµİΣﬁＡａ\U0001d400é\x00\x7f"
+
+
+def random_text(rng: random.Random) -> str:
+    """Lines of random lengths (many of 40 to 100 characters, as a wrapped text's), or
+    the words of a random text wrapped at a random width."""
+    if rng.random() < 0.3:
+        text = " ".join(
+            "".join(rng.choices("abcdefghij", k=rng.randint(1, 9))) + rng.choice(["", ".", ","])
+            for _ in range(rng.randint(20, 200))
+        )
+        return textwrap.fill(text, rng.randint(40, 110))
+    lines = []
+    for _ in range(rng.randint(0, 30)):
+        length = rng.choice([0, rng.randint(1, 30), rng.randint(40, 100), rng.randint(100, 300)])
+        lines.append("".join(rng.choices(_ALPHABET, k=length)))
+        lines.append(rng.choice(_LINE_BREAKS))
+    return "".join(lines[: rng.randint(max(0, len(lines) - 1), len(lines))])
+
+
+def test_the_compiled_ranked_lines_are_the_python_twins():
+    compiled = compiled_or_skip("_RANKED_LINES")
+    rng = random.Random(7)
+    seen = {"wrapped": 0, "ranked": 0}
+    for _ in range(2000):
+        text = random_text(rng)
+        for min_chars in (0, 10, 80):
+            result = ranked_lines(text, min_chars)
+            assert compiled(text, min_chars) == result, (text, min_chars)
+            seen["wrapped" if result is None else "ranked"] += 1
+    assert min(seen.values()) > 500, seen
+
+
+def test_ranked_lines_leave_every_wrapped_text_to_units():
+    # A text ranked_lines ranks is one whose lines units() keeps as they are.
+    rng = random.Random(11)
+    wrapped_texts = 0
+    for _ in range(2000):
+        text = random_text(rng)
+        lines = text.splitlines()
+        wrapped_texts += units(lines) != lines
+        if ranked_lines(text, 80) is not None:
+            assert units(lines) == lines, text
+    assert wrapped_texts > 100
+
+
+def test_the_compiled_anchor_form_is_the_python_twin():
+    compiled = compiled_or_skip("_ANCHOR_FORM")
+    for point in range(0x10000):
+        line = f"A{chr(point)} b{chr(point)}"
+        assert compiled(line) == anchor_form(line), hex(point)
+    rng = random.Random(3)
+    for _ in range(3000):
+        line = "".join(rng.choices(_ALPHABET, k=rng.randint(0, 60)))
+        assert compiled(line) == anchor_form(line), line
+
+    class Shouting(str):
+        def casefold(self):
+            return self.upper()
+
+    assert compiled(Shouting("Quiet, please")) == anchor_form(Shouting("Quiet, please"))
+
+
+def test_whitespace_beyond_latin_1_is_where_the_compiled_loops_look_for_it():
+    # They look for whitespace among the characters U+0085, U+00A0, U+1680 and U+2000 to
+    # U+3000 only, beyond ASCII.
+    spaces = [point for point in range(0x80, 0x110000) if chr(point).isspace()]
+    assert all(point in (0x85, 0xA0, 0x1680) or 0x2000 <= point <= 0x3000 for point in spaces)
 
 
 def test_a_text_without_a_long_unit_has_no_anchors():
