@@ -2,11 +2,11 @@
  * loops in C:
  *
  * - unit_sizes: the sizes in words of a list of units;
- * - ranked_lines: the same for a text's lines, in one pass over its characters without
- *   making a str of each line, with the test of units() that tells a text that cannot be
- *   hard-wrapped, and the long lines ranked as the anchors take them;
  * - anchor_form: a unit's case-folded form without punctuation, in one pass where its
- *   characters case-fold to themselves or to ASCII.
+ *   characters case-fold to themselves or to ASCII;
+ * - (in _speedups_ranked.c) anchor_forms: the sizes of a text's lines, in one pass over
+ *   its characters, with the test of units() that tells a text that cannot be
+ *   hard-wrapped, and the forms of the long lines the anchors take, in their order.
  *
  * A unit's size is its count of words: runs of characters between whitespace
  * (str.split()), plus one for each character of a script written without spaces (Han,
@@ -140,9 +140,10 @@ fill_ascii_forms(void)
 /* The loop of anchor_form for one kind of string: *chars* without punctuation and
  * symbols, runs of them and of whitespace made one space, none at either end, into *out*
  * (as long); case-folded too where *fold* is set, or -1 at a character folded otherwise
- * than here (to itself, or ASCII to its lower case). Without a branch on what a character of ASCII (most of most texts) is: a space
- * is written where one may go and counted where it does, and the count of characters
- * written, the one value carried from a character to the next, takes one addition. */
+ * than here (to itself, or ASCII to its lower case). Without a branch on what a
+ * character of ASCII (most of most texts) is: a space is written where one may go and
+ * counted where it does, and the count of characters written, the one value carried from
+ * a character to the next, takes one addition. */
 #define FORM_LOOP(NAME, CHAR)                                                               \
     static Py_ssize_t NAME(const CHAR *chars, Py_ssize_t length, int fold, CHAR *out)       \
     {                                                                                       \
@@ -177,18 +178,18 @@ FORM_LOOP(form_ucs1, Py_UCS1)
 FORM_LOOP(form_ucs2, Py_UCS2)
 FORM_LOOP(form_ucs4, Py_UCS4)
 
-/* *text* squeezed (and with *fold*, case-folded), or Py_None (not a new reference) where
- * a character of it is not folded here. Folding here never makes a character larger,
- * so the result is written in the text's kind (on the stack, for a paragraph). */
+/* The *length* characters of *text* from *start* squeezed (and with *fold*, case-folded),
+ * or Py_None (not a new reference) where one of them is not folded here. Folding here
+ * never makes a character larger, so the result is written in the text's kind (on the
+ * stack, for a paragraph). */
 static PyObject *
-form(PyObject *text, int fold)
+form(PyObject *text, Py_ssize_t start, Py_ssize_t length, int fold)
 {
     static int filled = 0;
     if (!filled) {
         fill_ascii_forms();
         filled = 1;
     }
-    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     char small[4096];
     void *out = (size_t)length * kind <= sizeof(small) ? small : PyMem_Malloc(length * kind);
@@ -198,13 +199,13 @@ form(PyObject *text, int fold)
     Py_ssize_t n;
     switch (kind) {
     case PyUnicode_1BYTE_KIND:
-        n = form_ucs1(PyUnicode_1BYTE_DATA(text), length, fold, out);
+        n = form_ucs1(PyUnicode_1BYTE_DATA(text) + start, length, fold, out);
         break;
     case PyUnicode_2BYTE_KIND:
-        n = form_ucs2(PyUnicode_2BYTE_DATA(text), length, fold, out);
+        n = form_ucs2(PyUnicode_2BYTE_DATA(text) + start, length, fold, out);
         break;
     default:
-        n = form_ucs4(PyUnicode_4BYTE_DATA(text), length, fold, out);
+        n = form_ucs4(PyUnicode_4BYTE_DATA(text) + start, length, fold, out);
     }
     PyObject *result = n < 0 ? Py_None : PyUnicode_FromKindAndData(kind, out, n);
     if (out != small) {
@@ -213,9 +214,41 @@ form(PyObject *text, int fold)
     return result;
 }
 
+/* squeeze(folded) for *folded*, a new reference to what a casefold() returned. */
+static PyObject *
+squeeze_folded(PyObject *folded)
+{
+    if (folded == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyUnicode_Check(folded)
+                           ? form(folded, 0, PyUnicode_GET_LENGTH(folded), 0)
+                           : PyErr_Format(PyExc_TypeError, "casefold() returned a value not a str");
+    Py_DECREF(folded);
+    return result;
+}
+
+/* The anchor form of the *length* characters of the str *text* from *start*: in one pass
+ * where each of them folds to itself or is ASCII, else str.casefold() of them squeezed. */
+PyObject *
+speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length)
+{
+    PyObject *result = form(text, start, length, 1);
+    if (result != Py_None) {
+        return result;
+    }
+    PyObject *unit = PyUnicode_Substring(text, start, start + length);
+    if (unit == NULL) {
+        return NULL;
+    }
+    PyObject *folded = PyObject_CallMethod((PyObject *)&PyUnicode_Type, "casefold", "O", unit);
+    result = squeeze_folded(folded);
+    Py_DECREF(unit);
+    return result;
+}
+
 /* anchor_form(line) -> squeeze(line.casefold()): case-folded, punctuation and symbols
- * dropped, runs of them and of whitespace made one space, none at either end. In one
- * pass where each character folds to itself or is ASCII; else line.casefold() squeezed. */
+ * dropped, runs of them and of whitespace made one space, none at either end. */
 PyObject *
 speedups_anchor_form(PyObject *module, PyObject *line)
 {
@@ -224,21 +257,8 @@ speedups_anchor_form(PyObject *module, PyObject *line)
         return NULL;
     }
     if (PyUnicode_CheckExact(line)) {
-        PyObject *result = form(line, 1);
-        if (result != Py_None) {
-            return result;
-        }
+        return speedups_form_of(line, 0, PyUnicode_GET_LENGTH(line));
     }
-    PyObject *folded = PyObject_CallMethod(line, "casefold", NULL);
-    if (folded == NULL) {
-        return NULL;
-    }
-    if (!PyUnicode_Check(folded)) {
-        Py_DECREF(folded);
-        PyErr_SetString(PyExc_TypeError, "casefold() returned a value not a str");
-        return NULL;
-    }
-    PyObject *result = form(folded, 0);
-    Py_DECREF(folded);
-    return result;
+    /* Its own casefold() may differ from str's. */
+    return squeeze_folded(PyObject_CallMethod(line, "casefold", NULL));
 }

@@ -1,7 +1,8 @@
-/* ranked_lines (scrapy_simhash.analysis.anchors): the units of a text's paragraph anchors
- * where they are its lines, sized and ranked in one pass over its characters, without a
- * str for each line (str.splitlines() makes one, and units() and unit_sizes read each
- * again). A text whose lines may be hard-wrapped is left to the Python code (units()). */
+/* anchor_forms (scrapy_simhash.analysis.anchors): the units of a text's paragraph anchors
+ * where they are its lines, sized and ranked in one pass over its characters, and the
+ * forms of those the anchors take, without a str of any line (str.splitlines() makes one
+ * of each, and units() and unit_sizes read each again). A text whose lines may be
+ * hard-wrapped is left to the Python code (units()). */
 #include "_speedups.h"
 
 /* A line of the text: where it starts, its length and its size in words. */
@@ -40,7 +41,7 @@ is_line_break(Py_UCS4 ch)
                     : ch == 0x85 || ch == 0x2028 || ch == 0x2029;
 }
 
-/* The loop of ranked_lines for one kind of string: the lines of str.splitlines(), each
+/* The loop of anchor_forms for one kind of string: the lines of str.splitlines(), each
  * sized as unit_sizes does (see _speedups_anchors.c). ASCII first and without a branch
  * on whether a character ends a word: where words are short, one would be mispredicted
  * often. */
@@ -142,26 +143,33 @@ may_be_wrapped(const struct lines *lines)
     return (double)full >= 0.4 * (double)count;
 }
 
-/* A long line and its size, as ranked. */
+/* A long line, as ranked: its size, where it starts and its length. */
 struct ranked {
-    Py_ssize_t size;
-    PyObject *unit;
+    Py_ssize_t size, start, length;
 };
 
-/* Whether *a* ranks before *b*: larger, or of one size and first in code point order
- * (Python's order of the pairs (-size, unit)). */
+/* Whether *a* ranks before *b* in the text's characters *data* of *kind*: larger, or
+ * of one size and first in code point order (Python's order of (-size, line)). */
 static inline int
-ranks_before(const struct ranked *a, const struct ranked *b)
+ranks_before(int kind, const void *data, const struct ranked *a, const struct ranked *b)
 {
     if (a->size != b->size) {
         return a->size > b->size;
     }
-    return PyUnicode_Compare(a->unit, b->unit) < 0;
+    Py_ssize_t common = Py_MIN(a->length, b->length);
+    for (Py_ssize_t i = 0; i < common; i++) {
+        Py_UCS4 x = PyUnicode_READ(kind, data, a->start + i);
+        Py_UCS4 y = PyUnicode_READ(kind, data, b->start + i);
+        if (x != y) {
+            return x < y;
+        }
+    }
+    return a->length < b->length;
 }
 
 /* Sorts *items* by ranks_before, stably (a merge sort through *scratch*, as long). */
 static void
-rank(struct ranked *items, struct ranked *scratch, Py_ssize_t n)
+rank(int kind, const void *data, struct ranked *items, struct ranked *scratch, Py_ssize_t n)
 {
     struct ranked *from = items, *to = scratch;
     for (Py_ssize_t width = 1; width < n; width *= 2) {
@@ -169,7 +177,7 @@ rank(struct ranked *items, struct ranked *scratch, Py_ssize_t n)
             Py_ssize_t mid = Py_MIN(low + width, n), high = Py_MIN(low + 2 * width, n);
             Py_ssize_t i = low, j = mid, k = low;
             while (i < mid && j < high) {
-                to[k++] = ranks_before(&from[j], &from[i]) ? from[j++] : from[i++];
+                to[k++] = ranks_before(kind, data, &from[j], &from[i]) ? from[j++] : from[i++];
             }
             while (i < mid) {
                 to[k++] = from[i++];
@@ -187,9 +195,64 @@ rank(struct ranked *items, struct ranked *scratch, Py_ssize_t n)
     }
 }
 
-/* The result of ranked_lines for *lines* of *text* not wrapped. */
+/* Whether *form* is one of the *count* forms of *pairs* (size, form) marked in *taken*. */
+static int
+taken_before(PyObject *pairs, const char *taken, PyObject *form)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); i++) {
+        PyObject *other = PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 1);
+        if (taken[i] && PyUnicode_GET_LENGTH(other) == PyUnicode_GET_LENGTH(form) &&
+            PyUnicode_Compare(other, form) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* [(size, form), ...] of the *n* ranked *items* of *text*, in their order, up to the one
+ * that makes *count* distinct forms of at least *min_chars* characters; *more* set where
+ * items are left after it. */
 static PyObject *
-ranked_result(PyObject *text, const struct lines *lines, Py_ssize_t min_chars)
+ranked_forms(PyObject *text, const struct ranked *items, Py_ssize_t n, Py_ssize_t min_chars,
+             Py_ssize_t count, int *more)
+{
+    PyObject *forms = PyList_New(0);
+    char *taken = PyMem_Malloc(n + 1);
+    Py_ssize_t distinct = 0;
+    *more = 0;
+    if (forms == NULL || taken == NULL) {
+        goto error;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *form = speedups_form_of(text, items[i].start, items[i].length);
+        if (form == NULL) {
+            goto error;
+        }
+        taken[i] = PyUnicode_GET_LENGTH(form) >= min_chars && !taken_before(forms, taken, form);
+        distinct += taken[i];
+        PyObject *size = PyLong_FromSsize_t(items[i].size);
+        PyObject *pair = size == NULL ? NULL : PyTuple_Pack(2, size, form);
+        Py_XDECREF(size);
+        Py_DECREF(form);
+        if (speedups_append_new(forms, pair) < 0) {
+            goto error;
+        }
+        if (distinct == count) {
+            *more = i + 1 < n;
+            break;
+        }
+    }
+    PyMem_Free(taken);
+    return forms;
+error:
+    Py_XDECREF(forms);
+    PyMem_Free(taken);
+    return NULL;
+}
+
+/* The result of anchor_forms for *lines* of *text* not wrapped. */
+static PyObject *
+forms_result(PyObject *text, const struct lines *lines, Py_ssize_t min_chars, Py_ssize_t count)
 {
     Py_ssize_t total = 0, long_words = 0, n = 0;
     for (Py_ssize_t i = 0; i < lines->count; i++) {
@@ -200,52 +263,35 @@ ranked_result(PyObject *text, const struct lines *lines, Py_ssize_t min_chars)
     if (items == NULL) {
         return PyErr_NoMemory();
     }
-    PyObject *result = NULL, *ranked = NULL;
-    Py_ssize_t made = 0;
+    Py_ssize_t k = 0;
     for (Py_ssize_t i = 0; i < lines->count; i++) {
         const struct line *line = &lines->items[i];
         if (line->length >= min_chars) {
-            PyObject *unit = PyUnicode_Substring(text, line->start, line->start + line->length);
-            if (unit == NULL) {
-                goto done;
-            }
-            items[made++] = (struct ranked){line->size, unit};
+            items[k++] = (struct ranked){line->size, line->start, line->length};
             long_words += line->size;
         }
     }
-    rank(items, items + n, n);
-    ranked = PyList_New(n);
-    if (ranked == NULL) {
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *size = PyLong_FromSsize_t(items[i].size);
-        PyObject *pair = size == NULL ? NULL : PyTuple_Pack(2, size, items[i].unit);
-        Py_XDECREF(size);
-        if (pair == NULL) {
-            goto done;
-        }
-        PyList_SET_ITEM(ranked, i, pair);
-    }
-    result = Py_BuildValue("(nnO)", total, long_words, ranked);
-done:
-    Py_XDECREF(ranked);
-    for (Py_ssize_t i = 0; i < made; i++) {
-        Py_DECREF(items[i].unit);
-    }
+    rank(PyUnicode_KIND(text), PyUnicode_DATA(text), items, items + n, n);
+    int more;
+    PyObject *forms = ranked_forms(text, items, n, min_chars, count, &more);
     PyMem_Free(items);
-    return result;
+    if (forms == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(nnNO)", total, long_words, forms, more ? Py_True : Py_False);
 }
 
-/* ranked_lines(text, min_chars) -> None where the text's lines may be hard-wrapped (then
- * units() decides), else (words of all lines, words of the lines of at least min_chars
- * characters, [(size, line) for each of those, largest first, ties by their text]). */
+/* anchor_forms(text, min_chars, count) -> None where the text's lines may be hard-wrapped
+ * (then units() decides), else (words of all lines, words of the lines of at least
+ * min_chars characters, [(size, form)] of those lines, largest first, ties by their
+ * text, up to the one that makes count distinct forms of at least min_chars characters,
+ * whether lines are left after it). */
 PyObject *
-speedups_ranked_lines(PyObject *module, PyObject *args)
+speedups_anchor_forms(PyObject *module, PyObject *args)
 {
     PyObject *text;
-    Py_ssize_t min_chars;
-    if (!PyArg_ParseTuple(args, "O!n", &PyUnicode_Type, &text, &min_chars)) {
+    Py_ssize_t min_chars, count;
+    if (!PyArg_ParseTuple(args, "O!nn", &PyUnicode_Type, &text, &min_chars, &count)) {
         return NULL;
     }
     struct lines lines = {NULL, 0, 0};
@@ -266,7 +312,7 @@ speedups_ranked_lines(PyObject *module, PyObject *args)
         status = may_be_wrapped(&lines);
     }
     if (status == 0) {
-        result = ranked_result(text, &lines, min_chars);
+        result = forms_result(text, &lines, min_chars, count);
     }
     else if (status == 1) {
         result = Py_NewRef(Py_None);

@@ -4,6 +4,7 @@ largest :func:`units`, sized in :func:`words` and normalised by :func:`anchor_fo
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from itertools import pairwise
 
@@ -163,10 +164,67 @@ def _ranked(
 def ranked_lines(text: str, min_chars: int) -> tuple[int, int, list[tuple[int, str]]] | None:
     """``None`` where the lines of *text* may be hard-wrapped (:func:`units` decides),
     else ``(words of all lines, words of those of at least min_chars characters,
-    [(size, line) for each of those, largest first, ties by their text])``: the
-    pure-Python twin of the accelerator's, which makes a str of the long lines only."""
+    [(size, line) for each of those, largest first, ties by their text])``."""
     lines = text.splitlines()
     return None if _may_be_wrapped(lines) else _ranked(lines, min_chars)
+
+
+#: ``(words of all units, words of the long ones, [(size, form) of the long ones ranked,
+#: up to the one that makes count distinct forms], whether long ones are left after it)``
+Formed = tuple[int, int, list[tuple[int, str]], bool]
+
+
+def _formed(
+    ranked: tuple[int, int, list[tuple[int, str]]],
+    min_chars: int,
+    count: int,
+    form_of: Callable[[str], str] = anchor_form,
+) -> Formed:
+    """*ranked* (of :func:`_ranked`) with the units' forms by *form_of*, up to the one
+    that makes *count* distinct forms of at least *min_chars* characters: only the units
+    that may become anchors are normalised."""
+    total, long_words, sized = ranked
+    forms, distinct = [], set()
+    for at, (size, unit) in enumerate(sized, 1):
+        form = form_of(unit)
+        forms.append((size, form))
+        if len(form) >= min_chars:
+            distinct.add(form)
+            if len(distinct) == count:
+                return total, long_words, forms, at < len(sized)
+    return total, long_words, forms, False
+
+
+def anchor_forms(text: str, min_chars: int, count: int) -> Formed | None:
+    """``None`` where the lines of *text* may be hard-wrapped (:func:`units` decides),
+    else ``(words of all lines, words of those of at least min_chars characters,
+    [(size, form)] of those, largest first, ties by their text, up to the one that makes
+    count distinct forms of at least min_chars characters, whether lines are left after
+    it)``: the pure-Python twin of the accelerator's, which makes a str of no line."""
+    ranked = ranked_lines(text, min_chars)
+    return None if ranked is None else _formed(ranked, min_chars, count)
+
+
+def _forms(text: str, min_chars: int, count: int) -> Formed:
+    """:func:`anchor_forms` of *text*, or of its units where it may be hard-wrapped."""
+    formed = (_ANCHOR_FORMS or anchor_forms)(text, min_chars, count)
+    if formed is not None:
+        return formed
+    ranked = _ranked(units(text.splitlines()), min_chars, _UNIT_SIZES or unit_sizes)
+    return _formed(ranked, min_chars, count, _ANCHOR_FORM or anchor_form)
+
+
+def _chosen(
+    forms: list[tuple[int, str]], seed: bytes | int | None, count: int, min_chars: int
+) -> dict[int, int]:
+    """``anchor -> size`` of the first *count* distinct anchors of *forms*."""
+    chosen: dict[int, int] = {}
+    for size, form in forms:
+        if len(form) >= min_chars:
+            chosen.setdefault(to_signed32(hash_term(form, seed) & _MASK32), size)
+            if len(chosen) == count:
+                break
+    return chosen
 
 
 def text_anchors(
@@ -186,20 +244,13 @@ def text_anchors(
     units long enough to be anchors."""
     if count <= 0:
         return Anchors()
-    ranked = (_RANKED_LINES or ranked_lines)(text, min_chars)
-    if ranked is None:
-        ranked = _ranked(units(text.splitlines()), min_chars, _UNIT_SIZES or unit_sizes)
-    total, long_words, sized = ranked
-    if not sized or not total:
+    total, long_words, forms, more = _forms(text, min_chars, count)
+    if not forms or not total:
         return Anchors()
-    form_of = _ANCHOR_FORM or anchor_form
-    chosen: dict[int, int] = {}
-    for size, unit in sized:
-        form = form_of(unit)
-        if len(form) >= min_chars:
-            chosen.setdefault(to_signed32(hash_term(form, seed) & _MASK32), size)
-            if len(chosen) == count:
-                break
+    chosen = _chosen(forms, seed, count, min_chars)
+    if len(chosen) < count and more:
+        # Two distinct forms of one anchor (once in four billion pairs): all the forms.
+        chosen = _chosen(_forms(text, min_chars, sys.maxsize)[2], seed, count, min_chars)
     if not chosen:
         return Anchors()
     cover = min(1000, 1000 * long_words // total)
@@ -208,7 +259,7 @@ def text_anchors(
 
 
 _UNIT_SIZES = compiled("unit_sizes")
-_RANKED_LINES = compiled("ranked_lines")
+_ANCHOR_FORMS = compiled("anchor_forms")
 _ANCHOR_FORM = compiled("anchor_form")
 
 

@@ -3,6 +3,7 @@ in words, and which of them become anchors."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import textwrap
 
@@ -11,13 +12,16 @@ import pytest
 from scrapy_simhash.analysis import anchors as analysis_anchors
 from scrapy_simhash.analysis.anchors import (
     anchor_form,
+    anchor_forms,
     ranked_lines,
     text_anchors,
+    to_signed32,
     unit_sizes,
     units,
     words,
 )
-from scrapy_simhash.anchors import DEFAULT_ANCHORS, Anchors
+from scrapy_simhash.analysis.fingerprint import hash_term
+from scrapy_simhash.anchors import DEFAULT_ANCHORS, MIN_LINE_CHARS, Anchors
 
 SENTENCES = [
     "The committee met in New York this afternoon and could put its final stamp of "
@@ -114,22 +118,60 @@ def random_text(rng: random.Random) -> str:
     lines = []
     for _ in range(rng.randint(0, 30)):
         length = rng.choice([0, rng.randint(1, 30), rng.randint(40, 100), rng.randint(100, 300)])
-        lines.append("".join(rng.choices(_ALPHABET, k=length)))
+        repeated = lines and rng.random() < 0.2  # a paragraph repeated, or one of its case
+        line = rng.choice(lines[::2]) if repeated else "".join(rng.choices(_ALPHABET, k=length))
+        lines.append(line.upper() if repeated and rng.random() < 0.5 else line)
         lines.append(rng.choice(_LINE_BREAKS))
     return "".join(lines[: rng.randint(max(0, len(lines) - 1), len(lines))])
 
 
-def test_the_compiled_ranked_lines_are_the_python_twins():
-    compiled = compiled_or_skip("_RANKED_LINES")
+def test_the_compiled_anchor_forms_are_the_python_twins():
+    compiled = compiled_or_skip("_ANCHOR_FORMS")
     rng = random.Random(7)
-    seen = {"wrapped": 0, "ranked": 0}
-    for _ in range(2000):
+    seen = {"wrapped": 0, "cut": 0, "whole": 0}
+    for _ in range(1500):
         text = random_text(rng)
-        for min_chars in (0, 10, 80):
-            result = ranked_lines(text, min_chars)
-            assert compiled(text, min_chars) == result, (text, min_chars)
-            seen["wrapped" if result is None else "ranked"] += 1
-    assert min(seen.values()) > 500, seen
+        for min_chars, count in ((0, 1), (10, 2), (80, 8), (10, 1000)):
+            result = anchor_forms(text, min_chars, count)
+            assert compiled(text, min_chars, count) == result, (text, min_chars, count)
+            seen["wrapped" if result is None else "cut" if result[3] else "whole"] += 1
+    assert min(seen.values()) > 300, seen
+
+
+def reference_anchors(text: str, seed: bytes | None = None, count: int = DEFAULT_ANCHORS):
+    """The anchors as their definition reads: every unit sized and normalised, ranked,
+    and the first *count* distinct hashes of forms long enough taken."""
+    _, sized = unit_sizes(units(text.splitlines()), MIN_LINE_CHARS)
+    chosen: dict[int, int] = {}
+    for size, unit in sorted(sized, key=lambda s: (-s[0], s[1])):
+        form = anchor_form(unit)
+        if len(form) >= MIN_LINE_CHARS and len(chosen) < count:
+            chosen.setdefault(to_signed32(hash_term(form, seed) & 0xFFFF_FFFF), size)
+    return tuple(chosen), tuple(chosen.values())
+
+
+def test_the_anchors_are_those_of_their_definition():
+    rng = random.Random(19)
+    for _ in range(1500):
+        text = random_text(rng)
+        anchors = text_anchors(text, count=3)
+        assert (anchors.hashes, anchors.sizes) == reference_anchors(text, count=3), text
+
+
+def test_two_paragraphs_of_one_anchor_count_once():
+    # Two paragraphs whose forms differ but whose anchors are one (found by trying).
+    seen: dict[int, str] = {}
+    for n in itertools.count():
+        line = f"{n} " + "lorem ipsum dolor sit amet " * 4
+        anchor = hash_term(anchor_form(line)) & 0xFFFF_FFFF
+        if anchor in seen:
+            break
+        seen[anchor] = line
+    first, second = sorted([seen[anchor], line])
+    text = "\n".join([second, "x" * 100, first, "short"])
+    anchors = text_anchors(text, count=2)
+    assert len(anchors) == 2
+    assert (anchors.hashes, anchors.sizes) == reference_anchors(text, count=2)
 
 
 def test_ranked_lines_leave_every_wrapped_text_to_units():
