@@ -190,7 +190,7 @@ def _dead_reservation(index, fingerprint: int, key: str, txn: str) -> list[str]:
     """What a client killed right after reserving leaves: its pending entries."""
     tail = record_tail(key, time.time())
     calls = index._reserve_calls(fingerprint, False, txn, tail, True)
-    _, reserved, _ = index._io.run(index._candidates(calls, False))
+    _, reserved, _ = index._candidates(calls, False)
     return reserved
 
 
@@ -235,14 +235,12 @@ def _records(index, fingerprint: int) -> list[str]:
 
 def _commit(index, fingerprint: int, key: str, txn: str) -> bool:
     """Phase 2 of a check that reserved *fingerprint* under the attempt *txn*."""
-    reply = index._io.run(
-        index._io.call(
-            index.keys.home_of(key),
-            index._sha["commit"],
-            index._home_keys(key, txn),
-            [key, f"f:{txn}:{hex64(fingerprint)}", repr(time.time()), txn[:16], 600, 86400],
-            wait=True,
-        )
+    reply = index._io.call(
+        index.keys.home_of(key),
+        index._sha["commit"],
+        index._home_keys(key, txn),
+        [key, f"f:{txn}:{hex64(fingerprint)}", repr(time.time()), txn[:16], 600, 86400],
+        wait=True,
     )
     return bool(int(reply[0]))
 

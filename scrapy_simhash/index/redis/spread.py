@@ -26,8 +26,8 @@ exactly one is kept. docs/redis.md goes through each failure.
 
 from __future__ import annotations
 
-import asyncio
 import json
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +71,8 @@ from .spread_scripts import (
 if TYPE_CHECKING:
     from ..journal import Journal
 
+logger = logging.getLogger("scrapy_simhash.index.redis")
+
 #: Seconds a pending attempt's owner may stay silent before waiting checks abort it.
 DEFAULT_LEASE = 5.0
 #: Attempts of one check before it fails (each restart follows an abort by an older one).
@@ -82,7 +84,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
 
     """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
     *client* is a sync ``redis.RedisCluster`` (parameters, server settings); *client_kwargs*
-    the connection options for the asyncio connections of the checks. *lease*: seconds a
+    the connection options for the connections to each master. *lease*: seconds a
     silent client's pending page may block others. *replicas*: replicas that must hold
     each write before a check is acknowledged (0 for a cluster without replicas)."""
 
@@ -132,6 +134,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
             self._groups = groups(self.parameters, self.bucket_bits)
             with self._errors("open"):
                 self._io = SpreadIO(
+                    client,
                     client_kwargs,
                     replicas=replicas,
                     wait_ms=max(100, int(lease * 1000)),
@@ -228,35 +231,35 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
     def __repr__(self) -> str:
         return f"RedisSpreadIndex({self.location!r}, {self.parameters})"
 
-    async def _state(self, found: Found, wound: bool) -> str:
-        return (await self._io.batch([self._resolve_call(found, wound)], wait=True))[0]
-
-    async def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]:
+    def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]:
         """The final state ('c' or 'a') of each pending attempt: an older one (than
         *own*) is waited for, up to the lease; a younger one is aborted at once; with
-        *own* ``None`` (a query) each is read once ('p' when still pending)."""
+        *own* ``None`` (a query) each is read once ('p' when still pending). Each round
+        reads (or aborts) every attempt still pending at once."""
+        todo = list({found.txn: found for found in pending}.values())
+        states: dict[str, str] = {}
+        started, delay = time.monotonic(), 0.002
+        while todo:
+            overdue = time.monotonic() - started >= self.lease
+            calls = [
+                self._resolve_call(f, own is not None and (f.txn > own or overdue)) for f in todo
+            ]
+            replies = self._io.batch(calls, wait=True)
+            for found, state in zip(todo, replies, strict=True):
+                states[found.txn] = state
+            todo = [f for f in todo if states[f.txn] == "p"]
+            if own is None or not todo:
+                break
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return states
 
-        async def one(found: Found) -> str:
-            started, delay = time.monotonic(), 0.002
-            while True:
-                overdue = time.monotonic() - started >= self.lease
-                wound = own is not None and (found.txn > own or overdue)
-                state = await self._state(found, wound)
-                if state != "p" or own is None:
-                    return state
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.05)
-
-        by_txn = {found.txn: found for found in pending}
-        states = await self._io.gather(*(one(f) for f in by_txn.values()))
-        return dict(zip(by_txn, states, strict=True))
-
-    async def _candidates(
+    def _candidates(
         self, calls: list[Call], exact: bool, wait: bool = True
     ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
         """Run the reserving calls: (the entries found, the tags where the page is
         reserved, (tag, entry) of each one found)."""
-        replies = await self._io.batch(calls, wait=wait)
+        replies = self._io.batch(calls, wait=wait)
         found, reserved, where = [], [], []
         for (tag, *_), (flag, listed) in zip(calls, replies, strict=True):
             if int(flag):
@@ -267,8 +270,8 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                 where.append((tag, entry))
         return found, reserved, where
 
-    def _cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> None:
-        """In the background: mark entries found committed as such, remove aborted ones."""
+    def _cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> list[Call]:
+        """The calls that mark entries found committed as such and remove aborted ones."""
         calls = []
         for tag, found in where:
             state = states.get(found.txn)
@@ -276,32 +279,35 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                 calls += self._finalize(found.exact, found.hex, found.txn, [tag])
             elif state == "a":
                 calls += self._release(found.exact, found.hex, [found.txn], {tag})
-        if calls:
-            self._io.later(self._io.batch(calls))
+        return calls
 
     # -- the check -------------------------------------------------------------------------
 
-    async def _check(self, value: int, key: str, exact: bool) -> Outcome:
+    def _check(self, value: int, key: str, exact: bool) -> Outcome:
+        hex_value = hex64(value)
         for _ in range(MAX_ATTEMPTS):
             txn = self._attempts.new()
             added_at = repr(time.time())
             tail = record_tail(key, float(added_at))
             calls = self._reserve_calls(value, exact, txn, tail, True)
             try:
-                found, reserved, where = await self._candidates(calls, exact)
+                found, reserved, where = self._candidates(calls, exact)
                 pending = [f for f in found if not f.committed]
-                states = await self._resolve(pending, txn) if pending else {}
-                self._cleanup([(t, f) for t, f in where if not f.committed], states)
+                states = self._resolve(pending, txn) if pending else {}
+                after = self._cleanup([(t, f) for t, f in where if not f.committed], states)
                 committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
                 if committed:  # a duplicate: it never commits, so abort and release at once
                     if reserved:
-                        own = Found(0, hex64(value), txn, key, 0.0, False, exact)
-                        release = self._release(exact, hex64(value), [txn], set(reserved))
-                        self._io.later(self._io.batch([self._resolve_call(own, True), *release]))
+                        own = Found(0, hex_value, txn, key, 0.0, False, exact)
+                        after += [
+                            self._resolve_call(own, True),
+                            *self._release(exact, hex_value, [txn], set(reserved)),
+                        ]
+                    self._io.later(after)
                     return self._outcome(committed, key, value)
                 home_keys = self._home_keys(key, txn)
-                listed = member(exact, txn, hex64(value))
-                reply = await self._io.call(
+                listed = member(exact, txn, hex_value)
+                reply = self._io.call(
                     self.keys.home_of(key),
                     self._sha["commit"],
                     home_keys,
@@ -312,13 +318,13 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                 self._abort(value, exact, key, txn, [call[0] for call in calls])
                 raise
             if not int(reply[0]):  # aborted by an older check: start again
-                self._io.later(self._io.batch(self._release(exact, hex64(value), [txn])))
+                self._io.later(after + self._release(exact, hex_value, [txn]))
                 continue
             old = json.loads(reply[1]) or []
-            after = self._finalize(exact, hex64(value), txn, reserved)
+            after += self._finalize(exact, hex_value, txn, reserved)
             for old_exact, old_txn, old_hex in map(parse_member, old):
                 after += self._release(old_exact, old_hex, [old_txn])
-            self._io.later(self._io.batch(after))
+            self._io.later(after)
             return Outcome("changed" if old else "new")
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
@@ -326,21 +332,22 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         )
 
     def _abort(self, value: int, exact: bool, key: str, txn: str, reserved: list[str]) -> None:
-        """In the background: abort the attempt at its home (so that checks waiting for it
-        go on at once), then release its reservations. After an error the commit may have
-        happened all the same (its reply lost): then the entries stay, marked committed."""
+        """After a failed check: abort the attempt at its home (so that checks waiting
+        for it go on at once), then release its reservations. After an error the commit
+        may have happened all the same (its reply lost): then the entries stay, marked
+        committed. Tried once; what fails is left to the lease and ``vacuum``."""
         if not reserved:
             return
-
-        async def abort() -> None:
-            hex_value = hex64(value)
-            state = await self._state(Found(0, hex_value, txn, key, 0.0, False, exact), True)
+        hex_value = hex64(value)
+        own = Found(0, hex_value, txn, key, 0.0, False, exact)
+        try:
+            state = self._io.batch([self._resolve_call(own, True)])[0]
             if state == "a":
-                await self._io.batch(self._release(exact, hex_value, [txn], set(reserved)))
+                self._io.later(self._release(exact, hex_value, [txn], set(reserved)))
             elif state == "c":
-                await self._io.batch(self._finalize(exact, hex_value, txn, reserved))
-
-        self._io.later(abort())
+                self._io.later(self._finalize(exact, hex_value, txn, reserved))
+        except (*self._driver_errors, OSError) as e:
+            logger.debug("A failed check of %s was not cleaned up: %s", self.location, e)
 
     def _outcome(self, committed: list[Found], key: str, value: int) -> Outcome:
         own = [f for f in committed if f.key == key]
@@ -348,12 +355,12 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         match = Match(best.key, int(best.hex, 16), best.distance, best.added_at)
         return Outcome("unchanged" if own else "duplicate", match)
 
-    def _run(self, doing: str, coroutine):
+    def _run(self, doing: str, function, *args):
         if self._io is None:
             raise IndexUnavailable(f"The index at {self.location} is closed")
         with self._errors(doing):
             try:
-                return self._io.run(coroutine)
+                return function(*args)
             except NotReplicated as e:
                 raise IndexUnavailable(
                     f"The index at {self.location} could not confirm a write on a replica "
@@ -368,23 +375,23 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         """See :meth:`NearDuplicateIndex.check_and_add`; *anchors* are ignored (see
         :attr:`checks_containment`)."""
         self._recheck_eviction()
-        return self._run("add", self._check(fingerprint, storable_key(key), False))
+        return self._run("add", self._check, fingerprint, storable_key(key), False)
 
     def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
         return None  # see checks_containment
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         self._recheck_eviction()
-        return self._run("add", self._check(digest, storable_key(key), True))
+        return self._run("add", self._check, digest, storable_key(key), True)
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
 
-        async def read() -> list[Match]:
+        def read() -> list[Match]:
             calls = self._reserve_calls(fingerprint, False, "-", '"",""', False, k)
-            found, _, _ = await self._candidates(calls, False, wait=False)
+            found, _, _ = self._candidates(calls, False, wait=False)
             pending = [f for f in found if not f.committed]
-            states = await self._resolve(pending, None) if pending else {}
+            states = self._resolve(pending, None) if pending else {}
             unique = {
                 (f.hex, f.txn): f
                 for f in found
@@ -393,4 +400,4 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
             ordered = sorted(unique.values(), key=lambda f: (f.distance, f.txn))
             return [Match(f.key, int(f.hex, 16), f.distance, f.added_at) for f in ordered]
 
-        return self._run("query", read())
+        return self._run("query", read)

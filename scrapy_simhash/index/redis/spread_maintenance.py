@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
 _BATCH = 1000
-#: Pages restored (or removed) concurrently.
-_WINDOW = 200
 
 
 class SpreadMaintenance(RedisServer):
@@ -43,7 +41,7 @@ class SpreadMaintenance(RedisServer):
         def _group_calls(self, fingerprint: int) -> list: ...
         def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list: ...
         def _resolve_call(self, found: Any, wound: bool) -> Any: ...
-        def _run(self, doing: str, coroutine) -> Any: ...
+        def _run(self, doing: str, function, *args) -> Any: ...
 
     #: Called with a count of homes (or streams) done, for commands that show progress.
     progress: Callable[[int, int], None] | None = None
@@ -169,7 +167,7 @@ class SpreadMaintenance(RedisServer):
 
     # -- restoring -------------------------------------------------------------------------
 
-    async def _store(self, batch: list[StoredPage]) -> int:
+    def _store(self, batch: list[StoredPage]) -> int:
         """Restore *batch* in two rounds: the exact digests in their groups and the other
         pages at their homes (where the skip rules are decided, in the order given: one
         key, one home; one digest, one group), then the homes of the digests stored and
@@ -205,11 +203,11 @@ class SpreadMaintenance(RedisServer):
                         for tag, sets, m, _ in self._group_calls(page.fingerprint)
                     ]
                 )
-        stored = await self._io.batch(first, wait=True)
+        stored = self._io.batch(first, wait=True)
         after = [
             call for done, calls in zip(stored, second, strict=True) if int(done) for call in calls
         ]
-        await self._io.batch(after, wait=True)
+        self._io.batch(after, wait=True)
         return sum(int(done) for done in stored)
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
@@ -218,30 +216,31 @@ class SpreadMaintenance(RedisServer):
         for page in storable_pages(pages):
             window.append(page)
             if len(window) >= _BATCH:
-                added += self._run("add pages", self._store(window))
+                added += self._run("add pages", self._store, window)
                 window = []
         if window:
-            added += self._run("add pages", self._store(window))
+            added += self._run("add pages", self._store, window)
         return added
 
     # -- removing --------------------------------------------------------------------------
 
-    async def _unlist(self, key: str, names: list[str]) -> int:
-        """Unlist entries of *key* (``["*"]``: all) at its home, then remove them from
-        their groups; return how many were unlisted."""
-        home = self.keys.home_of(key)
-        home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n"]
-        removed = await self._io.call(
-            home, self._sha["unlist"], home_keys, [key, *names], wait=True
-        )
+    def _unlist(self, entries: list[tuple[str, list[str]]]) -> int:
+        """Unlist entries of keys (``(key, names)``, names ``["*"]``: all) at their
+        homes, then remove them from their groups; return how many were unlisted."""
         calls = []
+        for key, names in entries:
+            home = self.keys.home_of(key)
+            home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n"]
+            calls.append((home, self._sha["unlist"], home_keys, [key, *names]))
+        removed = [name for names in self._io.batch(calls, wait=True) for name in names]
+        releases = []
         for exact, txn, hex_value in map(parse_member, removed):
-            calls += self._release(exact, hex_value, [txn])
-        await self._io.batch(calls, wait=True)
+            releases += self._release(exact, hex_value, [txn])
+        self._io.batch(releases, wait=True)
         return len(removed)
 
     def forget(self, key: str) -> int:
-        return self._run("forget", self._unlist(storable_key(key), ["*"]))
+        return self._run("forget", self._unlist, [(storable_key(key), ["*"])])
 
     def expire(self, older_than: float) -> int:
         removed = 0
@@ -251,13 +250,8 @@ class SpreadMaintenance(RedisServer):
                 kind, txn, hex_value, key = name.split(":", 3)
                 by_key.setdefault(key, []).append(f"{kind}:{txn}:{hex_value}")
             keys = list(by_key.items())
-            for first in range(0, len(keys), _WINDOW):
-                chunk = keys[first : first + _WINDOW]
-
-                async def remove(chunk=chunk) -> int:
-                    return sum(await self._io.gather(*(self._unlist(k, n) for k, n in chunk)))
-
-                removed += self._run("expire", remove())
+            for first in range(0, len(keys), _BATCH):
+                removed += self._run("expire", self._unlist, keys[first : first + _BATCH])
         return removed
 
     def size(self) -> int | None:
@@ -282,10 +276,10 @@ class SpreadMaintenance(RedisServer):
         for name in [*self._scan(pattern + ":g:*}:fp"), *self._scan(pattern + ":x:*}:exact")]:
             with self._errors("vacuum"):
                 entries = self._client.hgetall(name)
-            self._run("vacuum", self._vacuum(name, entries))
+            self._run("vacuum", self._vacuum, name, entries)
         return True
 
-    async def _vacuum(self, name: str, entries: dict[str, str]) -> None:
+    def _vacuum(self, name: str, entries: dict[str, str]) -> None:
         exact = name.endswith(":exact")
         tag = name.rsplit(":", 1)[0]
         old = f"{int((time.time() - self.lease) * 1e6):016d}"
@@ -297,7 +291,7 @@ class SpreadMaintenance(RedisServer):
 
         for first in range(0, len(found), _BATCH):
             chunk = found[first : first + _BATCH]
-            states = await self._io.batch(
+            states = self._io.batch(
                 [self._resolve_call(e, not e.committed and e.txn < old) for e in chunk], wait=True
             )
             calls = []
@@ -306,4 +300,4 @@ class SpreadMaintenance(RedisServer):
                     calls += self._finalize(exact, entry.hex, entry.txn, [tag])
                 elif state == "a" or (state == "p" and entry.committed):
                     calls += self._release(exact, entry.hex, [entry.txn], {tag})
-            await self._io.batch(calls, wait=True)
+            self._io.batch(calls, wait=True)
