@@ -26,7 +26,8 @@ Corpora (``../shared/corpora``, see its README; a missing one is skipped, saying
 Items are ``{"url", "html"}`` with ``SIMHASH_TEXT_FIELDS="html"`` (the example project's
 own spider: its fields). Printed per corpus: pages kept and dropped (the pipeline's
 ``simhash/kept`` and ``simhash/dropped`` counts) on each index, index errors, and whether
-the kept pages are the same pages.
+the kept pages are the same pages; then each master's share of the commands the spread
+crawls sent (``INFO stats``; the cluster serves nothing else).
 """
 
 from __future__ import annotations
@@ -87,6 +88,16 @@ COMMON = {
     "LOG_LEVEL": "WARNING",
     "EXTENSIONS": json.dumps({"parity_stats.DumpStats": 500}),
 }
+
+
+def primaries(url: str) -> list:
+    """A client to each master of the cluster at *url*."""
+    import redis
+
+    cluster = redis.RedisCluster.from_url(url.split("?")[0])
+    nodes = [redis.Redis(host=n.host, port=n.port) for n in cluster.get_primaries()]
+    cluster.close()
+    return sorted(nodes, key=lambda r: r.connection_pool.connection_kwargs["port"])
 
 
 def reuters_pages(folder: Path) -> list[str]:
@@ -195,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
 
             cluster = RedisCluster(folder / "cluster", node_timeout_ms=15000).start()
             url = cluster.url
+        masters = primaries(url)
+        before = [m.info("stats")["total_commands_processed"] for m in masters]
         try:
             for corpus in args.corpus or names:
                 paths = None if corpus == "example" else corpus_pages(corpus, folder)
@@ -223,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
                 same = same and equal and not sqlite["errors"] and not spread["errors"]
                 rows.append((corpus, sqlite, spread, match))
                 print(f"{corpus}: done", flush=True)
+            commands = [
+                m.info("stats")["total_commands_processed"] - b
+                for m, b in zip(masters, before, strict=True)
+            ]
         finally:
             if cluster is not None:
                 cluster.stop()
@@ -235,7 +252,10 @@ def main(argv: list[str] | None = None) -> int:
             f"| {spread['dropped']:,} | {sqlite['errors'] + spread['errors']} "
             f"| {'yes' if match else 'NO'} |"
         )
-    print("\nparity: " + ("the same counts and the same pages kept" if same else "DIFFERENT"))
+    total = sum(commands) or 1
+    shares = "  ".join(f"{100 * c / total:.1f}%" for c in commands)
+    print(f"\ncommands served by each master during the spread crawls: {shares} ({total:,})")
+    print("parity: " + ("the same counts and the same pages kept" if same else "DIFFERENT"))
     return 0 if same else 1
 
 

@@ -15,8 +15,9 @@ home of its key, so no single script can make it atomic. The protocol:
 3. **Commit** (one round trip): the script at the page's home lists the entry under its key
    unless the attempt was aborted; that one write decides. ``WAIT``, then acknowledge. An
    aborted attempt starts again with a new id.
-4. **Clean up** (in the background): the entries are marked committed in their groups, and
-   the entries the key stored before are removed.
+4. **Clean up** (written without waiting for the replies, which are read before the
+   next calls to each master): the entries are marked committed in their groups, and the
+   entries the key stored before are removed.
 
 Two near-duplicates share a group, where one script runs after the other and sees it; the
 one that sees the other waits for it or aborts it, and commits only once the other is
@@ -213,7 +214,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         return stored
 
     def close(self) -> None:
-        """Finish the background clean-up and close the connections. Idempotent."""
+        """Wait for the last clean-up and close the connections. Idempotent."""
         io, self._io = getattr(self, "_io", None), None
         if io is not None:
             io.close()

@@ -35,7 +35,7 @@ _MOVED = (
 )
 #: Errors after which the slot map is read again and the calls to that master sent again.
 _RETRIED = (redis.ConnectionError, redis.TimeoutError, RedisClusterException, *_MOVED)
-#: Calls written to one master before its replies are read (bounds the client's memory).
+#: Calls of one round at most (written to their masters, then read): bounds the memory.
 _CHUNK = 2000
 
 
