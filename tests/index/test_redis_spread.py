@@ -326,3 +326,18 @@ def test_a_check_fails_rather_than_acknowledging_without_a_replica(redis_cluster
     uri = f"{redis_cluster.url}&spread=true&replicas=2&lease=0.2s&prefix={prefix}"
     with open_index(uri) as index, pytest.raises(IndexUnavailable, match="replica"):
         index.check_and_add(FP, "a")
+
+
+def test_checks_go_on_after_a_master_forgets_the_scripts(redis_cluster, uri):
+    """A master that lost its scripts (restarted, or a replica promoted) answers NOSCRIPT:
+    the calls are sent again once the scripts are loaded there."""
+    import redis
+
+    with open_index(uri) as index:
+        assert index.check_and_add(FP, "a").status == "new"
+        for name in {index._io.master_of(tag) for tag, *_ in index._group_calls(FP)}:
+            host, port = name.rsplit(":", 1)
+            redis.Redis(host=host, port=int(port)).script_flush()
+        assert index.check_and_add(flip(FP, 7), "b").match.key == "a"
+        assert index.check_and_add(FP ^ ((1 << 64) - 1), "c").status == "new"
+        assert len(index) == 2

@@ -33,10 +33,8 @@ the key in ``:keys``, aborted when ``:a:<txn>`` exists, pending otherwise. Both 
 written by scripts in that one slot, so exactly one of them ever happens (see
 :mod:`.spread`).
 
-**Another exact-key table** (as the anchors of a page) routes as the exact entries do: by
-its own value, ``{p:<table name>:<value % homes>}``, one more group in the first round of a
-check, read and reserved by the same script shape and resolved through the same commit
-records.
+Paragraph anchors are not stored: a spread index matches by distance and exact text only
+(docs/redis.md says what checking containment across slots would take).
 """
 
 from __future__ import annotations
