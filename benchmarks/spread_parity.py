@@ -4,6 +4,7 @@ Cluster as with SQLite.
     python benchmarks/spread_parity.py                         # every corpus
     python benchmarks/spread_parity.py --corpus example --corpus debian-handbook
     python benchmarks/spread_parity.py --cluster-url 'redis://127.0.0.1:7000/0?cluster=true'
+    python benchmarks/spread_parity.py --anchors on            # containment on, both indexes
 
 Each corpus is crawled twice with ``scrapy`` in child processes, the two at once, every
 setting at its default but the index: once into a new SQLite file, once into a new spread
@@ -24,8 +25,10 @@ Corpora (``../shared/corpora``, see its README; a missing one is skipped, saying
   and corrected stories are exact and near copies).
 
 Items are ``{"url", "html"}`` with ``SIMHASH_TEXT_FIELDS="html"`` (the example project's
-own spider: its fields). Printed per corpus: pages kept and dropped (the pipeline's
-``simhash/kept`` and ``simhash/dropped`` counts) on each index, index errors, and whether
+own spider: its fields). ``--anchors on`` (or ``off``) sets ``SIMHASH_ANCHORS`` on both
+crawls. Printed per corpus: pages kept and dropped (the pipeline's ``simhash/kept`` and
+``simhash/dropped`` counts, and of the drops those by containment,
+``simhash/dropped/contained``) on each index, index errors, and whether
 the kept pages are the same pages; then each master's share of the commands the spread
 crawls sent (``INFO stats``; the cluster serves nothing else).
 """
@@ -183,6 +186,7 @@ def outcome(folder: Path) -> dict:
     return {
         "kept": stats.get("simhash/kept", 0),
         "dropped": stats.get("simhash/dropped", 0),
+        "contained": stats.get("simhash/dropped/contained", 0),
         "errors": stats.get("simhash/errors/index", 0),
         "urls": sorted(json.loads(line)["url"] for line in lines),
     }
@@ -193,7 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=names, action="append", help="default: all")
     parser.add_argument("--cluster-url", help="redis://host:port/0?cluster=true of a cluster")
+    parser.add_argument(
+        "--anchors", choices=("on", "off"), help="SIMHASH_ANCHORS on both (default: its default)"
+    )
     args = parser.parse_args(argv)
+    if args.anchors:
+        COMMON["SIMHASH_ANCHORS"] = str(args.anchors == "on")
     cluster = None
     url = args.cluster_url
     rows, same = [], True
@@ -232,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                     found[backend] = outcome(run)
                 sqlite, spread = found["sqlite"], found["spread"]
                 match = sqlite["urls"] == spread["urls"]
-                equal = match and all(sqlite[k] == spread[k] for k in ("kept", "dropped"))
+                counts = ("kept", "dropped", "contained")
+                equal = match and all(sqlite[k] == spread[k] for k in counts)
                 same = same and equal and not sqlite["errors"] and not spread["errors"]
                 rows.append((corpus, sqlite, spread, match))
                 print(f"{corpus}: done", flush=True)
@@ -243,14 +253,15 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if cluster is not None:
                 cluster.stop()
-    print("\n| corpus | SQLite kept | SQLite dropped | spread kept | spread dropped "
-          "| index errors | same pages kept |")  # fmt: skip
+    print(f"\nSIMHASH_ANCHORS: {COMMON.get('SIMHASH_ANCHORS', 'default')}")
+    print("| corpus | SQLite kept | SQLite dropped (contained) | spread kept "
+          "| spread dropped (contained) | index errors | same pages kept |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---|")
     for corpus, sqlite, spread, match in rows:
         print(
-            f"| {corpus} | {sqlite['kept']:,} | {sqlite['dropped']:,} | {spread['kept']:,} "
-            f"| {spread['dropped']:,} | {sqlite['errors'] + spread['errors']} "
-            f"| {'yes' if match else 'NO'} |"
+            f"| {corpus} | {sqlite['kept']:,} | {sqlite['dropped']:,} ({sqlite['contained']:,}) "
+            f"| {spread['kept']:,} | {spread['dropped']:,} ({spread['contained']:,}) "
+            f"| {sqlite['errors'] + spread['errors']} | {'yes' if match else 'NO'} |"
         )
     total = sum(commands) or 1
     shares = "  ".join(f"{100 * c / total:.1f}%" for c in commands)

@@ -175,7 +175,7 @@ class IndexHotPath(Protocol):
     #: Where the index lives, for messages (never contains a password).
     location: str
     #: Whether :meth:`check_and_add` tests containment by paragraph anchors (every
-    #: backend but the Redis Cluster spread layout, which matches by distance only).
+    #: backend does).
     checks_containment: bool
 
     def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:

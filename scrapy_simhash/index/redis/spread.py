@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 import redis
 from redis.exceptions import RedisClusterException
 
-from ...anchors import Anchors
+from ...anchors import ANCHORS_FORMAT, Anchors
 from ...exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
 from ..base import IndexParameters, Match, Outcome, RequestedParameters, storable_key
 from .layout import DEFAULT_BUCKET_BITS, FORMAT, hex64, record_tail
+from .spread_anchors import SpreadAnchors, stored_anchors
 from .spread_calls import SpreadCalls
 from .spread_io import Call, NotReplicated, SpreadIO
 from .spread_layout import (
@@ -58,12 +59,14 @@ from .spread_layout import (
 from .spread_maintenance import SpreadMaintenance
 from .spread_scripts import (
     CHECK,
+    CHECK_ANCHORS,
     CHECK_EXACT,
     COMMIT,
     CREATE_META,
     FINALIZE,
     RELEASE,
     RESOLVE,
+    SETTLE_ANCHORS,
     STORE,
     STORE_HOME,
     UNLIST,
@@ -80,7 +83,7 @@ DEFAULT_LEASE = 5.0
 MAX_ATTEMPTS = 50
 
 
-class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
+class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
     _driver_errors = (redis.RedisError, RedisClusterException)
 
     """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
@@ -148,6 +151,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                     ("exact", CHECK_EXACT), ("commit", COMMIT), ("finalize", FINALIZE),
                     ("release", RELEASE), ("resolve", RESOLVE), ("store", STORE),
                     ("store_home", STORE_HOME), ("unlist", UNLIST),
+                    ("check_anchors", CHECK_ANCHORS), ("settle_anchors", SETTLE_ANCHORS),
                 )
             }  # fmt: skip
             self._check_sha = [
@@ -180,6 +184,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
             "bucket_bits": str(bits),
             "homes": str(DEFAULT_HOMES),
             "drop_streams": str(DROP_STREAMS),
+            "anchors": ANCHORS_FORMAT,
             "created_at": repr(time.time()),
         }
         args = [x for item in fields.items() for x in item]
@@ -187,7 +192,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         return self._parse_meta(dict(zip(reply[::2], reply[1::2], strict=True)))
 
     def _parse_meta(self, meta: dict[str, str]) -> IndexParameters:
-        from ..base import check_layout_version, stored_parameters
+        from ..base import check_anchors_format, check_layout_version, stored_parameters
 
         if meta.get("format") != FORMAT:
             raise NotAnIndex(
@@ -203,6 +208,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         check_layout_version(
             int(meta.get("version", "0")), SPREAD_VERSION, self.location, "layout version"
         )
+        check_anchors_format(meta.get("anchors"), self.location)
         stored = stored_parameters(meta, self.location, self.keys.meta)
         self.bucket_bits = int(meta.get("bucket_bits", DEFAULT_BUCKET_BITS))
         if self._requested_bucket_bits not in (None, self.bucket_bits):
@@ -258,73 +264,70 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
     def _candidates(
         self, calls: list[Call], exact: bool, wait: bool = True
     ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
-        """Run the reserving calls: (the entries found, the tags where the page is
-        reserved, (tag, entry) of each one found)."""
-        replies = self._io.batch(calls, wait=wait)
-        found, reserved, where = [], [], []
-        for (tag, *_), (flag, listed) in zip(calls, replies, strict=True):
-            if int(flag):
-                reserved.append(tag)
-            for d, hex_value, txn, key, at, committed in json.loads(listed):
-                entry = Found(int(d), hex_value, txn, key, float(at), committed == 1, exact)
-                found.append(entry)
-                where.append((tag, entry))
-        return found, reserved, where
-
-    def _cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> list[Call]:
-        """The calls that mark entries found committed as such and remove aborted ones."""
-        calls = []
-        for tag, found in where:
-            state = states.get(found.txn)
-            if state == "c":
-                calls += self._finalize(found.exact, found.hex, found.txn, [tag])
-            elif state == "a":
-                calls += self._release(found.exact, found.hex, [found.txn], {tag})
-        return calls
+        """Run the reserving calls: see :meth:`_found`."""
+        return self._found(calls, self._io.batch(calls, wait=wait), exact)
 
     # -- the check -------------------------------------------------------------------------
 
-    def _check(self, value: int, key: str, exact: bool) -> Outcome:
+    def _check(self, value: int, key: str, exact: bool, anchors: Anchors | None = None) -> Outcome:
         hex_value = hex64(value)
         for _ in range(MAX_ATTEMPTS):
             txn = self._attempts.new()
             added_at = repr(time.time())
             tail = record_tail(key, float(added_at))
             calls = self._reserve_calls(value, exact, txn, tail, True)
+            anchor_calls = self._anchor_calls(anchors, txn, tail, hex_value, True)
+            own_anchors = self._own_anchors(anchor_calls)
             try:
-                found, reserved, where = self._candidates(calls, exact)
-                pending = [f for f in found if not f.committed]
+                replies = self._io.batch(calls + anchor_calls, wait=True)
+                found, reserved, where = self._found(calls, replies[: len(calls)], exact)
+                contains, places = ([], [])
+                if anchor_calls:
+                    contains, places = self._contained(
+                        anchor_calls, replies[len(calls) :], anchors, key, value
+                    )
+                pending = [f for f in found + contains if not f.committed]
                 states = self._resolve(pending, txn) if pending else {}
                 after = self._cleanup([(t, f) for t, f in where if not f.committed], states)
+                after += self._anchor_cleanup(places, states)
                 committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-                if committed:  # a duplicate: it never commits, so abort and release at once
-                    if reserved:
+                inside = [f for f in contains if f.committed or states.get(f.txn) == "c"]
+                if committed or inside:  # a duplicate: it never commits, so abort and release
+                    if reserved or own_anchors:
                         own = Found(0, hex_value, txn, key, 0.0, False, exact)
                         after += [
                             self._resolve_call(own, True),
                             *self._release(exact, hex_value, [txn], set(reserved)),
+                            *self._settle_anchors(txn, own_anchors, False),
                         ]
                     self._io.later(after)
-                    return self._outcome(committed, key, value)
+                    if committed:  # the distance test comes first
+                        return self._outcome(committed, key, value)
+                    return Outcome("duplicate", self._containing(inside))
                 home_keys = self._home_keys(key, txn)
                 listed = member(exact, txn, hex_value)
                 reply = self._io.call(
                     self.keys.home_of(key),
                     self._sha["commit"],
                     home_keys,
-                    [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL],
+                    [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL,
+                     stored_anchors(anchors)],
                     wait=True,
-                )
+                )  # fmt: skip
             except BaseException:
-                self._abort(value, exact, key, txn, [call[0] for call in calls])
+                self._abort(value, exact, key, txn, [call[0] for call in calls], own_anchors)
                 raise
             if not int(reply[0]):  # aborted by an older check: start again
-                self._io.later(after + self._release(exact, hex_value, [txn]))
+                after += self._release(exact, hex_value, [txn], set(reserved))
+                self._io.later(after + self._settle_anchors(txn, own_anchors, False))
                 continue
             old = json.loads(reply[1]) or []
             after += self._finalize(exact, hex_value, txn, reserved)
-            for old_exact, old_txn, old_hex in map(parse_member, old):
+            after += self._settle_anchors(txn, own_anchors, True)
+            for name, held in zip(old, json.loads(reply[2]) or [""] * len(old), strict=True):
+                old_exact, old_txn, old_hex = parse_member(name)
                 after += self._release(old_exact, old_hex, [old_txn])
+                after += self._release_page_anchors(old_txn, held)
             self._io.later(after)
             return Outcome("changed" if old else "new")
         raise IndexUnavailable(
@@ -332,7 +335,9 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
             "times in a row; is this client's clock far behind the servers'?"
         )
 
-    def _abort(self, value: int, exact: bool, key: str, txn: str, reserved: list[str]) -> None:
+    def _abort(
+        self, value: int, exact: bool, key: str, txn: str, reserved: list[str], anchors
+    ) -> None:
         """After a failed check: abort the attempt at its home (so that checks waiting
         for it go on at once), then release its reservations. After an error the commit
         may have happened all the same (its reply lost): then the entries stay, marked
@@ -343,10 +348,14 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         own = Found(0, hex_value, txn, key, 0.0, False, exact)
         try:
             state = self._io.batch([self._resolve_call(own, True)])[0]
-            if state == "a":
-                self._io.later(self._release(exact, hex_value, [txn], set(reserved)))
-            elif state == "c":
-                self._io.later(self._finalize(exact, hex_value, txn, reserved))
+            if state in ("a", "c"):
+                commit = state == "c"
+                calls = self._settle_anchors(txn, anchors, commit)
+                if commit:
+                    calls += self._finalize(exact, hex_value, txn, reserved)
+                else:
+                    calls += self._release(exact, hex_value, [txn], set(reserved))
+                self._io.later(calls)
         except (*self._driver_errors, OSError) as e:
             logger.debug("A failed check of %s was not cleaned up: %s", self.location, e)
 
@@ -368,18 +377,12 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                     f"({e}); the page was not acknowledged"
                 ) from None
 
-    #: Paragraph anchors are not checked here: a page's anchors would live in other slots
-    #: than its fingerprint's groups, beyond one script. Pages match by distance only.
-    checks_containment = False
+    #: Paragraph anchors are checked beside the distance (see :mod:`.spread_anchors`).
+    checks_containment = True
 
     def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
-        """See :meth:`NearDuplicateIndex.check_and_add`; *anchors* are ignored (see
-        :attr:`checks_containment`)."""
         self._recheck_eviction()
-        return self._run("add", self._check, fingerprint, storable_key(key), False)
-
-    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
-        return None  # see checks_containment
+        return self._run("add", self._check, fingerprint, storable_key(key), False, anchors)
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         self._recheck_eviction()
