@@ -22,7 +22,8 @@ home of its key, so no single script can make it atomic. The protocol:
 Two near-duplicates share a group, where one script runs after the other and sees it; the
 one that sees the other waits for it or aborts it, and commits only once the other is
 aborted: an attempt is either listed under its key or aborted, never both, so of the two
-exactly one is kept. docs/redis.md goes through each failure.
+exactly one is kept. A page's paragraph anchors take part in the same rounds, in slots of
+their own (:mod:`~.spread_anchors`). docs/redis.md goes through each failure.
 """
 
 from __future__ import annotations
