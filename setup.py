@@ -22,6 +22,7 @@ setup(
                     "_attribution",
                     "_stop_words",
                     "_case",
+                    "_anchors",
                 )
             ],
             depends=["csrc/_speedups.h"],

@@ -68,11 +68,11 @@ def percentile(times: list[float], q: float) -> float:
     return statistics.quantiles(times, n=100)[q - 1] * 1000 if len(times) > 1 else times[0] * 1000
 
 
-def random_anchors(rng: random.Random, lines: bool) -> Anchors:
-    """Eight anchors of lines of 150 characters no other page has (with their lengths, as
-    a check gets them, or as an index stores them)."""
+def random_anchors(rng: random.Random, sizes: bool) -> Anchors:
+    """Eight anchors of paragraphs of 25 words no other page has (with their sizes, as a
+    check gets them, or as an index stores them)."""
     hashes = tuple(rng.getrandbits(32) - 2**31 for _ in range(8))
-    return Anchors(hashes, (150,) * 8 if lines else (), 1200, 900)
+    return Anchors(hashes, (25,) * 8 if sizes else (), 200, 900)
 
 
 def run_checks(

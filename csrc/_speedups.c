@@ -8,7 +8,8 @@
  * numpy combine and simhash(), contains_any and line_starts
  * (_speedups_attribution.c) with scrapy_simhash.analysis.attribution, remove_stop_words
  * (_speedups_stop_words.c) with scrapy_simhash.analysis.function_words, lower (_speedups_case.c)
- * with str.lower (scrapy_simhash.analysis.words).
+ * with str.lower (scrapy_simhash.analysis.words), unit_sizes and squeeze (_speedups_anchors.c) with
+ * scrapy_simhash.analysis.anchors.
  *
  * The regular expressions and Python loops they replace cost more than segmenting the
  * text: the engine's overhead per match and per position, and the interpreter's per
@@ -68,6 +69,12 @@ static PyMethodDef methods[] = {
      "IDF) pairs, heaviest first, ties by term; None where the pure-Python form is to decide. "
      "With a bound no less than any IDF, terms counted at most once that cannot make the cut "
      "are not looked up."},
+    {"unit_sizes", speedups_unit_sizes, METH_VARARGS,
+     "unit_sizes(units, min_chars) -> (words of all units, [(size, unit) for each unit of at "
+     "least min_chars characters]): the sizes in words of a text's anchor units."},
+    {"squeeze", speedups_squeeze, METH_O,
+     "squeeze(text) -> text with punctuation and symbols dropped and runs of them and of "
+     "whitespace made one space, none at either end: an anchor's form after case folding."},
     {"count_long_words", speedups_count_long_words, METH_VARARGS,
      "count_long_words(words, counts): counts[word] += 1 for each word of the list words "
      "other than single characters."},

@@ -47,4 +47,8 @@ PyObject *speedups_remove_stop_words(PyObject *module, PyObject *args);
 PyObject *speedups_contains_any(PyObject *module, PyObject *args);
 PyObject *speedups_line_starts(PyObject *module, PyObject *args);
 
+/* _speedups_anchors.c */
+PyObject *speedups_unit_sizes(PyObject *module, PyObject *args);
+PyObject *speedups_squeeze(PyObject *module, PyObject *text);
+
 #endif

@@ -6,13 +6,17 @@ A SimHash measures the similarity of a whole text: a copy that gains or loses bl
 repost whose original keeps a standfirst and captions, a page cut short, a paragraph
 deleted) moves many bits of it. Such a copy is still *contained*: most of the smaller
 text's long paragraphs appear, unchanged, in the larger one. The anchors of a text are the
-hashes of its :data:`DEFAULT_ANCHORS` longest distinct lines of at least
-:data:`MIN_LINE_CHARS` characters; an index stores them with the page and tells a
-contained copy by :func:`contained`.
+hashes of its :data:`DEFAULT_ANCHORS` largest distinct units (paragraphs; the sentences of
+a hard-wrapped text) of at least :data:`MIN_LINE_CHARS` characters; an index stores them
+with the page and tells a contained copy by :func:`contained`.
+
+Sizes are counted in words (a Han, kana or Hangul character is a word), not characters:
+in characters, an untranslated English paragraph outweighs a Chinese one holding three
+times its words, and a partly translated page looks contained in the original.
 
 A single shared paragraph is no evidence (a disclaimer, a newsletter blurb, a site's
 standard note): a copy must share at least :data:`MIN_SHARED` anchors, they must make at
-least :data:`MIN_SHARE` of the smaller page's anchors, counted and by length, and most of
+least :data:`MIN_SHARE` of the smaller page's anchors, counted and by size, and most of
 its text (:data:`MIN_COVER`). Anchors that the index holds for more than
 :data:`MAX_ANCHOR_PAGES` pages are boilerplate and ignored altogether.
 """
@@ -22,37 +26,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-#: How many of a text's longest lines become its anchors.
+#: How many of a text's largest units become its anchors.
 DEFAULT_ANCHORS = 8
-#: The shortest line that becomes an anchor, in characters of its normalised form: a
-#: paragraph, not a heading, a caption or a menu.
+#: The shortest unit that becomes an anchor, in characters of its normalised form: a
+#: paragraph or a sentence, not a heading, a caption or a menu.
 MIN_LINE_CHARS = 80
 #: A copy shares at least this many anchors with the page it is contained in.
 MIN_SHARED = 2
-#: ... and at least this share of the smaller page's anchors, counted and by length.
-MIN_SHARE = 0.5
+#: ... and at least this share of the smaller page's anchors, counted and by size. Not
+#: all of them: a page cut short or with a paragraph added ranks other paragraphs among
+#: its 8 largest than the whole page does (a quarter of them, for a page cut by 25%).
+MIN_SHARE = 0.75
 #: ... and they make at least this share of the smaller page's text (see :func:`contained`).
 MIN_COVER = 0.7
 #: An anchor stored for more pages than this is boilerplate (a site's standard note, a
 #: licence paragraph) and no evidence of anything.
 MAX_ANCHOR_PAGES = 5
-#: ``(anchors, chars, cover)`` of a page: see :attr:`Anchors.summary`.
+#: ``(anchors, words, cover)`` of a page: see :attr:`Anchors.summary`.
 Summary = tuple[int, int, int]
 #: The anchors' format, stored in every index: pages anchored otherwise never mix.
-ANCHORS_FORMAT = f"lines-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/casefold-nopunct/v1"
+ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/casefold-nopunct/v2"
 
 
 @dataclass(frozen=True)
 class Anchors:
-    """The anchors of one text: ``hashes`` (signed 32-bit, longest line first), the
-    ``lengths`` of their lines in the same order (empty for anchors read back from an
-    index), ``chars`` (the characters of all its anchored lines) and ``cover`` (per mille
-    of its text in lines long enough to be anchors: a page whose text is mostly short lines
-    is not told by its few long ones)."""
+    """The anchors of one text: ``hashes`` (signed 32-bit, largest unit first), the
+    ``sizes`` of their units in words, in the same order (empty for anchors read back
+    from an index), ``words`` (the words of all its anchored units) and ``cover`` (per
+    mille of its words in units long enough to be anchors: a page whose text is mostly
+    short lines is not told by its few long ones)."""
 
     hashes: tuple[int, ...] = ()
-    lengths: tuple[int, ...] = ()
-    chars: int = 0
+    sizes: tuple[int, ...] = ()
+    words: int = 0
     cover: int = 0
 
     def __bool__(self) -> bool:
@@ -63,27 +69,27 @@ class Anchors:
 
     @property
     def summary(self) -> tuple[int, int, int]:
-        """``(anchors, chars, cover)``: what :func:`contained` compares."""
-        return len(self.hashes), self.chars, self.cover
+        """``(anchors, words, cover)``: what :func:`contained` compares."""
+        return len(self.hashes), self.words, self.cover
 
     def stored(self) -> Anchors:
-        """These anchors as an index stores them (without the lines' lengths)."""
-        return Anchors(self.hashes, (), self.chars, self.cover)
+        """These anchors as an index stores them (without their units' sizes)."""
+        return Anchors(self.hashes, (), self.words, self.cover)
 
     def shared_with(self, hashes: Iterable[int]) -> tuple[tuple[int, ...], int]:
-        """The anchors of *hashes* that are also these, and their characters."""
-        length = dict(zip(self.hashes, self.lengths, strict=True))
-        shared = tuple(h for h in hashes if h in length)
-        return shared, sum(length[h] for h in shared)
+        """The anchors of *hashes* that are also these, and their words."""
+        size = dict(zip(self.hashes, self.sizes, strict=True))
+        shared = tuple(h for h in hashes if h in size)
+        return shared, sum(size[h] for h in shared)
 
 
-def contained(shared: int, shared_chars: int, mine: Summary, theirs: Summary) -> bool:
-    """Whether two pages sharing *shared* anchors (of *shared_chars* characters) are one
+def contained(shared: int, shared_words: int, mine: Summary, theirs: Summary) -> bool:
+    """Whether two pages sharing *shared* anchors (of *shared_words* words) are one
     contained in the other. *mine* and *theirs* are each page's :attr:`Anchors.summary`.
-    Of the smaller page (fewer anchored characters): at least :data:`MIN_SHARED`
-    anchors, and at least :data:`MIN_SHARE` of its anchors and of its anchored characters,
-    are shared; and the shared lines make at least :data:`MIN_COVER` of its text, taking
-    its long lines as its anchors stand for them (:attr:`Anchors.cover`).
+    Of the smaller page (fewer anchored words): at least :data:`MIN_SHARED` anchors, and
+    at least :data:`MIN_SHARE` of its anchors and of its anchored words, are shared; and
+    the shared units make at least :data:`MIN_COVER` of its text, taking its long units
+    as its anchors stand for them (:attr:`Anchors.cover`).
 
     The share of the text keeps apart two distinct pages that share a block: a note, a
     cookie notice or a footer long enough to be an anchor is rarely most of a page."""
@@ -92,6 +98,6 @@ def contained(shared: int, shared_chars: int, mine: Summary, theirs: Summary) ->
     small = min(mine, theirs, key=lambda s: (s[1], s[0]))
     return (
         shared >= MIN_SHARE * min(mine[0], theirs[0])
-        and shared_chars >= MIN_SHARE * min(mine[1], theirs[1])
-        and shared_chars * small[2] >= MIN_COVER * 1000 * small[1]
+        and shared_words >= MIN_SHARE * min(mine[1], theirs[1])
+        and shared_words * small[2] >= MIN_COVER * 1000 * small[1]
     )

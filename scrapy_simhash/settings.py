@@ -26,6 +26,8 @@ from .index.base import NearDuplicateIndex
 from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
 
+logger = logging.getLogger(__name__)
+
 #: Every setting with its default, the one table of them (SimhashSettings reads its
 #: defaults here); the settings table of docs/usage.md lists the same.
 DEFAULTS: dict[str, Any] = {
@@ -37,7 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_KEY_FIELD": "url",
     "SIMHASH_TOP_N": DEFAULT_TOP_N,
     "SIMHASH_MIN_TERMS": 20,
-    "SIMHASH_ANCHORS": False,
+    "SIMHASH_ANCHORS": True,
     "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
     "SIMHASH_REMOVE_BOILERPLATE": True,
     "SIMHASH_EXTRACTOR": "builtin",
@@ -221,13 +223,22 @@ class SimhashSettings:
 
     def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
         """A deduplicator on *index* (open, and of these settings' features) that analyses
-        texts as these settings say."""
+        texts as these settings say. On an index that matches by distance only (one whose
+        ``checks_containment`` is false), texts get no anchors, and a warning says so."""
+        anchors = self.anchor_count
+        if anchors and not index.checks_containment:
+            logger.warning(
+                "The index at %s matches pages by distance only: a page contained in a kept "
+                "one is not dropped there (SIMHASH_ANCHORS = False says you know)",
+                index.location,
+            )
+            anchors = 0
         return Deduplicator(
             index,
             self.fingerprinter,
             min_terms=self.min_terms,
             max_length=self.max_text_length,
-            anchors=self.anchor_count,
+            anchors=anchors,
         )
 
     def open_deduplicator(self, uri: str, *, create: bool = True) -> Deduplicator:

@@ -1,12 +1,14 @@
 """Paragraph anchors of a text (see :mod:`scrapy_simhash.anchors`): the hashes of its
-longest lines, normalised by :func:`anchor_form`."""
+largest :func:`units`, sized in :func:`words` and normalised by :func:`anchor_form`."""
 
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from ..anchors import DEFAULT_ANCHORS, MIN_LINE_CHARS, Anchors
 from .fingerprint import hash_term
+from .speedups import compiled
 
 #: Anchors are 32-bit values (signed: four bytes in SQLite). Two unrelated paragraphs
 #: collide once in four billion; a match needs two shared anchors of one page.
@@ -29,14 +31,102 @@ _PUNCTUATION_POINTS = sorted(
 _PUNCTUATION = re.compile("[" + re.escape("".join(map(chr, _PUNCTUATION_POINTS))) + "]+")
 
 
+#: Characters of scripts written without spaces (Han, kana, Hangul syllables): each is a
+#: word of its own when a line's size is counted.
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def words(line: str) -> int:
+    """The size of *line* in words, a Han, kana or Hangul character counting as one: a
+    line of Chinese holds several times the words of a line of English of its length, so
+    characters would make an English paragraph outweigh a Chinese one three times its size."""
+    spaced = len(line.split())
+    if line.isascii():
+        return spaced
+    unspaced = len(_UNSPACED.findall(line))
+    return spaced + unspaced if unspaced else spaced
+
+
+def squeeze(text: str) -> str:
+    """*text* with punctuation and symbols dropped and runs of them and of whitespace made
+    one space, none at either end (the pure-Python twin of the accelerator's)."""
+    return " ".join(_PUNCTUATION.sub(" ", text).split())
+
+
 def anchor_form(line: str) -> str:
     """*line* as anchors compare it: case-folded, with punctuation and symbols dropped
     and runs of spaces made one (quotes and dashes differ between two sites' copies)."""
-    return " ".join(_PUNCTUATION.sub(" ", line.casefold()).split())
+    return (_SQUEEZE or squeeze)(line.casefold())
 
 
 def to_signed32(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
+
+
+#: Where a sentence of a hard-wrapped text ends: after ., ! or ? (and a closing quote or
+#: bracket) before a capital, a digit or an opening quote; after a CJK full stop.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[。！？])")
+
+
+def units(lines: list[str]) -> list[str]:
+    """What the anchors of a text are made of: its *lines* (the extractor's blocks),
+    unless the text is hard-wrapped (plain text, mail and newswire wrapped at a fixed
+    width), where a line is a piece of a paragraph, cut wherever the width fell: then its
+    sentences, so that copies wrapped at other widths, or whose paragraphs were joined
+    or split, still share them.
+
+    A text is wrapped when its lines fill a width of 50 to 100 characters (the length of
+    its longest lines but a tenth), either way:
+
+    * many of them (40%) go on in the next line, and most of those (70%) were broken
+      where the next word would not fit, as a text wrapped word by word is (a page of
+      short paragraphs of about one length leaves room for the next one's first word);
+    * most of them (60%) fill the width, and most of those end inside a sentence
+      (:func:`_filled`): a story of paragraphs of several lines, a table of figures.
+
+    Text in a script written without spaces (Chinese, Japanese) is never taken for
+    wrapped: its "words" are whole phrases."""
+    sizes = sorted(filter(None, map(len, lines)))
+    if len(sizes) < 4:
+        return lines
+    width = sizes[(9 * len(sizes)) // 10]
+    if not 50 <= width <= 100:
+        return lines
+    broken = full = unspaced = 0
+    for line, after in pairwise(lines):
+        # A line before a blank or an indented one ends a paragraph, wrapped or not.
+        if len(line) >= 0.75 * width and after.strip() and not after[:1].isspace():
+            if _UNSPACED.search(line):
+                unspaced += 1
+                continue
+            broken += len(line.rstrip()) + 1 + len(after.split()[0]) > width
+            full += 1
+    if full < unspaced or not (
+        _filled(lines, width, len(sizes)) or (full >= 0.4 * len(sizes) and broken >= 0.7 * full)
+    ):
+        return lines
+    return _SENTENCE_END.split(" ".join(line.strip() for line in lines))
+
+
+def _filled(lines: list[str], width: int, count: int) -> bool:
+    """Whether most of *lines* (60% of the *count* not empty) fill the *width*, and at
+    least half of those end inside a sentence (paragraphs one line long end at a full
+    stop)."""
+    full = [line.rstrip() for line in lines if len(line) >= 0.75 * width]
+    ended = sum(1 for line in full if line.endswith(_ENDS))
+    return len(full) >= 0.6 * count and ended <= 0.5 * len(full)
+
+
+#: How a line that ends a sentence ends.
+_ENDS = tuple(".!?:;\"'\u201d\u2019)\u3002\uff01\uff1f\u300d\u300f\uff09")
+
+
+def unit_sizes(units: list[str], min_chars: int) -> tuple[int, list[tuple[int, str]]]:
+    """``(words of all units, [(size, unit) for each unit of at least min_chars
+    characters])``, sizes by :func:`words` (the pure-Python twin of the accelerator's)."""
+    sized = [(words(unit), unit) for unit in units if len(unit) >= min_chars]
+    rest = sum(words(unit) for unit in units if len(unit) < min_chars)
+    return rest + sum(size for size, _ in sized), sized
 
 
 def text_anchors(
@@ -46,41 +136,43 @@ def text_anchors(
     count: int = DEFAULT_ANCHORS,
     min_chars: int = MIN_LINE_CHARS,
 ) -> Anchors:
-    """The anchors of *text* (its lines are the extractor's blocks): the hashes of its
-    *count* longest distinct lines of at least *min_chars* characters of
+    """The anchors of *text*: the hashes of its *count* largest distinct :func:`units`
+    (lines, or a wrapped text's sentences) of at least *min_chars* characters of
     :func:`anchor_form`, keyed with *seed* as the fingerprint's terms are.
 
-    Lines are ranked by their length as written, longest first (ties by their text, so
-    that two copies choose the same lines), and only the lines taken are normalised:
-    normalising every line took as long as a third of the fingerprint. ``cover`` counts
-    lengths as written too."""
+    Units are ranked by their size in :func:`words`, largest first (ties by their text,
+    so that two copies choose the same), and only those taken are normalised. ``words``
+    is the size of the anchored units, ``cover`` the per mille of the text's words in
+    units long enough to be anchors."""
     if count <= 0:
         return Anchors()
-    lines = text.splitlines()
-    total = sum(map(len, lines))
-    long_lines = [line for line in lines if len(line) >= min_chars]
-    if not long_lines or not total:
+    total, sized = (_UNIT_SIZES or unit_sizes)(units(text.splitlines()), min_chars)
+    if not sized or not total:
         return Anchors()
-    long_lines.sort(key=lambda line: (-len(line), line))
+    sized.sort(key=lambda s: (-s[0], s[1]))
     chosen: dict[int, int] = {}
-    for line in long_lines:
-        form = anchor_form(line)
+    for size, unit in sized:
+        form = anchor_form(unit)
         if len(form) >= min_chars:
-            chosen.setdefault(to_signed32(hash_term(form, seed) & _MASK32), len(form))
+            chosen.setdefault(to_signed32(hash_term(form, seed) & _MASK32), size)
             if len(chosen) == count:
                 break
     if not chosen:
         return Anchors()
-    cover = min(1000, 1000 * sum(map(len, long_lines)) // total)
-    lengths = tuple(chosen.values())
-    return Anchors(tuple(chosen), lengths, sum(lengths), cover)
+    cover = min(1000, 1000 * sum(size for size, _ in sized) // total)
+    sizes = tuple(chosen.values())
+    return Anchors(tuple(chosen), sizes, sum(sizes), cover)
+
+
+_UNIT_SIZES = compiled("unit_sizes")
+_SQUEEZE = compiled("squeeze")
 
 
 def anchor_lines(text: str, seed: bytes | int | None = None) -> dict[int, str]:
-    """``anchor -> line`` for every line of *text* long enough to be an anchor: the
-    paragraphs behind a containment verdict, for people to read."""
+    """``anchor -> unit`` for every unit of *text* long enough to be an anchor: the
+    paragraphs (or sentences) behind a containment verdict, for people to read."""
     lines = {}
-    for line in text.splitlines():
+    for line in units(text.splitlines()):
         form = anchor_form(line)
         if len(form) >= MIN_LINE_CHARS:
             lines.setdefault(to_signed32(hash_term(form, seed) & _MASK32), line.strip())

@@ -164,6 +164,8 @@ def check(
             if d.kept_key == source and not d.is_revisit
         ]
         duplicate_at = index.plan.max_distance
+        if any(match["distance"] <= duplicate_at for match in found.matches):
+            contained = None  # the distance decides first, as in a crawl
     if as_json:
         echo_json(
             {
@@ -257,7 +259,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
             f"Differing bits {list(result.differing_bits) or 'none'}, in blocks "
             f"{list(result.differing_blocks) or 'none'}."
         )
-        if result.shared_paragraphs:
+        if result.shared_paragraphs and result.test != "near":
             how = "contained: duplicates" if result.contained else "not enough for containment"
             click.echo(f"Shared long paragraphs ({how}):")
             for line in result.shared_paragraphs:

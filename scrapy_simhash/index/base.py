@@ -73,7 +73,7 @@ class StoredPage:
     fingerprint: int  #: its SimHash, or for ``exact`` entries the digest of its text
     added_at: float
     exact: bool = False  #: stored by :meth:`NearDuplicateIndex.check_and_add_exact`
-    #: Its paragraph anchors (without their lines' lengths), if any.
+    #: Its paragraph anchors (without their units' sizes), if any.
     anchors: Anchors | None = None
 
 
@@ -441,8 +441,8 @@ def container(
         info = stored(page)
         if info is None:
             continue
-        shared, chars = anchors.shared_with(hashes)
-        if contained(len(shared), chars, anchors.summary, info[1]):
+        shared, words = anchors.shared_with(hashes)
+        if contained(len(shared), words, anchors.summary, info[1]):
             found.append((info[0], page, shared))
     if not found:
         return None

@@ -105,8 +105,8 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
     paragraphs: tuple[str, ...] = ()
     contained = False
     if a.anchors and b.anchors:
-        hashes, chars = a.anchors.shared_with(b.anchors.hashes)
-        contained = is_contained(len(hashes), chars, a.anchors.summary, b.anchors.summary)
+        hashes, words = a.anchors.shared_with(b.anchors.hashes)
+        contained = is_contained(len(hashes), words, a.anchors.summary, b.anchors.summary)
         lines = anchor_lines(
             normalize_characters(text_a[: dedup.max_length]), dedup.fingerprinter.seed
         )

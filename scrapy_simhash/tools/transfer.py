@@ -17,7 +17,7 @@ crawl machine to a laptop. The layout, all integers unsigned LEB128 varints unle
         keys                     the UTF-8 keys, one after the other
     and from version 2, the paragraph anchors (see scrapy_simhash.anchors):
         anchor counts            one per page (0: none)
-        chars, covers            one each per page with anchors
+        words, covers            one each per page with anchors
         anchors                  4 bytes each, little-endian signed, page after page
 
 Sorted 64-bit fingerprints are about ``2**64 / n`` apart, so their differences take
@@ -227,7 +227,7 @@ def _encode_anchors(anchors: list[Anchors | None]) -> list[bytes]:
     hashes = [h for a in held for h in a.hashes]
     return [
         _encode_varints(np.array([len(a) if a else 0 for a in anchors], dtype=_U64)),
-        _encode_varints(np.array([a.chars for a in held], dtype=_U64)),
+        _encode_varints(np.array([a.words for a in held], dtype=_U64)),
         _encode_varints(np.array([a.cover for a in held], dtype=_U64)),
         np.array(hashes, dtype="<i4").tobytes(),
     ]
@@ -238,7 +238,7 @@ def _decode_anchors(reader: _Reader, n: int) -> list[Anchors | None]:
     if n and max(counts) > MAX_FILE_ANCHORS:
         raise reader.damaged(f"a page has more than {MAX_FILE_ANCHORS} anchors")
     held = sum(1 for c in counts if c)
-    chars, covers = reader.varints(held).tolist(), reader.varints(held).tolist()
+    words, covers = reader.varints(held).tolist(), reader.varints(held).tolist()
     hashes = np.frombuffer(reader.take(4 * sum(counts)), dtype="<i4").tolist()
     found: list[Anchors | None] = []
     at = i = 0
@@ -246,7 +246,7 @@ def _decode_anchors(reader: _Reader, n: int) -> list[Anchors | None]:
         if not count:
             found.append(None)
             continue
-        found.append(Anchors(tuple(hashes[at : at + count]), (), chars[i], covers[i]))
+        found.append(Anchors(tuple(hashes[at : at + count]), (), words[i], covers[i]))
         at, i = at + count, i + 1
     return found
 

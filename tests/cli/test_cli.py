@@ -346,16 +346,17 @@ def paragraphs(seed: int, count: int) -> list[str]:
     return [" ".join(rng.choice(words) for _ in range(30)) + "." for _ in range(count)]
 
 
-def anchors_project(tmp_path: Path) -> None:
-    """A Scrapy project in *tmp_path* whose settings turn containment on."""
+def no_anchors_project(tmp_path: Path) -> None:
+    """A Scrapy project in *tmp_path* whose settings turn containment off."""
     (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = cli_anchors_project.settings\n")
     package = tmp_path / "cli_anchors_project"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "settings.py").write_text("SIMHASH_ANCHORS = True\n")
+    (package / "settings.py").write_text("SIMHASH_ANCHORS = False\n")
 
 
-def test_explain_is_by_distance_only_unless_anchors_are_on(run, tmp_path):
+def test_explain_is_by_distance_only_when_anchors_are_off(run, tmp_path):
+    no_anchors_project(tmp_path)
     article = paragraphs(1, 6)
     (tmp_path / "a.txt").write_text("\n".join(article), encoding="utf-8")
     (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
@@ -366,7 +367,6 @@ def test_explain_is_by_distance_only_unless_anchors_are_on(run, tmp_path):
 
 
 def test_explain_says_when_one_text_is_contained_in_the_other(run, tmp_path):
-    anchors_project(tmp_path)
     article = paragraphs(1, 6)
     (tmp_path / "a.txt").write_text("\n".join(article), encoding="utf-8")
     (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
@@ -789,7 +789,6 @@ def test_check_says_which_stored_page_contains_the_text(run, tmp_path):
         verdict = Deduplicator(index, Fingerprinter()).check_text("\n".join(article), "kept")
         assert verdict.status == "new"
     (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
-    anchors_project(tmp_path)
     data = json.loads(run("check", str(tmp_path / "b.txt"), "--index", str(path), "--json").output)
     assert data["matches"] == []
     assert data["contained"]["key"] == "kept"

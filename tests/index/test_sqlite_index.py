@@ -462,9 +462,9 @@ REVIEWED_SQL = {
     # The anchor tables: "?" lists, and a probe of one constant part per anchor.
     "probe_sql",
     "f\"SELECT page, hashes FROM page_anchors WHERE page IN ({','.join('?' * len(chunk))})\"",
-    'f"SELECT page, chars, cover, hashes FROM page_anchors '
+    'f"SELECT page, words, cover, hashes FROM page_anchors '
     "WHERE page IN ({','.join('?' * len(chunk))})\"",
-    'f"SELECT page, chars, cover, length(hashes), key, fingerprint, added_at FROM page_anchors '
+    'f"SELECT page, words, cover, length(hashes), key, fingerprint, added_at FROM page_anchors '
     "JOIN page_view ON id = page WHERE page IN ({','.join('?' * len(pages))})\"",
 }
 

@@ -398,7 +398,7 @@ class RedisIndex(RedisMaintenance, RedisServer):
         args += [self._cutoff(), key]
         keys += [self._meta_key, self._keys_key, self._exact_key]
         probe = (
-            json.dumps([anchors.chars, anchors.cover, list(anchors.hashes), list(anchors.lengths)])
+            json.dumps([anchors.words, anchors.cover, list(anchors.hashes), list(anchors.sizes)])
             if anchors
             else ""
         )

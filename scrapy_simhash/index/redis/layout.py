@@ -22,7 +22,7 @@ Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``)::
                                         how many stored pages hold it, and the sequence
                                         numbers of the first MAX_ANCHOR_PAGES + 1 of them
                                         (an anchor on more pages is boilerplate)
-    {simhash}:pa                hash    seq -> [hex, chars, cover, anchor, ...]: a page's
+    {simhash}:pa                hash    seq -> [hex, words, cover, anchor, ...]: a page's
                                         anchors (see scrapy_simhash.anchors), removed with it
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are

@@ -28,11 +28,11 @@ SWEEP_BATCH = 100
 
 
 def page_anchors(value: str | None) -> Anchors | None:
-    """A page's anchors as ``{prefix}:pa`` stores them (``[hex, chars, cover, ...]``)."""
+    """A page's anchors as ``{prefix}:pa`` stores them (``[hex, words, cover, ...]``)."""
     if value is None:
         return None
-    _, chars, cover, *hashes = json.loads(value)
-    return Anchors(tuple(hashes), (), chars, cover)
+    _, words, cover, *hashes = json.loads(value)
+    return Anchors(tuple(hashes), (), words, cover)
 
 
 class RedisMaintenance:
@@ -206,7 +206,7 @@ class RedisMaintenance:
                     args = [len(members), *members, hex64(page.fingerprint), tail, page.key]
                     args.append(repr(float(page.added_at)))
                     a = page.anchors
-                    args.append(json.dumps([a.chars, a.cover, list(a.hashes)]) if a else "")
+                    args.append(json.dumps([a.words, a.cover, list(a.hashes)]) if a else "")
                     self._store(
                         keys=[*keys, self._meta_key, self._keys_key], args=args, client=pipe
                     )

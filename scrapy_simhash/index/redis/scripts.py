@@ -49,7 +49,7 @@ local function drop_anchors(seq)
   end
   redis.call('HDEL', pages, s)
 end
--- Store the anchors (decoded from the JSON [chars, cover, [hashes], ...]) of page seq.
+-- Store the anchors (decoded from the JSON [words, cover, [hashes], ...]) of page seq.
 local function add_anchors(seq, hex, a)
   local pages, counts = ANCHOR_TAG .. 'pa', ANCHOR_TAG .. 'anchors'
   local s = string.format('%.0f', seq)
@@ -187,7 +187,7 @@ end
 # ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
 #       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
 #       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
-#       [chars, cover, [hashes], [lengths]], or ''), then the old fingerprints (m, and per
+#       [words, cover, [hashes], [sizes]], or ''), then the old fingerprints (m, and per
 #       fingerprint its hex and n members).
 # With nothing near and anchors given, the earliest stored page of another key that passes
 # the containment test (scrapy_simhash.anchors.contained) is the match:
@@ -297,7 +297,7 @@ return {0, seq, replaced}
 # KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
 #       the keys hash.
 # ARGV: n, the n members, hex fingerprint, record tail, key, added_at, anchors (JSON
-#       [chars, cover, [hashes]], or '').
+#       [words, cover, [hashes]], or '').
 STORE = (
     _FUNCTIONS
     + """

@@ -29,15 +29,15 @@ def stored_anchors(anchors: Anchors | None) -> str:
     """*anchors* as the records and the home store them (``''`` for none)."""
     if not anchors:
         return ""
-    return json.dumps([anchors.chars, anchors.cover, list(anchors.hashes)])
+    return json.dumps([anchors.words, anchors.cover, list(anchors.hashes)])
 
 
 def read_anchors(value: str | None) -> Anchors | None:
     """:func:`stored_anchors` read back."""
     if not value:
         return None
-    chars, cover, hashes = json.loads(value)
-    return Anchors(tuple(hashes), (), chars, cover)
+    words, cover, hashes = json.loads(value)
+    return Anchors(tuple(hashes), (), words, cover)
 
 
 class SpreadAnchors:
@@ -66,7 +66,7 @@ class SpreadAnchors:
         by_tag: dict[str, list[str]] = {}
         for anchor in anchors.hashes:
             by_tag.setdefault(self.keys.anchor(anchor), []).append(str(anchor))
-        head = [txn, tail, hex_value, anchors.chars, anchors.cover, json.dumps(anchors.hashes)]
+        head = [txn, tail, hex_value, anchors.words, anchors.cover, json.dumps(anchors.hashes)]
         head += ["1" if reserve else "0", "1" if committed else "0"]
         sha = self._sha["check_anchors"]
         return [(tag, sha, [f"{tag}:anchors"], [*head, *mine]) for tag, mine in by_tag.items()]
@@ -113,12 +113,12 @@ class SpreadAnchors:
                     records.setdefault(record[0], record)
                     where.setdefault(record[0], []).append((tag, anchor))
         found, places = [], []
-        for txn, (_, other, at, committed, hex_value, chars, cover, hashes) in records.items():
+        for txn, (_, other, at, committed, hex_value, words, cover, hashes) in records.items():
             if other == key:
                 continue
-            shared, shared_chars = anchors.shared_with(h for h in hashes if h in evidence)
-            theirs = (len(hashes), chars, cover)
-            if not contained(len(shared), shared_chars, anchors.summary, theirs):
+            shared, shared_words = anchors.shared_with(h for h in hashes if h in evidence)
+            theirs = (len(hashes), words, cover)
+            if not contained(len(shared), shared_words, anchors.summary, theirs):
                 continue
             distance = (value ^ int(hex_value, 16)).bit_count()
             entry = Found(distance, hex_value, txn, other, float(at), committed == 1, False,

@@ -37,8 +37,8 @@ written by scripts in that one slot, so exactly one of them ever happens (see
 value, each in an *anchor slot* ``{p:a:<anchor % homes>}``::
 
     {p:a:<h>}:anchors                  hash    anchor -> [[txn, key, "added_at", committed,
-                                               hex, chars, cover, [anchors]], ...] or 'b'
-    {p:h:<h>}:pa                       hash    "f:<txn>:<hex>" -> [chars, cover, [anchors]]
+                                               hex, words, cover, [anchors]], ...] or 'b'
+    {p:h:<h>}:pa                       hash    "f:<txn>:<hex>" -> [words, cover, [anchors]]
 
 Each record carries the page's whole list of anchors: two copies checked at once may meet
 in the slot of only one of the anchors they share, and that one meeting must decide. An

@@ -197,7 +197,7 @@ return 'p'
 # (JSON), their anchors (JSON, '' for none)} or {0} when aborted.
 # KEYS: the keys hash, the order, the counters, the abort record, the page anchors.
 # ARGV: key, listed member, added_at, the attempt's time (us), max age (s), abort ttl (s),
-#       the page's anchors ('[chars, cover, [hashes]]', '' for none).
+#       the page's anchors ('[words, cover, [hashes]]', '' for none).
 COMMIT = """
 if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
 local now = redis.call('TIME')
@@ -273,14 +273,14 @@ return removed
 """
 
 # Paragraph anchors in an anchor slot: the field of an anchor holds the records of the
-# pages holding it, [[txn, key, "added_at", committed, hex, chars, cover, [hashes]], ...]
+# pages holding it, [[txn, key, "added_at", committed, hex, words, cover, [hashes]], ...]
 # (each record carries the page's whole list of anchors, so that a check that meets
 # another in the slot of one shared anchor can tell containment on its own), or 'b' once
 # more than MAX_ANCHOR_PAGES pages have held it: boilerplate, no evidence, for good.
 #
 # Phase 1 in an anchor slot (and restoring an export, committed = 1): the records of the
 # page's anchors there, as they were, and the page's own added (unless there already).
-# KEYS: the anchors hash. ARGV: txn, record tail, hex, chars, cover, hashes (JSON),
+# KEYS: the anchors hash. ARGV: txn, record tail, hex, words, cover, hashes (JSON),
 # reserve, committed, then the page's anchors in this slot.
 # Returns JSON [[anchor, 'b' or its records without the page's own], ...].
 CHECK_ANCHORS = """

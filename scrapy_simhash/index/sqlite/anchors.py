@@ -4,7 +4,7 @@ Two tables, written and read inside the transactions of the block tables::
 
     anchors(anchor, page)   WITHOUT ROWID, primary key (anchor, page): finds the pages
                             holding an anchor; how many there are is the anchor's count
-    page_anchors(page PRIMARY KEY, chars, cover, hashes)   a page's anchors (4 bytes each,
+    page_anchors(page PRIMARY KEY, words, cover, hashes)   a page's anchors (4 bytes each,
                             little-endian, signed) and the summary the containment test
                             compares: removing a page removes its rows from ``anchors``
 
@@ -23,7 +23,7 @@ from ...anchors import MAX_ANCHOR_PAGES, Anchors
 #: The tables and columns, checked at every open (see layout.LAYOUT).
 ANCHOR_LAYOUT: dict[str, tuple[str, ...]] = {
     "anchors": ("anchor", "page"),
-    "page_anchors": ("page", "chars", "cover", "hashes"),
+    "page_anchors": ("page", "words", "cover", "hashes"),
 }
 
 
@@ -33,7 +33,7 @@ def create_anchor_tables(conn: sqlite3.Connection) -> None:
         "PRIMARY KEY (anchor, page)) WITHOUT ROWID"
     )
     conn.execute(
-        "CREATE TABLE page_anchors (page INTEGER PRIMARY KEY, chars INTEGER NOT NULL, "
+        "CREATE TABLE page_anchors (page INTEGER PRIMARY KEY, words INTEGER NOT NULL, "
         "cover INTEGER NOT NULL, hashes BLOB NOT NULL)"
     )
 
@@ -59,8 +59,8 @@ def add_anchors(conn: sqlite3.Connection, rows: list[tuple[int, Anchors]]) -> No
     if not rows:
         return
     conn.executemany(
-        "INSERT INTO page_anchors (page, chars, cover, hashes) VALUES (?, ?, ?, ?)",
-        [(page, a.chars, a.cover, pack(a.hashes)) for page, a in rows],
+        "INSERT INTO page_anchors (page, words, cover, hashes) VALUES (?, ?, ?, ?)",
+        [(page, a.words, a.cover, pack(a.hashes)) for page, a in rows],
     )
     conn.executemany(
         "INSERT OR IGNORE INTO anchors (anchor, page) VALUES (?, ?)",
@@ -106,18 +106,18 @@ def anchor_hits(conn: sqlite3.Connection, hashes: tuple[int, ...]) -> dict[int, 
 def page_summaries(
     conn: sqlite3.Connection, pages: Iterable[int]
 ) -> dict[int, tuple[tuple[int, int, int], str, int, float]]:
-    """``page id -> ((anchors, chars, cover), key, signed fingerprint, added_at)`` of the
+    """``page id -> ((anchors, words, cover), key, signed fingerprint, added_at)`` of the
     pages with these ids."""
     pages = list(pages)
     rows = conn.execute(
-        f"SELECT page, chars, cover, length(hashes), key, fingerprint, added_at "
+        f"SELECT page, words, cover, length(hashes), key, fingerprint, added_at "
         f"FROM page_anchors JOIN page_view ON id = page "
         f"WHERE page IN ({','.join('?' * len(pages))})",
         pages,
     )
     return {
-        page: ((size // 4, chars, cover), key, fingerprint, added_at)
-        for page, chars, cover, size, key, fingerprint, added_at in rows
+        page: ((size // 4, words, cover), key, fingerprint, added_at)
+        for page, words, cover, size, key, fingerprint, added_at in rows
     }
 
 
@@ -126,10 +126,10 @@ def stored_anchors(conn: sqlite3.Connection, pages: list[int]) -> dict[int, Anch
     found: dict[int, Anchors] = {}
     for start in range(0, len(pages), 500):
         chunk = pages[start : start + 500]
-        for page, chars, cover, blob in conn.execute(
-            f"SELECT page, chars, cover, hashes FROM page_anchors "
+        for page, words, cover, blob in conn.execute(
+            f"SELECT page, words, cover, hashes FROM page_anchors "
             f"WHERE page IN ({','.join('?' * len(chunk))})",
             chunk,
         ):
-            found[page] = Anchors(unpack(blob), (), chars, cover)
+            found[page] = Anchors(unpack(blob), (), words, cover)
     return found
