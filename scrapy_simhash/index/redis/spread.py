@@ -378,9 +378,6 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
                     f"({e}); the page was not acknowledged"
                 ) from None
 
-    #: Paragraph anchors are checked beside the distance (see :mod:`.spread_anchors`).
-    checks_containment = True
-
     def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         self._recheck_eviction()
         return self._run("add", self._check, fingerprint, storable_key(key), False, anchors)
