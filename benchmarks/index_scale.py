@@ -165,7 +165,7 @@ def fill_anchors(conn: sqlite3.Connection, anchors: np.ndarray) -> None:
 
     n, count = anchors.shape
     conn.executemany(
-        "INSERT INTO page_anchors (page, chars, cover, hashes) VALUES (?, ?, ?, ?)",
+        "INSERT INTO page_anchors (page, words, cover, hashes) VALUES (?, ?, ?, ?)",
         ((i + 1, 100 * count, 1000, pack(row)) for i, row in enumerate(anchors.tolist())),
     )
     pages = np.repeat(np.arange(1, n + 1, dtype=np.int64), count)

@@ -10,12 +10,17 @@ redis-server and redis-cli programs must be on PATH), or uses ``--cluster-url``.
    planted near-duplicates (1 to 3 bits from a stored page: all must be found, else the
    script exits non-zero), half new; prints p50 and p99 per check side by side, and each
    master's share of the commands the spread checks sent;
-3. prints the calls (each one round trip to one master) per new page and per duplicate.
+3. prints the round trips a check waits for, and the pipelines it writes (one to one
+   master each, the clean-up included), per new page and per duplicate.
 
 ::
 
     nice python benchmarks/redis_cluster.py --size 100000 --checks 5000
     nice python benchmarks/redis_cluster.py --size 1000000 --checks 20000   # the goal's size
+    nice python benchmarks/redis_cluster.py --size 100000 --anchors  # with containment
+
+``--anchors`` gives every page and every check eight paragraph anchors that no other page
+has (the containment test runs, and finds nothing): the cost of containment.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 import redis
 
 from scrapy_simhash import open_index
+from scrapy_simhash.anchors import Anchors
 from scrapy_simhash.index.base import StoredPage
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -62,11 +68,24 @@ def percentile(times: list[float], q: float) -> float:
     return statistics.quantiles(times, n=100)[q - 1] * 1000 if len(times) > 1 else times[0] * 1000
 
 
-def run_checks(index, probes: list[tuple[int, str, bool]]) -> list[float]:
+def random_anchors(rng: random.Random, sizes: bool) -> Anchors:
+    """Eight anchors of paragraphs of 25 words no other page has (with their sizes, as a
+    check gets them, or as an index stores them)."""
+    hashes = tuple(rng.getrandbits(32) - 2**31 for _ in range(8))
+    return Anchors(hashes, (25,) * 8 if sizes else (), 200, 900)
+
+
+def run_checks(
+    index, probes: list[tuple[int, str, bool]], anchors: bool = False, seed: int = 2
+) -> list[float]:
+    """Time ``check_and_add`` of each probe; with *anchors*, each gets anchors drawn from
+    *seed* (the same seed, the same anchors)."""
     times = []
+    rng = random.Random(seed)
     for fp, key, planted in probes:
+        held = random_anchors(rng, True) if anchors else None
         started = time.perf_counter()
-        match = index.check_and_add(fp, key).match
+        match = index.check_and_add(fp, key, held).match
         times.append(time.perf_counter() - started)
         if planted and match is None:
             sys.exit(f"a planted near-duplicate {fp:016x} was not found by {index!r}")
@@ -78,6 +97,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000, help="pages loaded (default 100k)")
     parser.add_argument("--checks", type=int, default=5000, help="checks timed per index")
     parser.add_argument("--cluster-url", help="redis://host:port/0?cluster=true of a cluster")
+    parser.add_argument(
+        "--anchors", action="store_true", help="pages and checks with 8 paragraph anchors each"
+    )
     args = parser.parse_args()
 
     cluster = None
@@ -93,7 +115,13 @@ def main() -> None:
         rng = random.Random(1)
         stored = [rng.getrandbits(64) for _ in range(args.size)]
         pages = [
-            StoredPage(f"https://example.com/p/{i}", fp, 1e9 + i) for i, fp in enumerate(stored)
+            StoredPage(
+                f"https://example.com/p/{i}",
+                fp,
+                1e9 + i,
+                anchors=random_anchors(rng, False) if args.anchors else None,
+            )
+            for i, fp in enumerate(stored)
         ]
         run = uuid.uuid4().hex[:8]
         spread_uri = f"{url}&spread=true&prefix=bench-spread-{run}"
@@ -108,13 +136,16 @@ def main() -> None:
         memory = [
             n.info("memory")["used_memory"] - b for n, b in zip(nodes, memory_before, strict=True)
         ]
-        print(f"spread index: {args.size:,} pages loaded in {load:.0f} s")
+        with_anchors = ", 8 anchors each" if args.anchors else ""
+        print(f"spread index: {args.size:,} pages{with_anchors} loaded in {load:.0f} s")
         print(f"  keys per master:   {shares(keys)}   ({sum(keys):,} keys)")
         print(
             f"  memory per master: {shares(memory)}   ({sum(memory) / args.size:.0f} bytes a page)"
         )
         with open_index(single_uri) as single:
+            started = time.perf_counter()
             single.add_pages(pages)
+            print(f"single-slot index: loaded in {time.perf_counter() - started:.0f} s")
 
         probes = []
         for i in range(args.checks):
@@ -128,23 +159,32 @@ def main() -> None:
         for name, uri in (("single-slot", single_uri), ("spread", spread_uri)):
             with open_index(uri) as index:
                 commands_before = [n.info("stats")["total_commands_processed"] for n in nodes]
-                results[name] = run_checks(index, [(fp, f"{k}#{name}", p) for fp, k, p in probes])
+                named = [(fp, f"{k}#{name}", p) for fp, k, p in probes]
+                results[name] = run_checks(index, named, args.anchors)
                 if name == "spread":
                     io = index._io
-                    io.run(io.gather(*list(io._background)))  # the clean-up sent after checks
+                    io.settle()  # the clean-up written after the last checks
                     commands = [
                         n.info("stats")["total_commands_processed"] - b
                         for n, b in zip(nodes, commands_before, strict=True)
                     ]
-                    new = [(fp, f"{k}#calls-new", p) for fp, k, p in probes if not p][:500]
-                    dup = [(fp, f"{k}#calls-dup", p) for fp, k, p in probes if p][:500]
+                    # Fresh pages (new ones, and near-duplicates of stored pages not
+                    # checked yet), so that each kind takes the path it is named after.
+                    new = [
+                        (rng.getrandbits(64), f"https://fresh.example/{i}", False)
+                        for i in range(500)
+                    ]
+                    near = [flip_some_bits(rng, fp) for fp in stored[-500:]]
+                    dup = [(fp, f"https://near.example/{i}", True) for i, fp in enumerate(near)]
                     per = {}
-                    for kind, batch in (("new page", new), ("duplicate", dup)):
-                        sent = io.commands
-                        run_checks(index, batch)
-                        io.run(io.gather(*list(io._background)))
-                        time.sleep(0.2)
-                        per[kind] = (io.commands - sent) / len(batch)
+                    for seed, (kind, batch) in enumerate((("new page", new), ("duplicate", dup))):
+                        sent, rounds = io.commands, io.rounds
+                        run_checks(index, batch, args.anchors, seed=3 + seed)
+                        io.settle()
+                        per[kind] = (
+                            (io.rounds - rounds) / len(batch),
+                            (io.commands - sent) / len(batch),
+                        )
         print(f"checks: {args.checks:,} per index (half planted near-duplicates, half new)")
         print(f"  {'':12} {'p50 ms':>8} {'p99 ms':>8}")
         for name, times in results.items():
@@ -157,8 +197,11 @@ def main() -> None:
         calls_total = sum(x.get("calls", 0) for x in stats)
         usec = sum(x.get("usec", 0) for x in stats) / max(1, calls_total)
         print(f"  server time per script (all scripts of the run, every master): {usec:.1f} us")
-        for kind, calls in per.items():
-            print(f"  calls per {kind}: {calls:.1f} (one round trip to one master each)")
+        for kind, (rounds, pipelines) in per.items():
+            print(
+                f"  per {kind}: {rounds:.2f} round trips in a row, {pipelines:.1f} pipelines "
+                "to one master (clean-up included)"
+            )
     finally:
         if cluster is not None:
             cluster.stop()

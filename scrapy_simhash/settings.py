@@ -26,8 +26,6 @@ from .index.base import NearDuplicateIndex
 from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
 
-logger = logging.getLogger(__name__)
-
 #: Every setting with its default, the one table of them (SimhashSettings reads its
 #: defaults here); the settings table of docs/usage.md lists the same.
 DEFAULTS: dict[str, Any] = {
@@ -223,22 +221,13 @@ class SimhashSettings:
 
     def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
         """A deduplicator on *index* (open, and of these settings' features) that analyses
-        texts as these settings say. On an index that matches by distance only (the Redis
-        Cluster spread layout), texts get no anchors, and a warning says so."""
-        anchors = self.anchor_count
-        if anchors and not index.checks_containment:
-            logger.warning(
-                "The index at %s matches pages by distance only: a page contained in a kept "
-                "one is not dropped there (SIMHASH_ANCHORS = False says you know)",
-                index.location,
-            )
-            anchors = 0
+        texts as these settings say."""
         return Deduplicator(
             index,
             self.fingerprinter,
             min_terms=self.min_terms,
             max_length=self.max_text_length,
-            anchors=anchors,
+            anchors=self.anchor_count,
         )
 
     def open_deduplicator(self, uri: str, *, create: bool = True) -> Deduplicator:

@@ -174,9 +174,6 @@ class IndexHotPath(Protocol):
     max_distance: int
     #: Where the index lives, for messages (never contains a password).
     location: str
-    #: Whether :meth:`check_and_add` tests containment by paragraph anchors (every
-    #: backend but the Redis Cluster spread layout, which matches by distance only).
-    checks_containment: bool
 
     def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
         """Atomically: find the nearest stored page within ``max_distance`` of
@@ -290,7 +287,6 @@ class IndexBase:
     plan: BlockPlan
     parameters: IndexParameters
     location: str
-    checks_containment = True
     #: The exceptions of the backend's driver that :meth:`_errors` translates.
     _driver_errors: tuple[type[BaseException], ...] = ()
 

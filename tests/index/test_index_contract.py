@@ -550,14 +550,6 @@ def paragraph(n: int, words: int = 24) -> str:
     return " ".join(f"w{n}x{i}" for i in range(words))
 
 
-@pytest.fixture
-def containment(backend):
-    """Skip on a backend that does not check containment (the spread layout)."""
-    with backend.open() as index:
-        if not index.checks_containment:
-            pytest.skip(f"{backend.name} matches by distance only")
-
-
 def anchors_of(*paragraphs: int, short_lines: int = 0) -> Anchors:
     lines = [paragraph(n) for n in paragraphs] + ["a short line"] * short_lines
     return text_anchors("\n".join(lines))
@@ -566,7 +558,6 @@ def anchors_of(*paragraphs: int, short_lines: int = 0) -> Anchors:
 FAR = flip(FP, *range(0, 64, 3))  # 22 bits from FP: never near
 
 
-@pytest.mark.usefixtures("containment")
 def test_a_page_contained_in_a_stored_one_is_a_duplicate_with_the_shared_anchors(index):
     kept = anchors_of(*range(10))
     assert index.check_and_add(FP, "original", kept).status == "new"
@@ -581,27 +572,23 @@ def test_a_page_contained_in_a_stored_one_is_a_duplicate_with_the_shared_anchors
     assert len(index) == 1, "a contained page is not stored"
 
 
-@pytest.mark.usefixtures("containment")
 def test_a_page_that_contains_a_stored_one_is_a_duplicate_too(index):
     index.check_and_add(FP, "excerpt", anchors_of(*range(5)))
     outcome = index.check_and_add(FAR, "with standfirst and captions", anchors_of(*range(-3, 5)))
     assert (outcome.status, outcome.match.key) == ("duplicate", "excerpt")
 
 
-@pytest.mark.usefixtures("containment")
 def test_one_shared_paragraph_is_no_evidence(index):
     index.check_and_add(FP, "a", anchors_of(1, 2))
     assert index.check_and_add(FAR, "b", anchors_of(1, 3)).status == "new"
 
 
-@pytest.mark.usefixtures("containment")
 def test_a_shared_block_that_is_not_most_of_either_page_is_not_containment(index):
     # Two distinct pages with the same two-paragraph note: 2 of 6 anchors.
     index.check_and_add(FP, "a", anchors_of(100, 101, 1, 2, 3, 4))
     assert index.check_and_add(FAR, "b", anchors_of(100, 101, 5, 6, 7, 8)).status == "new"
 
 
-@pytest.mark.usefixtures("containment")
 def test_a_page_whose_long_lines_are_little_of_its_text_is_not_told_by_them(index):
     # Its only long lines are a note that another page has; the rest is short lines.
     index.check_and_add(FP, "a", anchors_of(100, 101, 1, 2))
@@ -610,7 +597,6 @@ def test_a_page_whose_long_lines_are_little_of_its_text_is_not_told_by_them(inde
     assert index.check_and_add(FAR, "b", page).status == "new"
 
 
-@pytest.mark.usefixtures("containment")
 def test_anchors_on_many_pages_are_boilerplate_and_ignored(index):
     # A page of just the two paragraphs of a licence note is contained in the first page
     # that has them; once they are on more than MAX_ANCHOR_PAGES pages, they are no
@@ -625,14 +611,12 @@ def test_anchors_on_many_pages_are_boilerplate_and_ignored(index):
     assert index.check_and_add(FAR, "probe", note).status == "new"
 
 
-@pytest.mark.usefixtures("containment")
 def test_containment_in_the_pages_own_key_replaces_it(index):
     index.check_and_add(FP, "page", anchors_of(*range(10)))
     assert index.check_and_add(FAR, "page", anchors_of(*range(8))).status == "changed"
     assert [p.fingerprint for p in index.find("page")] == [FAR]
 
 
-@pytest.mark.usefixtures("containment")
 def test_anchors_are_listed_restored_and_removed_with_their_page(backend):
     if not backend.persistent:
         pytest.skip("restored into the same backend, reopened")
@@ -656,7 +640,6 @@ def test_anchors_are_listed_restored_and_removed_with_their_page(backend):
         assert index.check_and_add(FP, "d", anchors_of(*range(8))).status == "new"
 
 
-@pytest.mark.usefixtures("containment")
 def test_a_containment_drop_is_in_the_audit_log_with_its_shared_anchors(index):
     index.check_and_add(FP, "original", anchors_of(*range(10)))
     match = index.check_and_add(FAR, "copy", anchors_of(*range(8))).match
@@ -666,7 +649,6 @@ def test_a_containment_drop_is_in_the_audit_log_with_its_shared_anchors(index):
     assert [(r.key, r.shared) for r in records] == [("copy", len(match.shared)), ("near", 0)]
 
 
-@pytest.mark.usefixtures("containment")
 def test_concurrent_copies_that_contain_each_other_are_kept_once(backend):
     """The containment test is in the atomic check-and-insert: two clients checking two
     copies of one article at the same moment (each with its own connection) keep exactly
@@ -714,7 +696,6 @@ def test_concurrent_copies_that_contain_each_other_are_kept_once(backend):
         assert len(index) == pairs
 
 
-@pytest.mark.usefixtures("containment")
 def test_query_contained_finds_what_a_check_would_and_stores_nothing(index):
     index.check_and_add(FP, "original", anchors_of(*range(10)))
     match = index.query_contained(FAR, anchors_of(*range(8)))

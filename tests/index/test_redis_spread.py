@@ -190,7 +190,7 @@ def _dead_reservation(index, fingerprint: int, key: str, txn: str) -> list[str]:
     """What a client killed right after reserving leaves: its pending entries."""
     tail = record_tail(key, time.time())
     calls = index._reserve_calls(fingerprint, False, txn, tail, True)
-    _, reserved, _ = index._io.run(index._candidates(calls, False))
+    _, reserved, _ = index._candidates(calls, False)
     return reserved
 
 
@@ -235,14 +235,12 @@ def _records(index, fingerprint: int) -> list[str]:
 
 def _commit(index, fingerprint: int, key: str, txn: str) -> bool:
     """Phase 2 of a check that reserved *fingerprint* under the attempt *txn*."""
-    reply = index._io.run(
-        index._io.call(
-            index.keys.home_of(key),
-            index._sha["commit"],
-            index._home_keys(key, txn),
-            [key, f"f:{txn}:{hex64(fingerprint)}", repr(time.time()), txn[:16], 600, 86400],
-            wait=True,
-        )
+    reply = index._io.call(
+        index.keys.home_of(key),
+        index._sha["commit"],
+        index._home_keys(key, txn),
+        [key, f"f:{txn}:{hex64(fingerprint)}", repr(time.time()), txn[:16], 600, 86400],
+        wait=True,
     )
     return bool(int(reply[0]))
 
@@ -328,3 +326,66 @@ def test_a_check_fails_rather_than_acknowledging_without_a_replica(redis_cluster
     uri = f"{redis_cluster.url}&spread=true&replicas=2&lease=0.2s&prefix={prefix}"
     with open_index(uri) as index, pytest.raises(IndexUnavailable, match="replica"):
         index.check_and_add(FP, "a")
+
+
+def test_checks_go_on_after_a_master_forgets_the_scripts(redis_cluster, uri):
+    """A master that lost its scripts (restarted, or a replica promoted) answers NOSCRIPT:
+    the calls are sent again once the scripts are loaded there."""
+    import redis
+
+    with open_index(uri) as index:
+        assert index.check_and_add(FP, "a").status == "new"
+        for name in {index._io.master_of(tag) for tag, *_ in index._group_calls(FP)}:
+            host, port = name.rsplit(":", 1)
+            redis.Redis(host=host, port=int(port)).script_flush()
+        assert index.check_and_add(flip(FP, 7), "b").match.key == "a"
+        assert index.check_and_add(FP ^ ((1 << 64) - 1), "c").status == "new"
+        assert len(index) == 2
+
+
+def _anchors(*paragraphs: int):
+    from scrapy_simhash.analysis.anchors import text_anchors
+
+    return text_anchors("\n".join(" ".join(f"w{n}x{i}" for i in range(24)) for n in paragraphs))
+
+
+def test_a_copy_met_in_the_slot_of_one_shared_anchor_is_decided_there(uri):
+    """Two copies checked at once may each see the other in the slot of a different shared
+    anchor: one record, which carries the page's whole list of anchors, must decide."""
+    far = FP ^ ((1 << 64) - 1)
+    with open_index(uri) as index:
+        for n, (txn, commit) in enumerate(
+            [(index._attempts.new(), True), (f"{0:016d}{0:08x}{0:06d}", False)]
+        ):
+            key, value = f"original-{n}", flip(FP, 20 * n)
+            original = _anchors(*range(10 * n, 10 * n + 10))
+            copy = _anchors(*range(10 * n, 10 * n + 8))
+            tail = record_tail(key, time.time())
+            calls = index._anchor_calls(original, txn, tail, hex64(value), True)
+            assert len(calls) > 1
+            # Reserved in the slot of one anchor it shares with the copy, and no other:
+            mine = {str(h) for h in copy.hashes}
+            met = next(call for call in calls if mine & set(call[3][8:]))
+            index._io.batch([met])
+            if commit:  # ... then committed at its home (its client died before the rest)
+                assert _commit(index, value, key, txn)
+            started = time.monotonic()
+            outcome = index.check_and_add(far ^ n, f"copy-{n}", copy)
+            if commit:
+                assert (outcome.status, outcome.match.key) == ("duplicate", key)
+                assert outcome.match.contained
+            else:  # an older attempt left pending: waited for one lease, then aborted
+                assert outcome.status == "new"
+                assert time.monotonic() - started >= index.lease
+        assert sorted(p.key for p in index.pages()) == ["copy-1", "original-0"]
+        dead = f"{0:016d}"
+        held = index._client.hgetall(f"{met[0]}:anchors").values()
+        assert not any(dead in value for value in held), "the check removed what it aborted"
+        # What a dead client left where no check met it goes at the next vacuum.
+        alone = _anchors(*range(100, 110))
+        calls = index._anchor_calls(alone, f"{dead}{0:08x}{1:06d}", '"gone","1.0"', "0" * 16, True)
+        index._io.batch(calls)
+        slots = [f"{call[0]}:anchors" for call in calls]
+        assert all(dead in "".join(index._client.hgetall(s).values()) for s in slots)
+        index.compact()
+        assert not any(dead in "".join(index._client.hgetall(s).values()) for s in slots)

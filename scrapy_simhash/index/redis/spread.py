@@ -15,29 +15,32 @@ home of its key, so no single script can make it atomic. The protocol:
 3. **Commit** (one round trip): the script at the page's home lists the entry under its key
    unless the attempt was aborted; that one write decides. ``WAIT``, then acknowledge. An
    aborted attempt starts again with a new id.
-4. **Clean up** (in the background): the entries are marked committed in their groups, and
-   the entries the key stored before are removed.
+4. **Clean up** (written without waiting for the replies, which are read before the
+   next calls to each master): the entries are marked committed in their groups, and the
+   entries the key stored before are removed.
 
 Two near-duplicates share a group, where one script runs after the other and sees it; the
 one that sees the other waits for it or aborts it, and commits only once the other is
 aborted: an attempt is either listed under its key or aborted, never both, so of the two
-exactly one is kept. docs/redis.md goes through each failure.
+exactly one is kept. A page's paragraph anchors take part in the same rounds, in slots of
+their own (:mod:`~.spread_anchors`). docs/redis.md goes through each failure.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.exceptions import RedisClusterException
 
-from ...anchors import Anchors
+from ...anchors import ANCHORS_FORMAT, Anchors
 from ...exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
 from ..base import IndexParameters, Match, Outcome, RequestedParameters, storable_key
 from .layout import DEFAULT_BUCKET_BITS, FORMAT, hex64, record_tail
+from .spread_anchors import SpreadAnchors, stored_anchors
 from .spread_calls import SpreadCalls
 from .spread_io import Call, NotReplicated, SpreadIO
 from .spread_layout import (
@@ -57,12 +60,14 @@ from .spread_layout import (
 from .spread_maintenance import SpreadMaintenance
 from .spread_scripts import (
     CHECK,
+    CHECK_ANCHORS,
     CHECK_EXACT,
     COMMIT,
     CREATE_META,
     FINALIZE,
     RELEASE,
     RESOLVE,
+    SETTLE_ANCHORS,
     STORE,
     STORE_HOME,
     UNLIST,
@@ -71,18 +76,20 @@ from .spread_scripts import (
 if TYPE_CHECKING:
     from ..journal import Journal
 
+logger = logging.getLogger("scrapy_simhash.index.redis")
+
 #: Seconds a pending attempt's owner may stay silent before waiting checks abort it.
 DEFAULT_LEASE = 5.0
 #: Attempts of one check before it fails (each restart follows an abort by an older one).
 MAX_ATTEMPTS = 50
 
 
-class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
+class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
     _driver_errors = (redis.RedisError, RedisClusterException)
 
     """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
     *client* is a sync ``redis.RedisCluster`` (parameters, server settings); *client_kwargs*
-    the connection options for the asyncio connections of the checks. *lease*: seconds a
+    the connection options for the connections to each master. *lease*: seconds a
     silent client's pending page may block others. *replicas*: replicas that must hold
     each write before a check is acknowledged (0 for a cluster without replicas)."""
 
@@ -132,6 +139,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
             self._groups = groups(self.parameters, self.bucket_bits)
             with self._errors("open"):
                 self._io = SpreadIO(
+                    client,
                     client_kwargs,
                     replicas=replicas,
                     wait_ms=max(100, int(lease * 1000)),
@@ -144,6 +152,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
                     ("exact", CHECK_EXACT), ("commit", COMMIT), ("finalize", FINALIZE),
                     ("release", RELEASE), ("resolve", RESOLVE), ("store", STORE),
                     ("store_home", STORE_HOME), ("unlist", UNLIST),
+                    ("check_anchors", CHECK_ANCHORS), ("settle_anchors", SETTLE_ANCHORS),
                 )
             }  # fmt: skip
             self._check_sha = [
@@ -176,6 +185,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
             "bucket_bits": str(bits),
             "homes": str(DEFAULT_HOMES),
             "drop_streams": str(DROP_STREAMS),
+            "anchors": ANCHORS_FORMAT,
             "created_at": repr(time.time()),
         }
         args = [x for item in fields.items() for x in item]
@@ -183,7 +193,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         return self._parse_meta(dict(zip(reply[::2], reply[1::2], strict=True)))
 
     def _parse_meta(self, meta: dict[str, str]) -> IndexParameters:
-        from ..base import check_layout_version, stored_parameters
+        from ..base import check_anchors_format, check_layout_version, stored_parameters
 
         if meta.get("format") != FORMAT:
             raise NotAnIndex(
@@ -199,6 +209,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         check_layout_version(
             int(meta.get("version", "0")), SPREAD_VERSION, self.location, "layout version"
         )
+        check_anchors_format(meta.get("anchors"), self.location)
         stored = stored_parameters(meta, self.location, self.keys.meta)
         self.bucket_bits = int(meta.get("bucket_bits", DEFAULT_BUCKET_BITS))
         if self._requested_bucket_bits not in (None, self.bucket_bits):
@@ -210,7 +221,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         return stored
 
     def close(self) -> None:
-        """Finish the background clean-up and close the connections. Idempotent."""
+        """Wait for the last clean-up and close the connections. Idempotent."""
         io, self._io = getattr(self, "_io", None), None
         if io is not None:
             io.close()
@@ -228,119 +239,126 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
     def __repr__(self) -> str:
         return f"RedisSpreadIndex({self.location!r}, {self.parameters})"
 
-    async def _state(self, found: Found, wound: bool) -> str:
-        return (await self._io.batch([self._resolve_call(found, wound)], wait=True))[0]
-
-    async def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]:
+    def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]:
         """The final state ('c' or 'a') of each pending attempt: an older one (than
         *own*) is waited for, up to the lease; a younger one is aborted at once; with
-        *own* ``None`` (a query) each is read once ('p' when still pending)."""
+        *own* ``None`` (a query) each is read once ('p' when still pending). Each round
+        reads (or aborts) every attempt still pending at once."""
+        todo = list({found.txn: found for found in pending}.values())
+        states: dict[str, str] = {}
+        started, delay = time.monotonic(), 0.002
+        while todo:
+            overdue = time.monotonic() - started >= self.lease
+            calls = [
+                self._resolve_call(f, own is not None and (f.txn > own or overdue)) for f in todo
+            ]
+            replies = self._io.batch(calls, wait=True)
+            for found, state in zip(todo, replies, strict=True):
+                states[found.txn] = state
+            todo = [f for f in todo if states[f.txn] == "p"]
+            if own is None or not todo:
+                break
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return states
 
-        async def one(found: Found) -> str:
-            started, delay = time.monotonic(), 0.002
-            while True:
-                overdue = time.monotonic() - started >= self.lease
-                wound = own is not None and (found.txn > own or overdue)
-                state = await self._state(found, wound)
-                if state != "p" or own is None:
-                    return state
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.05)
-
-        by_txn = {found.txn: found for found in pending}
-        states = await self._io.gather(*(one(f) for f in by_txn.values()))
-        return dict(zip(by_txn, states, strict=True))
-
-    async def _candidates(
+    def _candidates(
         self, calls: list[Call], exact: bool, wait: bool = True
     ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
-        """Run the reserving calls: (the entries found, the tags where the page is
-        reserved, (tag, entry) of each one found)."""
-        replies = await self._io.batch(calls, wait=wait)
-        found, reserved, where = [], [], []
-        for (tag, *_), (flag, listed) in zip(calls, replies, strict=True):
-            if int(flag):
-                reserved.append(tag)
-            for d, hex_value, txn, key, at, committed in json.loads(listed):
-                entry = Found(int(d), hex_value, txn, key, float(at), committed == 1, exact)
-                found.append(entry)
-                where.append((tag, entry))
-        return found, reserved, where
-
-    def _cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> None:
-        """In the background: mark entries found committed as such, remove aborted ones."""
-        calls = []
-        for tag, found in where:
-            state = states.get(found.txn)
-            if state == "c":
-                calls += self._finalize(found.exact, found.hex, found.txn, [tag])
-            elif state == "a":
-                calls += self._release(found.exact, found.hex, [found.txn], {tag})
-        if calls:
-            self._io.later(self._io.batch(calls))
+        """Run the reserving calls: see :meth:`_found`."""
+        return self._found(calls, self._io.batch(calls, wait=wait), exact)
 
     # -- the check -------------------------------------------------------------------------
 
-    async def _check(self, value: int, key: str, exact: bool) -> Outcome:
+    def _check(self, value: int, key: str, exact: bool, anchors: Anchors | None = None) -> Outcome:
+        hex_value = hex64(value)
         for _ in range(MAX_ATTEMPTS):
             txn = self._attempts.new()
             added_at = repr(time.time())
             tail = record_tail(key, float(added_at))
             calls = self._reserve_calls(value, exact, txn, tail, True)
+            anchor_calls = self._anchor_calls(anchors, txn, tail, hex_value, True)
+            own_anchors = self._own_anchors(anchor_calls)
             try:
-                found, reserved, where = await self._candidates(calls, exact)
-                pending = [f for f in found if not f.committed]
-                states = await self._resolve(pending, txn) if pending else {}
-                self._cleanup([(t, f) for t, f in where if not f.committed], states)
+                replies = self._io.batch(calls + anchor_calls, wait=True)
+                found, reserved, where = self._found(calls, replies[: len(calls)], exact)
+                contains, places = ([], [])
+                if anchor_calls:
+                    contains, places = self._contained(
+                        anchor_calls, replies[len(calls) :], anchors, key, value
+                    )
+                pending = [f for f in found + contains if not f.committed]
+                states = self._resolve(pending, txn) if pending else {}
+                after = self._cleanup([(t, f) for t, f in where if not f.committed], states)
+                after += self._anchor_cleanup(places, states)
                 committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-                if committed:  # a duplicate: it never commits, so abort and release at once
-                    if reserved:
-                        own = Found(0, hex64(value), txn, key, 0.0, False, exact)
-                        release = self._release(exact, hex64(value), [txn], set(reserved))
-                        self._io.later(self._io.batch([self._resolve_call(own, True), *release]))
-                    return self._outcome(committed, key, value)
+                inside = [f for f in contains if f.committed or states.get(f.txn) == "c"]
+                if committed or inside:  # a duplicate: it never commits, so abort and release
+                    if reserved or own_anchors:
+                        own = Found(0, hex_value, txn, key, 0.0, False, exact)
+                        after += [
+                            self._resolve_call(own, True),
+                            *self._release(exact, hex_value, [txn], set(reserved)),
+                            *self._settle_anchors(txn, own_anchors, False),
+                        ]
+                    self._io.later(after)
+                    if committed:  # the distance test comes first
+                        return self._outcome(committed, key, value)
+                    return Outcome("duplicate", self._containing(inside))
                 home_keys = self._home_keys(key, txn)
-                listed = member(exact, txn, hex64(value))
-                reply = await self._io.call(
+                listed = member(exact, txn, hex_value)
+                reply = self._io.call(
                     self.keys.home_of(key),
                     self._sha["commit"],
                     home_keys,
-                    [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL],
+                    [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL,
+                     stored_anchors(anchors)],
                     wait=True,
-                )
+                )  # fmt: skip
             except BaseException:
-                self._abort(value, exact, key, txn, [call[0] for call in calls])
+                self._abort(value, exact, key, txn, [call[0] for call in calls], own_anchors)
                 raise
             if not int(reply[0]):  # aborted by an older check: start again
-                self._io.later(self._io.batch(self._release(exact, hex64(value), [txn])))
+                after += self._release(exact, hex_value, [txn], set(reserved))
+                self._io.later(after + self._settle_anchors(txn, own_anchors, False))
                 continue
             old = json.loads(reply[1]) or []
-            after = self._finalize(exact, hex64(value), txn, reserved)
-            for old_exact, old_txn, old_hex in map(parse_member, old):
+            after += self._finalize(exact, hex_value, txn, reserved)
+            after += self._settle_anchors(txn, own_anchors, True)
+            for name, held in zip(old, json.loads(reply[2]) or [""] * len(old), strict=True):
+                old_exact, old_txn, old_hex = parse_member(name)
                 after += self._release(old_exact, old_hex, [old_txn])
-            self._io.later(self._io.batch(after))
+                after += self._release_page_anchors(old_txn, held)
+            self._io.later(after)
             return Outcome("changed" if old else "new")
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
             "times in a row; is this client's clock far behind the servers'?"
         )
 
-    def _abort(self, value: int, exact: bool, key: str, txn: str, reserved: list[str]) -> None:
-        """In the background: abort the attempt at its home (so that checks waiting for it
-        go on at once), then release its reservations. After an error the commit may have
-        happened all the same (its reply lost): then the entries stay, marked committed."""
+    def _abort(
+        self, value: int, exact: bool, key: str, txn: str, reserved: list[str], anchors
+    ) -> None:
+        """After a failed check: abort the attempt at its home (so that checks waiting
+        for it go on at once), then release its reservations. After an error the commit
+        may have happened all the same (its reply lost): then the entries stay, marked
+        committed. Tried once; what fails is left to the lease and ``vacuum``."""
         if not reserved:
             return
-
-        async def abort() -> None:
-            hex_value = hex64(value)
-            state = await self._state(Found(0, hex_value, txn, key, 0.0, False, exact), True)
-            if state == "a":
-                await self._io.batch(self._release(exact, hex_value, [txn], set(reserved)))
-            elif state == "c":
-                await self._io.batch(self._finalize(exact, hex_value, txn, reserved))
-
-        self._io.later(abort())
+        hex_value = hex64(value)
+        own = Found(0, hex_value, txn, key, 0.0, False, exact)
+        try:
+            state = self._io.batch([self._resolve_call(own, True)])[0]
+            if state in ("a", "c"):
+                commit = state == "c"
+                calls = self._settle_anchors(txn, anchors, commit)
+                if commit:
+                    calls += self._finalize(exact, hex_value, txn, reserved)
+                else:
+                    calls += self._release(exact, hex_value, [txn], set(reserved))
+                self._io.later(calls)
+        except (*self._driver_errors, OSError) as e:
+            logger.debug("A failed check of %s was not cleaned up: %s", self.location, e)
 
     def _outcome(self, committed: list[Found], key: str, value: int) -> Outcome:
         own = [f for f in committed if f.key == key]
@@ -348,43 +366,34 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
         match = Match(best.key, int(best.hex, 16), best.distance, best.added_at)
         return Outcome("unchanged" if own else "duplicate", match)
 
-    def _run(self, doing: str, coroutine):
+    def _run(self, doing: str, function, *args):
         if self._io is None:
             raise IndexUnavailable(f"The index at {self.location} is closed")
         with self._errors(doing):
             try:
-                return self._io.run(coroutine)
+                return function(*args)
             except NotReplicated as e:
                 raise IndexUnavailable(
                     f"The index at {self.location} could not confirm a write on a replica "
                     f"({e}); the page was not acknowledged"
                 ) from None
 
-    #: Paragraph anchors are not checked here: a page's anchors would live in other slots
-    #: than its fingerprint's groups, beyond one script. Pages match by distance only.
-    checks_containment = False
-
     def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
-        """See :meth:`NearDuplicateIndex.check_and_add`; *anchors* are ignored (see
-        :attr:`checks_containment`)."""
         self._recheck_eviction()
-        return self._run("add", self._check(fingerprint, storable_key(key), False))
-
-    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
-        return None  # see checks_containment
+        return self._run("add", self._check, fingerprint, storable_key(key), False, anchors)
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         self._recheck_eviction()
-        return self._run("add", self._check(digest, storable_key(key), True))
+        return self._run("add", self._check, digest, storable_key(key), True)
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
 
-        async def read() -> list[Match]:
+        def read() -> list[Match]:
             calls = self._reserve_calls(fingerprint, False, "-", '"",""', False, k)
-            found, _, _ = await self._candidates(calls, False, wait=False)
+            found, _, _ = self._candidates(calls, False, wait=False)
             pending = [f for f in found if not f.committed]
-            states = await self._resolve(pending, None) if pending else {}
+            states = self._resolve(pending, None) if pending else {}
             unique = {
                 (f.hex, f.txn): f
                 for f in found
@@ -393,4 +402,4 @@ class RedisSpreadIndex(SpreadCalls, SpreadMaintenance):
             ordered = sorted(unique.values(), key=lambda f: (f.distance, f.txn))
             return [Match(f.key, int(f.hex, 16), f.distance, f.added_at) for f in ordered]
 
-        return self._run("query", read())
+        return self._run("query", read)

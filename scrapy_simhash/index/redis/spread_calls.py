@@ -1,9 +1,11 @@
 """The calls of a spread index's protocol, as ``(hash tag, script, keys, args)`` for
 :meth:`~.spread_io.SpreadIO.batch`: reserving a page in its groups, releasing and
-finalizing its entries there, and reading or aborting an attempt at its home."""
+finalizing its entries there, and reading or aborting an attempt at its home; and what
+the reserving calls return."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from .layout import hex64
@@ -74,7 +76,7 @@ class SpreadCalls:
 
     def _home_keys(self, key: str, txn: str = "") -> list[str]:
         home = self.keys.home_of(key)
-        return [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}"]
+        return [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}", f"{home}:pa"]
 
     def _resolve_call(self, found: Found, wound: bool) -> Call:
         """The call that reads (*wound*: or aborts) the state of *found*'s attempt."""
@@ -85,3 +87,30 @@ class SpreadCalls:
             [home_keys[0], home_keys[3], home_keys[2]],
             [found.key, found.txn, "1" if wound else "0", ABORT_TTL],
         )
+
+    @staticmethod
+    def _found(
+        calls: list[Call], replies: list, exact: bool
+    ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
+        """What the reserving calls returned: (the entries found, the tags where the page
+        is reserved, (tag, entry) of each one found)."""
+        found, reserved, where = [], [], []
+        for (tag, *_), (flag, listed) in zip(calls, replies, strict=True):
+            if int(flag):
+                reserved.append(tag)
+            for d, hex_value, txn, key, at, committed in json.loads(listed):
+                entry = Found(int(d), hex_value, txn, key, float(at), committed == 1, exact)
+                found.append(entry)
+                where.append((tag, entry))
+        return found, reserved, where
+
+    def _cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> list[Call]:
+        """The calls that mark entries found committed as such and remove aborted ones."""
+        calls = []
+        for tag, found in where:
+            state = states.get(found.txn)
+            if state == "c":
+                calls += self._finalize(found.exact, found.hex, found.txn, [tag])
+            elif state == "a":
+                calls += self._release(found.exact, found.hex, [found.txn], {tag})
+        return calls

@@ -1,27 +1,25 @@
 """Sending a spread index's scripts to the masters of a Redis Cluster, in parallel.
 
 redis-py's cluster pipelines do not send scripts, and ``WAIT`` must go down the same
-connection as the writes it waits for. So each master gets a plain asyncio client, a call
-is one pipeline to the master of its hash tag (the script, then ``WAIT`` when asked), and
-the calls of one round of the protocol are gathered. The asyncio loop runs in a thread of
-its own: the index is used from synchronous code. The slot map is redis-py's asyncio
-``RedisCluster``'s, read again after a redirection or a lost connection (a failover).
+connection as the writes it waits for. So each master gets one plain connection, and a
+round of the protocol is pipelined by hand: every master's calls are written first (the
+scripts, then ``WAIT`` when asked), then every master's replies are read, so the masters
+work at the same time and a round costs about one round trip, without an event loop or a
+thread. Calls whose replies nobody waits for (the clean-up after a check) are written at
+once and their replies read before the next ones on that connection. The slot map is the
+synchronous ``RedisCluster``'s, read again after a redirection or a lost connection (a
+failover).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import logging
 import threading
 import time
-from collections.abc import Coroutine
 from typing import Any
 
 import redis
-import redis.asyncio
-import redis.asyncio.cluster
 from redis.crc import key_slot
 from redis.exceptions import RedisClusterException
 
@@ -37,86 +35,96 @@ _MOVED = (
 )
 #: Errors after which the slot map is read again and the calls to that master sent again.
 _RETRIED = (redis.ConnectionError, redis.TimeoutError, RedisClusterException, *_MOVED)
+#: Calls of one round at most (written to their masters, then read): bounds the memory.
+_CHUNK = 2000
 
 
 class NotReplicated(redis.RedisError):
     """A write was not acknowledged by a replica within the wait."""
 
 
+class _Master:
+    """One connection to one master, and the count of replies owed on it: those of calls
+    written without waiting (:meth:`SpreadIO.later`), read before the next ones."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.connection = client.connection_pool.get_connection()
+        self.owed = 0
+
+    def send(self, commands: list[tuple]) -> None:
+        self.connection.send_packed_command(self.connection.pack_commands(commands))
+
+    def settle(self) -> None:
+        """Read the replies owed (errors in them are the lazy clean-up's: logged)."""
+        while self.owed:
+            self.owed -= 1
+            try:
+                self.connection.read_response()
+            except redis.ResponseError as e:
+                logger.debug("Clean-up call of a spread index failed: %s", e)
+
+    def read(self) -> Any:
+        try:
+            return self.connection.read_response()
+        except redis.ResponseError as e:
+            return e
+
+    def drop(self) -> None:
+        self.owed = 0
+        self.connection.disconnect()
+
+    def close(self) -> None:
+        self.client.connection_pool.disconnect()
+        self.client.close()
+
+
 class SpreadIO:
-    """The connections of one spread index. *client_kwargs* are redis-py's connection
-    options (host and port of any node first); *replicas*: how many replicas must have
-    every write of a check before it is acknowledged (0: none waited for); *wait_ms*: how
-    long to wait for them; *retry_for*: seconds a call is retried after a redirection or
-    a lost connection (a failover takes the cluster's node timeout and a little more)."""
+    """The connections of one spread index. *cluster* is a synchronous
+    ``redis.RedisCluster`` (its slot map routes the calls); *client_kwargs* are redis-py's
+    connection options; *replicas*: how many replicas must have every write of a check
+    before it is acknowledged (0: none waited for); *wait_ms*: how long to wait for them;
+    *retry_for*: seconds a call is retried after a redirection or a lost connection (a
+    failover takes the cluster's node timeout and a little more)."""
 
     def __init__(
-        self, client_kwargs: dict[str, Any], *, replicas: int, wait_ms: int, retry_for: float
+        self,
+        cluster: redis.RedisCluster,
+        client_kwargs: dict[str, Any],
+        *,
+        replicas: int,
+        wait_ms: int,
+        retry_for: float,
     ) -> None:
         self.replicas = replicas
         self.wait_ms = wait_ms
         self.retry_for = retry_for
-        node_kwargs = {k: v for k, v in client_kwargs.items() if k not in ("retry", "host", "port")}
-        node_kwargs.pop("retry_on_error", None)
-        self._node_kwargs = node_kwargs
-        self._nodes: dict[str, redis.asyncio.Redis] = {}
+        drop = ("retry", "host", "port", "retry_on_error")
+        self._node_kwargs = {k: v for k, v in client_kwargs.items() if k not in drop}
+        self._masters: dict[str, _Master] = {}
         self._scripts: dict[str, str] = {}
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
-        self._background: set[asyncio.Task] = set()
-        self.cluster: redis.asyncio.RedisCluster | None = None
-        self.commands = 0  #: calls sent (each one round trip to one master)
+        self._lock = threading.RLock()
+        self.cluster = cluster
+        self.commands = 0  #: pipelines written (each to one master, replies read or not)
+        self.rounds = 0  #: rounds waited for (pipelines written together, then read)
 
-        async def connect():
-            cluster = redis.asyncio.RedisCluster(
-                host=client_kwargs["host"], port=client_kwargs["port"], **node_kwargs
-            )
-            await cluster.initialize()
-            return cluster
-
-        self.cluster = self.run(connect())
-
-    # -- the bridge from synchronous code --------------------------------------------
-
-    def run(self, coroutine: Coroutine) -> Any:
-        """Run *coroutine* on the index's loop and return its result."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
-
-    def later(self, coroutine: Coroutine) -> None:
-        """Run *coroutine* on the loop without waiting for it (the lazy clean-up after a
-        check); :meth:`close` waits for what is left."""
-
-        async def quietly() -> None:
-            try:
-                await coroutine
-            except Exception as e:  # the next check or vacuum cleans up what is left
-                logger.debug("Background clean-up of a spread index failed: %s", e)
-
-        def start() -> None:
-            task = self._loop.create_task(quietly())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
-        self._loop.call_soon_threadsafe(start)
+    def settle(self) -> None:
+        """Wait for the calls written by :meth:`later` to be done."""
+        with self._lock:
+            for name, master in list(self._masters.items()):
+                try:
+                    master.settle()
+                except (redis.RedisError, OSError) as e:
+                    logger.debug("Clean-up of a spread index not confirmed: %s", e)
+                    self._drop(name)
 
     def close(self) -> None:
-        async def shut() -> None:
-            if self._background:
-                await asyncio.wait(list(self._background), timeout=10)
-            for client in self._nodes.values():
-                with contextlib.suppress(Exception):
-                    await client.aclose()
-            if self.cluster is not None:
-                with contextlib.suppress(Exception):
-                    await self.cluster.aclose()
-
-        if self._loop.is_running():
-            with contextlib.suppress(Exception):
-                self.run(shut())
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
-            self._loop.close()
+        """Wait for the last clean-up and close the connections. Idempotent."""
+        with self._lock:
+            self.settle()
+            masters, self._masters = self._masters, {}
+            for master in masters.values():
+                master.close()
 
     # -- calls -------------------------------------------------------------------------
 
@@ -127,109 +135,143 @@ class SpreadIO:
         return sha
 
     def master_of(self, tag: str) -> str:
-        """``host:port`` of the master serving *tag* (for benchmarks and tests)."""
-        assert self.cluster is not None
+        """``host:port`` of the master serving *tag*."""
         return self.cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode())).name
 
-    async def call(
+    def call(
         self, tag: str, sha: str | None, keys: list[str], args: list[Any], *, wait: bool = False
     ) -> Any:
         """Run the script *sha* (or, with *sha* ``None``, the command ``args``) on the
         master of *tag*; see :meth:`batch`."""
-        return (await self.batch([(tag, sha, keys, args)], wait=wait))[0]
+        return self.batch([(tag, sha, keys, args)], wait=wait)[0]
 
-    async def batch(self, calls: list[Call], *, wait: bool = False) -> list[Any]:
-        """Run *calls* (``(tag, sha, keys, args)``), one pipeline to each master holding
-        some of them, in the order given on each master; with *wait*, each pipeline ends
-        with ``WAIT`` and :class:`NotReplicated` is raised unless the replicas acknowledged.
-        Calls answered with a redirection or lost with a connection are sent again (the
-        scripts are idempotent) for ``retry_for`` seconds: a failover."""
+    @staticmethod
+    def _command(call: Call) -> tuple:
+        _, sha, keys, args = call
+        return tuple(args) if sha is None else ("EVALSHA", sha, len(keys), *keys, *args)
+
+    def later(self, calls: list[Call]) -> None:
+        """Write *calls* now without waiting for them (the lazy clean-up after a check):
+        their replies are read before the next calls to the same master, or at
+        :meth:`close`. Failures are only logged: the next check that meets what they
+        would have cleaned up does it, ``vacuum`` the rest."""
+        if not calls:
+            return
+        with self._lock:
+            by_master: dict[str, list[Call]] = {}
+            for call in calls:
+                by_master.setdefault(self.master_of(call[0]), []).append(call)
+            for name, mine in by_master.items():
+                master = None
+                try:
+                    master = self._master(name)
+                    master.send([self._command(call) for call in mine])
+                    master.owed += len(mine)
+                    self.commands += 1
+                except (redis.RedisError, OSError) as e:
+                    logger.debug("Clean-up of a spread index not sent to %s: %s", name, e)
+                    if master is not None:
+                        master.drop()
+
+    def batch(self, calls: list[Call], *, wait: bool = False) -> list[Any]:
+        """Run *calls* (``(tag, sha, keys, args)``), in the order given on each master:
+        the calls to every master are written, then the replies read, so the masters work
+        at once. With *wait*, each master's calls end with ``WAIT`` and
+        :class:`NotReplicated` is raised unless the replicas acknowledged. Calls answered
+        with a redirection or lost with a connection are sent again (the scripts are
+        idempotent) for ``retry_for`` seconds: a failover."""
+        with self._lock:
+            results: list[Any] = [None] * len(calls)
+            for first in range(0, len(calls), _CHUNK):
+                chunk = calls[first : first + _CHUNK]
+                results[first : first + len(chunk)] = self._batch(chunk, wait)
+            return results
+
+    def _batch(self, calls: list[Call], wait: bool) -> list[Any]:
         results: list[Any] = [None] * len(calls)
         todo = list(range(len(calls)))
         deadline = time.monotonic() + self.retry_for
         delay = 0.05
+        waiting = wait and self.replicas > 0
         while True:
-            by_node: dict[str, list[int]] = {}
+            self.rounds += 1
+            by_master: dict[str, list[int]] = {}
             for i in todo:
-                by_node.setdefault(self._node_name(calls[i][0]), []).append(i)
-            replies = await asyncio.gather(
-                *(
-                    self._send(name, [calls[i] for i in indexes], wait)
-                    for name, indexes in by_node.items()
-                ),
-                return_exceptions=True,
-            )
-            todo, error = [], None
-            for indexes, reply in zip(by_node.values(), replies, strict=True):
-                if isinstance(reply, _RETRIED):
+                by_master.setdefault(self.master_of(calls[i][0]), []).append(i)
+            todo, error, failure, load = [], None, None, set()
+            sent: dict[str, list[int]] = {}
+            for name, indexes in by_master.items():
+                commands = [self._command(calls[i]) for i in indexes]
+                if waiting:
+                    commands.append(("WAIT", self.replicas, self.wait_ms))
+                try:
+                    self._master(name).send(commands)
+                    self.commands += 1
+                    sent[name] = indexes
+                except _RETRIED as e:
+                    self._drop(name)
                     todo += indexes
-                    error = reply
-                elif isinstance(reply, BaseException):
-                    raise reply
-                else:
-                    for i, result in zip(indexes, reply, strict=True):
-                        if isinstance(result, _MOVED):
-                            todo.append(i)
-                            error = result
-                        elif isinstance(result, Exception):
-                            raise result
-                        else:
-                            results[i] = result
+                    error = e
+            for name, indexes in sent.items():
+                master = self._masters[name]
+                try:
+                    master.settle()
+                    replies = [master.read() for _ in range(len(indexes) + waiting)]
+                except _RETRIED as e:
+                    self._drop(name)
+                    todo += indexes
+                    error = e
+                    continue
+                moved = next((r for r in replies if isinstance(r, _MOVED)), None)
+                if moved is not None:  # a master no more (its WAIT fails too): all again
+                    todo += indexes
+                    error = moved
+                    continue
+                if waiting:
+                    acknowledged = replies.pop()
+                    if isinstance(acknowledged, Exception):
+                        failure = failure or acknowledged
+                    elif int(acknowledged) < self.replicas:
+                        failure = failure or NotReplicated(
+                            f"writes to {name} reached {acknowledged} of {self.replicas} "
+                            f"replicas within {self.wait_ms} ms"
+                        )
+                for i, reply in zip(indexes, replies, strict=True):
+                    if isinstance(reply, redis.exceptions.NoScriptError):
+                        load.add(name)  # a new master, or a restarted one
+                        todo.append(i)
+                    elif isinstance(reply, Exception):
+                        failure = failure or reply
+                    else:
+                        results[i] = reply
+            if failure is not None:
+                raise failure
+            for name in load:
+                for lua in self._scripts.values():
+                    self._masters[name].client.script_load(lua)
             if not todo:
                 return results
-            if time.monotonic() + delay > deadline:
-                raise error  # type: ignore[misc]
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.5)
-            with contextlib.suppress(redis.RedisError, RedisClusterException, OSError):
-                assert self.cluster is not None
-                await self.cluster.nodes_manager.initialize()
-
-    def _node_name(self, tag: str) -> str:
-        assert self.cluster is not None
-        node = self.cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode()))
-        if node.name not in self._nodes:
-            self._nodes[node.name] = redis.asyncio.Redis(
-                host=node.host, port=node.port, **self._node_kwargs
-            )
-        return node.name
-
-    async def _send(self, name: str, calls: list[Call], wait: bool) -> list[Any]:
-        client = self._nodes[name]
-        for _ in range(2):
-            pipe = client.pipeline(transaction=False)
-            for _, sha, keys, args in calls:
-                if sha is None:
-                    pipe.execute_command(*args)
-                else:
-                    pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
-            if wait and self.replicas:
-                pipe.execute_command("WAIT", self.replicas, self.wait_ms)
-            self.commands += 1
-            replies = await pipe.execute(raise_on_error=False)
-            if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
-                for lua in self._scripts.values():  # a new master, or a restarted one
-                    await client.script_load(lua)
+            if error is None:  # only scripts to load: at once
                 continue
-            moved = next((r for r in replies if isinstance(r, _MOVED)), None)
-            if moved is not None:
-                raise moved  # a master no more (its WAIT fails too): all of them again
-            if wait and self.replicas:
-                acknowledged = replies.pop()
-                if isinstance(acknowledged, Exception):
-                    raise acknowledged
-                if int(acknowledged) < self.replicas:
-                    raise NotReplicated(
-                        f"writes to {name} reached {acknowledged} of {self.replicas} replicas "
-                        f"within {self.wait_ms} ms"
-                    )
-            return replies
-        raise redis.ResponseError(f"the scripts could not be loaded on {name}")
+            if time.monotonic() + delay > deadline:
+                raise error
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+            try:
+                self.cluster.nodes_manager.initialize()
+            except (redis.RedisError, RedisClusterException, OSError) as e:
+                logger.debug("The slot map could not be read again: %s", e)
 
-    async def gather(self, *calls: Coroutine) -> list[Any]:
-        """Await *calls* together; the first error is raised once all have finished."""
-        results = await asyncio.gather(*calls, return_exceptions=True)
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-        return results
+    def _master(self, name: str) -> _Master:
+        master = self._masters.get(name)
+        if master is None:
+            host, port = name.rsplit(":", 1)
+            client = redis.Redis(host=host, port=int(port), **self._node_kwargs)
+            master = self._masters[name] = _Master(client)
+        return master
+
+    def _drop(self, name: str) -> None:
+        master = self._masters.pop(name, None)
+        if master is not None:
+            master.drop()
+            master.close()

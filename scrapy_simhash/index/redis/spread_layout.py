@@ -33,10 +33,17 @@ the key in ``:keys``, aborted when ``:a:<txn>`` exists, pending otherwise. Both 
 written by scripts in that one slot, so exactly one of them ever happens (see
 :mod:`.spread`).
 
-**Another exact-key table** (as the anchors of a page) routes as the exact entries do: by
-its own value, ``{p:<table name>:<value % homes>}``, one more group in the first round of a
-check, read and reserved by the same script shape and resolved through the same commit
-records.
+**Paragraph anchors** (containment, see :mod:`scrapy_simhash.anchors`) route by their own
+value, each in an *anchor slot* ``{p:a:<anchor % homes>}``::
+
+    {p:a:<h>}:anchors                  hash    anchor -> [[txn, key, "added_at", committed,
+                                               hex, words, cover, [anchors]], ...] or 'b'
+    {p:h:<h>}:pa                       hash    "f:<txn>:<hex>" -> [words, cover, [anchors]]
+
+Each record carries the page's whole list of anchors: two copies checked at once may meet
+in the slot of only one of the anchors they share, and that one meeting must decide. An
+anchor held by more than ``MAX_ANCHOR_PAGES`` pages becomes ``'b'`` (boilerplate) for good.
+The home keeps each page's anchors, to remove them with the page.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ from .layout import TableLayout, table_layouts
 #: ``layout`` in ``{prefix}:meta`` of a spread index.
 SPREAD = "spread"
 #: Bumped with every change of the layout above.
-SPREAD_VERSION = 1
+SPREAD_VERSION = 2
 DEFAULT_HOMES = 1024
 DROP_STREAMS = 16
 #: Seconds an aborted attempt's record lives: far longer than any attempt may take.
@@ -115,6 +122,9 @@ class Keys:
     def home(self, number: int) -> str:
         return f"{{{self.prefix}:h:{number}}}"
 
+    def anchor(self, anchor: int) -> str:
+        return f"{{{self.prefix}:a:{anchor % self.homes}}}"
+
     def drops(self, number: int) -> str:
         return f"{{{self.prefix}:d:{number}}}:drops"
 
@@ -156,3 +166,5 @@ class Found:
     added_at: float
     committed: bool
     exact: bool
+    #: Found by containment: the anchors it shares with the probe (empty: by distance).
+    shared: tuple[int, ...] = ()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .guards import RedisServer
 from .layout import hex64, record_tail
+from .spread_anchors import read_anchors, stored_anchors
 from .spread_layout import DROP_STREAMS, Found, crc, member, parse_member
 
 if TYPE_CHECKING:
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
 _BATCH = 1000
-#: Pages restored (or removed) concurrently.
-_WINDOW = 200
 
 
 class SpreadMaintenance(RedisServer):
@@ -43,7 +42,10 @@ class SpreadMaintenance(RedisServer):
         def _group_calls(self, fingerprint: int) -> list: ...
         def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list: ...
         def _resolve_call(self, found: Any, wound: bool) -> Any: ...
-        def _run(self, doing: str, coroutine) -> Any: ...
+        def _run(self, doing: str, function, *args) -> Any: ...
+        def _anchor_calls(self, anchors, txn, tail, hex_value, reserve, committed=False): ...
+        def _release_page_anchors(self, txn: str, value: str) -> list: ...
+        def _settle_anchors(self, txn: str, where: dict, commit: bool) -> list: ...
 
     #: Called with a count of homes (or streams) done, for commands that show progress.
     progress: Callable[[int, int], None] | None = None
@@ -80,6 +82,8 @@ class SpreadMaintenance(RedisServer):
         }
         if unchanged:
             fields["unchanged"] = 1
+        if match.shared:
+            fields["shared"] = len(match.shared)
         with self._errors("record a drop"):
             self._client.xadd(self.keys.drops(crc(key) % DROP_STREAMS), fields)
 
@@ -106,6 +110,7 @@ class SpreadMaintenance(RedisServer):
                     fields["exact"] == "1",
                     float(fields["at"]),
                     fields.get("unchanged") == "1",
+                    int(fields.get("shared", 0)),
                 )
                 if since is None or record.at >= since:
                     yield record.at, entry, record
@@ -144,16 +149,38 @@ class SpreadMaintenance(RedisServer):
                 return
             offset += len(batch)
 
+    def _with_anchors(self, home: str, found: Iterable[tuple[float, str]]) -> Iterator[tuple]:
+        """``(time, order member, its anchors or '')`` of *found* (one home's, in order),
+        their anchors read in batches."""
+        batch: list[tuple[float, str]] = []
+
+        def flush() -> Iterator[tuple]:
+            fields = [":".join(name.split(":", 3)[:3]) for _, name in batch]
+            with self._errors("list pages"):
+                held = self._client.hmget(f"{home}:pa", fields) if fields else []
+            for (score, name), value in zip(batch, held, strict=True):
+                yield score, name, value or ""
+
+        for item in found:
+            batch.append(item)
+            if len(batch) >= _BATCH:
+                yield from flush()
+                batch = []
+        yield from flush()
+
     @staticmethod
-    def _page(score: float, name: str) -> StoredPage:
+    def _page(score: float, name: str, anchors: str = "") -> StoredPage:
         exact, _, hex_value = parse_member(name)
         key = name.split(":", 3)[3]
-        return StoredPage(key, int(hex_value, 16), score, exact=exact)
+        return StoredPage(key, int(hex_value, 16), score, exact, read_anchors(anchors))
 
     def pages(self) -> Iterator[StoredPage]:
-        orders = (self._order(home, "-inf", "+inf") for home in self.keys.all_homes())
-        for score, name in heapq.merge(*orders):
-            yield self._page(score, name)
+        orders = (
+            self._with_anchors(home, self._order(home, "-inf", "+inf"))
+            for home in self.keys.all_homes()
+        )
+        for score, name, anchors in heapq.merge(*orders):
+            yield self._page(score, name, anchors)
 
     def find(self, key: str) -> list[StoredPage]:
         key = storable_key(key)
@@ -165,11 +192,11 @@ class SpreadMaintenance(RedisServer):
         found = [
             (score, name) for score, name in zip(scores, names, strict=True) if score is not None
         ]
-        return [self._page(score, name) for score, name in sorted(found)]
+        return [self._page(*page) for page in self._with_anchors(home, sorted(found))]
 
     # -- restoring -------------------------------------------------------------------------
 
-    async def _store(self, batch: list[StoredPage]) -> int:
+    def _store(self, batch: list[StoredPage]) -> int:
         """Restore *batch* in two rounds: the exact digests in their groups and the other
         pages at their homes (where the skip rules are decided, in the order given: one
         key, one home; one digest, one group), then the homes of the digests stored and
@@ -181,11 +208,12 @@ class SpreadMaintenance(RedisServer):
             tail = record_tail(page.key, page.added_at)
             home = self.keys.home_of(page.key)
             listed = member(page.exact, txn, hex_value)
+            anchors = None if page.exact else page.anchors
             home_call = (
                 home,
                 sha["store_home"],
-                [f"{home}:keys", f"{home}:order", f"{home}:n"],
-                [page.key, listed, repr(float(page.added_at)), hex_value],
+                [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa"],
+                [page.key, listed, repr(float(page.added_at)), hex_value, stored_anchors(anchors)],
             )
             if page.exact:
                 tag = self.keys.exact(page.fingerprint)
@@ -204,12 +232,13 @@ class SpreadMaintenance(RedisServer):
                         )
                         for tag, sets, m, _ in self._group_calls(page.fingerprint)
                     ]
+                    + self._anchor_calls(anchors, txn, tail, hex_value, True, committed=True)
                 )
-        stored = await self._io.batch(first, wait=True)
+        stored = self._io.batch(first, wait=True)
         after = [
             call for done, calls in zip(stored, second, strict=True) if int(done) for call in calls
         ]
-        await self._io.batch(after, wait=True)
+        self._io.batch(after, wait=True)
         return sum(int(done) for done in stored)
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
@@ -218,30 +247,33 @@ class SpreadMaintenance(RedisServer):
         for page in storable_pages(pages):
             window.append(page)
             if len(window) >= _BATCH:
-                added += self._run("add pages", self._store(window))
+                added += self._run("add pages", self._store, window)
                 window = []
         if window:
-            added += self._run("add pages", self._store(window))
+            added += self._run("add pages", self._store, window)
         return added
 
     # -- removing --------------------------------------------------------------------------
 
-    async def _unlist(self, key: str, names: list[str]) -> int:
-        """Unlist entries of *key* (``["*"]``: all) at its home, then remove them from
-        their groups; return how many were unlisted."""
-        home = self.keys.home_of(key)
-        home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n"]
-        removed = await self._io.call(
-            home, self._sha["unlist"], home_keys, [key, *names], wait=True
-        )
+    def _unlist(self, entries: list[tuple[str, list[str]]]) -> int:
+        """Unlist entries of keys (``(key, names)``, names ``["*"]``: all) at their
+        homes, then remove them from their groups; return how many were unlisted."""
         calls = []
-        for exact, txn, hex_value in map(parse_member, removed):
-            calls += self._release(exact, hex_value, [txn])
-        await self._io.batch(calls, wait=True)
-        return len(removed)
+        for key, names in entries:
+            home = self.keys.home_of(key)
+            home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa"]
+            calls.append((home, self._sha["unlist"], home_keys, [key, *names]))
+        removed = [pair for pairs in self._io.batch(calls, wait=True) for pair in pairs]
+        releases = []
+        for name, anchors in zip(removed[::2], removed[1::2], strict=True):
+            exact, txn, hex_value = parse_member(name)
+            releases += self._release(exact, hex_value, [txn])
+            releases += self._release_page_anchors(txn, anchors)
+        self._io.batch(releases, wait=True)
+        return len(removed) // 2
 
     def forget(self, key: str) -> int:
-        return self._run("forget", self._unlist(storable_key(key), ["*"]))
+        return self._run("forget", self._unlist, [(storable_key(key), ["*"])])
 
     def expire(self, older_than: float) -> int:
         removed = 0
@@ -251,13 +283,8 @@ class SpreadMaintenance(RedisServer):
                 kind, txn, hex_value, key = name.split(":", 3)
                 by_key.setdefault(key, []).append(f"{kind}:{txn}:{hex_value}")
             keys = list(by_key.items())
-            for first in range(0, len(keys), _WINDOW):
-                chunk = keys[first : first + _WINDOW]
-
-                async def remove(chunk=chunk) -> int:
-                    return sum(await self._io.gather(*(self._unlist(k, n) for k, n in chunk)))
-
-                removed += self._run("expire", remove())
+            for first in range(0, len(keys), _BATCH):
+                removed += self._run("expire", self._unlist, keys[first : first + _BATCH])
         return removed
 
     def size(self) -> int | None:
@@ -279,31 +306,42 @@ class SpreadMaintenance(RedisServer):
         True (there is always something to look at)."""
         tag = self.keys.meta.split("}")[0][1:]
         pattern = "{" + tag.replace("*", r"\*").replace("?", r"\?")
-        for name in [*self._scan(pattern + ":g:*}:fp"), *self._scan(pattern + ":x:*}:exact")]:
-            with self._errors("vacuum"):
-                entries = self._client.hgetall(name)
-            self._run("vacuum", self._vacuum(name, entries))
+        for suffix in (":g:*}:fp", ":x:*}:exact", ":a:*}:anchors"):
+            for name in self._scan(pattern + suffix):
+                with self._errors("vacuum"):
+                    entries = self._client.hgetall(name)
+                self._run("vacuum", self._vacuum, name, entries)
         return True
 
-    async def _vacuum(self, name: str, entries: dict[str, str]) -> None:
-        exact = name.endswith(":exact")
+    def _vacuum(self, name: str, entries: dict[str, str]) -> None:
+        kind = name.rsplit(":", 1)[1]
+        exact = kind == "exact"
         tag = name.rsplit(":", 1)[0]
         old = f"{int((time.time() - self.lease) * 1e6):016d}"
-        found = [
-            (Found(0, hex_value, txn, key, float(at), committed == 1, exact))
-            for hex_value, value in entries.items()
-            for txn, key, at, committed in json.loads(value)
-        ]
+        found = []  # (the field, the entry)
+        for field, value in entries.items():
+            if value == "b":  # an anchor of too many pages: no records
+                continue
+            for txn, key, at, committed, *rest in json.loads(value):
+                hex_value = rest[0] if rest else field
+                found.append(
+                    (field, Found(0, hex_value, txn, key, float(at), committed == 1, exact))
+                )
 
         for first in range(0, len(found), _BATCH):
             chunk = found[first : first + _BATCH]
-            states = await self._io.batch(
-                [self._resolve_call(e, not e.committed and e.txn < old) for e in chunk], wait=True
+            states = self._io.batch(
+                [self._resolve_call(e, not e.committed and e.txn < old) for _, e in chunk],
+                wait=True,
             )
             calls = []
-            for entry, state in zip(chunk, states, strict=True):
-                if state == "c" and not entry.committed:
+            for (field, entry), state in zip(chunk, states, strict=True):
+                done = state == "c" and not entry.committed
+                doomed = state == "a" or (state == "p" and entry.committed)
+                if kind == "anchors" and (done or doomed):
+                    calls += self._settle_anchors(entry.txn, {tag: [field]}, done)
+                elif done:
                     calls += self._finalize(exact, entry.hex, entry.txn, [tag])
-                elif state == "a" or (state == "p" and entry.committed):
+                elif doomed:
                     calls += self._release(exact, entry.hex, [entry.txn], {tag})
-            await self._io.batch(calls, wait=True)
+            self._io.batch(calls, wait=True)

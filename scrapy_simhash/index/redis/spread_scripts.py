@@ -11,6 +11,7 @@ is known committed, 0 while it may be pending).
 
 from __future__ import annotations
 
+from ...anchors import MAX_ANCHOR_PAGES
 from .scripts import CREATE_META, SCAN
 
 __all__ = ["CREATE_META"]
@@ -192,9 +193,11 @@ return 'p'
 
 # Phase 2, the decisive write: unless aborted (or too old to be sure its abort record would
 # still be there), list the attempt's entry as the key's only one, in the order, and count
-# it. Returns {1, the entries listed before (JSON)} or {0} when aborted.
-# KEYS: the keys hash, the order, the counters, the abort record.
-# ARGV: key, listed member, added_at, the attempt's time (us), max age (s), abort ttl (s).
+# it; keep its anchors (if any) in the page anchors. Returns {1, the entries listed before
+# (JSON), their anchors (JSON, '' for none)} or {0} when aborted.
+# KEYS: the keys hash, the order, the counters, the abort record, the page anchors.
+# ARGV: key, listed member, added_at, the attempt's time (us), max age (s), abort ttl (s),
+#       the page's anchors ('[words, cover, [hashes]]', '' for none).
 COMMIT = """
 if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
 local now = redis.call('TIME')
@@ -205,18 +208,25 @@ end
 local key, member = ARGV[1], ARGV[2]
 local listed = redis.call('HGET', KEYS[1], key)
 local old = listed and cjson.decode(listed) or {}
-for _, m in ipairs(old) do if m == member then return {1, '[]'} end end
-for _, m in ipairs(old) do redis.call('ZREM', KEYS[2], m .. ':' .. key) end
+for _, m in ipairs(old) do if m == member then return {1, '[]', '[]'} end end
+local anchors = {}
+for i, m in ipairs(old) do
+  redis.call('ZREM', KEYS[2], m .. ':' .. key)
+  anchors[i] = redis.call('HGET', KEYS[5], m) or ''
+  redis.call('HDEL', KEYS[5], m)
+end
 redis.call('HSET', KEYS[1], key, cjson.encode({member}))
 redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
 redis.call('HINCRBY', KEYS[3], 'pages', 1 - #old)
-return {1, listed or '[]'}
+if ARGV[7] and ARGV[7] ~= '' then redis.call('HSET', KEYS[5], member, ARGV[7]) end
+if #old == 0 then return {1, '[]', '[]'} end
+return {1, listed, cjson.encode(anchors)}
 """
 
 # Restore an entry under its key (import): skipped when the key lists the same fingerprint
 # (1 when this very entry is listed: the call was sent again).
-# KEYS: the keys hash, the order, the counters. ARGV: key, member, added_at, hex.
-# Returns 1 if listed.
+# KEYS: the keys hash, the order, the counters, the page anchors.
+# ARGV: key, member, added_at, hex, the page's anchors ('' for none). Returns 1 if listed.
 STORE_HOME = """
 local key, member = ARGV[1], ARGV[2]
 local listed = redis.call('HGET', KEYS[1], key)
@@ -231,21 +241,26 @@ all[#all + 1] = member
 redis.call('HSET', KEYS[1], key, cjson.encode(all))
 redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
 redis.call('HINCRBY', KEYS[3], 'pages', 1)
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], member, ARGV[5]) end
 return 1
 """
 
 # Unlist entries of a key (forget, expire): ARGV: key, then the members ('*': all).
-# KEYS: the keys hash, the order, the counters. Returns the members removed.
+# KEYS: the keys hash, the order, the counters, the page anchors.
+# Returns the members removed, each followed by its anchors ('' for none).
 UNLIST = """
 local key = ARGV[1]
 local listed = redis.call('HGET', KEYS[1], key)
 if not listed then return {} end
 local doomed, all = {}, ARGV[2] == '*'
 for i = 2, #ARGV do doomed[ARGV[i]] = true end
-local keep, removed = {}, {}
+local keep, removed, count = {}, {}, 0
 for _, m in ipairs(cjson.decode(listed)) do
   if all or doomed[m] then
+    count = count + 1
     removed[#removed + 1] = m
+    removed[#removed + 1] = redis.call('HGET', KEYS[4], m) or ''
+    redis.call('HDEL', KEYS[4], m)
     redis.call('ZREM', KEYS[2], m .. ':' .. key)
   else
     keep[#keep + 1] = m
@@ -253,6 +268,72 @@ for _, m in ipairs(cjson.decode(listed)) do
 end
 if #keep == 0 then redis.call('HDEL', KEYS[1], key)
 else redis.call('HSET', KEYS[1], key, cjson.encode(keep)) end
-redis.call('HINCRBY', KEYS[3], 'pages', -#removed)
+redis.call('HINCRBY', KEYS[3], 'pages', -count)
 return removed
 """
+
+# Paragraph anchors in an anchor slot: the field of an anchor holds the records of the
+# pages holding it, [[txn, key, "added_at", committed, hex, words, cover, [hashes]], ...]
+# (each record carries the page's whole list of anchors, so that a check that meets
+# another in the slot of one shared anchor can tell containment on its own), or 'b' once
+# more than MAX_ANCHOR_PAGES pages have held it: boilerplate, no evidence, for good.
+#
+# Phase 1 in an anchor slot (and restoring an export, committed = 1): the records of the
+# page's anchors there, as they were, and the page's own added (unless there already).
+# KEYS: the anchors hash. ARGV: txn, record tail, hex, words, cover, hashes (JSON),
+# reserve, committed, then the page's anchors in this slot.
+# Returns JSON [[anchor, 'b' or its records without the page's own], ...].
+CHECK_ANCHORS = """
+local txn = ARGV[1]
+local record = '["' .. txn .. '",' .. ARGV[2] .. ',' .. ARGV[8] .. ',"' .. ARGV[3] .. '",'
+  .. ARGV[4] .. ',' .. ARGV[5] .. ',' .. ARGV[6] .. ']'
+local found = {}
+for i = 9, #ARGV do
+  local h = ARGV[i]
+  local value = redis.call('HGET', KEYS[1], h)
+  if value == 'b' then
+    found[#found + 1] = {h, 'b'}
+  else
+    local records, others, mine = value and cjson.decode(value) or {}, {}, false
+    for _, r in ipairs(records) do
+      if r[1] == txn then mine = true else others[#others + 1] = r end
+    end
+    found[#found + 1] = {h, others}
+    if ARGV[7] == '1' and not mine then
+      if #records + 1 > --MAX_ANCHOR_PAGES-- then
+        redis.call('HSET', KEYS[1], h, 'b')
+      elseif value then
+        redis.call('HSET', KEYS[1], h, string.sub(value, 1, -2) .. ',' .. record .. ']')
+      else
+        redis.call('HSET', KEYS[1], h, '[' .. record .. ']')
+      end
+    end
+  end
+end
+return cjson.encode(found)
+"""
+
+# Mark (ARGV[2] = '1') or remove ('0') the records of attempt ARGV[1] under the anchors
+# ARGV[3...]. KEYS: the anchors hash. Returns how many records changed.
+SETTLE_ANCHORS = """
+local txn, commit, changed = ARGV[1], ARGV[2] == '1', 0
+for i = 3, #ARGV do
+  local value = redis.call('HGET', KEYS[1], ARGV[i])
+  if value and value ~= 'b' then
+    local keep, here = {}, 0
+    for _, r in ipairs(cjson.decode(value)) do
+      if r[1] ~= txn then keep[#keep + 1] = r
+      else
+        if not commit or r[4] ~= 1 then here = here + 1 end
+        if commit then r[4] = 1; keep[#keep + 1] = r end
+      end
+    end
+    if #keep == 0 then redis.call('HDEL', KEYS[1], ARGV[i])
+    elseif here > 0 then redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(keep)) end
+    changed = changed + here
+  end
+end
+return changed
+"""
+
+CHECK_ANCHORS = CHECK_ANCHORS.replace("--MAX_ANCHOR_PAGES--", str(MAX_ANCHOR_PAGES))

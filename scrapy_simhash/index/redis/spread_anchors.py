@@ -1,0 +1,161 @@
+"""Containment on a spread Redis index: the calls of a page's paragraph anchors in their
+anchor slots (see :mod:`~.spread_layout`), and the test of :func:`scrapy_simhash.anchors.
+contained` made by the client on what those calls return.
+
+A page's anchors are read and reserved in the first round of its check, beside its
+groups; a page found contained, committed or pending, is a match exactly as a near one
+is (a pending one is resolved through its commit record), after the near ones: the
+distance test stays first. Two copies checked at once share at least two anchors, and in
+the slot of each shared anchor one script runs after the other and sees it; its record
+carries the other's whole list of anchors, so that one meeting decides.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from ...anchors import MAX_ANCHOR_PAGES, Anchors, contained
+from ..base import Match
+from .spread_io import Call
+from .spread_layout import Found
+
+if TYPE_CHECKING:
+    from .spread_io import SpreadIO
+    from .spread_layout import Keys
+
+
+def stored_anchors(anchors: Anchors | None) -> str:
+    """*anchors* as the records and the home store them (``''`` for none)."""
+    if not anchors:
+        return ""
+    return json.dumps([anchors.words, anchors.cover, list(anchors.hashes)])
+
+
+def read_anchors(value: str | None) -> Anchors | None:
+    """:func:`stored_anchors` read back."""
+    if not value:
+        return None
+    words, cover, hashes = json.loads(value)
+    return Anchors(tuple(hashes), (), words, cover)
+
+
+class SpreadAnchors:
+    """The anchor half of :class:`~.spread.RedisSpreadIndex`."""
+
+    if TYPE_CHECKING:
+        keys: Keys
+        _io: SpreadIO
+        _sha: dict[str, str]
+
+        def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]: ...
+        def _run(self, doing: str, function, *args): ...
+
+    def _anchor_calls(
+        self,
+        anchors: Anchors | None,
+        txn: str,
+        tail: str,
+        hex_value: str,
+        reserve: bool,
+        committed: bool = False,
+    ) -> list[Call]:
+        """The calls reading (and reserving) *anchors*, one per anchor slot."""
+        if not anchors:
+            return []
+        by_tag: dict[str, list[str]] = {}
+        for anchor in anchors.hashes:
+            by_tag.setdefault(self.keys.anchor(anchor), []).append(str(anchor))
+        head = [txn, tail, hex_value, anchors.words, anchors.cover, json.dumps(anchors.hashes)]
+        head += ["1" if reserve else "0", "1" if committed else "0"]
+        sha = self._sha["check_anchors"]
+        return [(tag, sha, [f"{tag}:anchors"], [*head, *mine]) for tag, mine in by_tag.items()]
+
+    def _settle_anchors(self, txn: str, where: dict[str, list[str]], commit: bool) -> list[Call]:
+        """Calls marking committed (or removing) the records of *txn* under the anchors of
+        ``where`` (anchor slot -> anchors)."""
+        sha, flag = self._sha["settle_anchors"], "1" if commit else "0"
+        return [
+            (tag, sha, [f"{tag}:anchors"], [txn, flag, *hashes])
+            for tag, hashes in where.items()
+            if hashes
+        ]
+
+    def _own_anchors(self, calls: list[Call]) -> dict[str, list[str]]:
+        """Anchor slot -> the page's anchors there, from its :meth:`_anchor_calls`."""
+        return {tag: list(args[8:]) for tag, _, _, args in calls}
+
+    def _release_page_anchors(self, txn: str, value: str) -> list[Call]:
+        """Calls removing the records of a page whose anchors the home stored as *value*."""
+        anchors = read_anchors(value)
+        if anchors is None:
+            return []
+        where: dict[str, list[str]] = {}
+        for anchor in anchors.hashes:
+            where.setdefault(self.keys.anchor(anchor), []).append(str(anchor))
+        return self._settle_anchors(txn, where, False)
+
+    def _contained(
+        self, calls: list[Call], replies: list[str], anchors: Anchors, key: str, value: int
+    ) -> tuple[list[Found], list[tuple[str, str, Found]]]:
+        """The pages the anchor replies show *anchors* contained in (or containing), other
+        than those under *key*: (each one found, (slot, anchor, entry) where it was
+        found). An anchor held by more pages than ``MAX_ANCHOR_PAGES`` is no evidence."""
+        records: dict[str, list] = {}
+        where: dict[str, list[tuple[str, str]]] = {}
+        evidence: set[int] = set()
+        for (tag, *_), reply in zip(calls, replies, strict=True):
+            for anchor, listed in json.loads(reply):
+                if listed == "b" or len(listed) > MAX_ANCHOR_PAGES:
+                    continue
+                evidence.add(int(anchor))
+                for record in listed or []:
+                    records.setdefault(record[0], record)
+                    where.setdefault(record[0], []).append((tag, anchor))
+        found, places = [], []
+        for txn, (_, other, at, committed, hex_value, words, cover, hashes) in records.items():
+            if other == key:
+                continue
+            shared, shared_words = anchors.shared_with(h for h in hashes if h in evidence)
+            theirs = (len(hashes), words, cover)
+            if not contained(len(shared), shared_words, anchors.summary, theirs):
+                continue
+            distance = (value ^ int(hex_value, 16)).bit_count()
+            entry = Found(distance, hex_value, txn, other, float(at), committed == 1, False,
+                          tuple(sorted(shared)))  # fmt: skip
+            found.append(entry)
+            places += [(tag, anchor, entry) for tag, anchor in where[txn]]
+        return found, places
+
+    def _anchor_cleanup(
+        self, places: list[tuple[str, str, Found]], states: dict[str, str]
+    ) -> list[Call]:
+        """Calls marking the records found committed as such and removing aborted ones."""
+        calls = []
+        for tag, anchor, found in places:
+            state = states.get(found.txn)
+            if state in ("c", "a") and not found.committed:
+                calls += self._settle_anchors(found.txn, {tag: [anchor]}, state == "c")
+        return calls
+
+    @staticmethod
+    def _containing(found: list[Found]) -> Match:
+        """The match among committed pages found by containment: the earliest stored."""
+        first = min(found, key=lambda f: (f.added_at, f.txn))
+        return Match(first.key, int(first.hex, 16), first.distance, first.added_at, first.shared)
+
+    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+        """As the check's containment test, read without it (nothing is stored)."""
+        if not anchors:
+            return None
+
+        def read() -> Match | None:
+            calls = self._anchor_calls(anchors, "-", '"",""', "0" * 16, False)
+            replies = self._io.batch(calls)
+            found, _ = self._contained(calls, replies, anchors, "\0", fingerprint)
+            pending = [f for f in found if not f.committed]
+            states = self._resolve(pending, None) if pending else {}
+            committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
+            return self._containing(committed) if committed else None
+
+        return self._run("query", read)
