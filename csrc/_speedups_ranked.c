@@ -237,7 +237,7 @@ ranked_forms(PyObject *text, const struct ranked *items, Py_ssize_t n, Py_ssize_
         if (speedups_append_new(forms, pair) < 0) {
             goto error;
         }
-        if (distinct == count) {
+        if (taken[i] && distinct == count) {
             *more = i + 1 < n;
             break;
         }

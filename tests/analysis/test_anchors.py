@@ -131,11 +131,15 @@ def test_the_compiled_anchor_forms_are_the_python_twins():
     seen = {"wrapped": 0, "cut": 0, "whole": 0}
     for _ in range(1500):
         text = random_text(rng)
-        for min_chars, count in ((0, 1), (10, 2), (80, 8), (10, 1000)):
+        for min_chars, count in ((0, 1), (10, 2), (80, 8), (10, 1000), (10, 0), (-1, -1)):
             result = anchor_forms(text, min_chars, count)
             assert compiled(text, min_chars, count) == result, (text, min_chars, count)
             seen["wrapped" if result is None else "cut" if result[3] else "whole"] += 1
     assert min(seen.values()) > 300, seen
+    # A long line whose form is short (punctuation only) is no anchor, for any count.
+    text = "— " * 60 + "\n" + SENTENCES[0]
+    for count in (0, 1, 2):
+        assert compiled(text, 80, count) == anchor_forms(text, 80, count)
 
 
 def reference_anchors(text: str, seed: bytes | None = None, count: int = DEFAULT_ANCHORS):
@@ -194,7 +198,7 @@ def test_the_compiled_anchor_form_is_the_python_twin():
         assert compiled(line) == anchor_form(line), hex(point)
     rng = random.Random(3)
     for _ in range(3000):
-        line = "".join(rng.choices(_ALPHABET, k=rng.randint(0, 60)))
+        line = "".join(rng.choices(_ALPHABET, k=rng.choice([rng.randint(0, 60), 5000])))
         assert compiled(line) == anchor_form(line), line
 
     class Shouting(str):
