@@ -38,7 +38,7 @@ MIN_SHARED = 2
 #: its 8 largest than the whole page does (a quarter of them, for a page cut by 25%).
 MIN_SHARE = 0.75
 #: ... and they make at least this share of the smaller page's text (see :func:`contained`).
-MIN_COVER = 0.7
+MIN_COVER = 0.6
 #: An anchor stored for more pages than this is boilerplate (a site's standard note, a
 #: licence paragraph) and no evidence of anything.
 MAX_ANCHOR_PAGES = 5
