@@ -249,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                 same = same and equal and not sqlite["errors"] and not spread["errors"]
                 rows.append((corpus, sqlite, spread, match))
                 for name, mine, theirs in (("SQLite", sqlite, spread), ("spread", spread, sqlite)):
-                    for url in sorted(set(mine["urls"]) - set(theirs["urls"])):
-                        print(f"{corpus}: kept only on {name}: {url}")
+                    for page in sorted(set(mine["urls"]) - set(theirs["urls"])):
+                        print(f"{corpus}: kept only on {name}: {page}")
                 print(f"{corpus}: done", flush=True)
             commands = [
                 m.info("stats")["total_commands_processed"] - b

@@ -86,18 +86,19 @@ class Anchors:
 def contained(shared: int, shared_words: int, mine: Summary, theirs: Summary) -> bool:
     """Whether two pages sharing *shared* anchors (of *shared_words* words) are one
     contained in the other. *mine* and *theirs* are each page's :attr:`Anchors.summary`.
-    Of the smaller page (fewer anchored words): at least :data:`MIN_SHARED` anchors, and
-    at least :data:`MIN_SHARE` of its anchors and of its anchored words, are shared; and
-    the shared units make at least :data:`MIN_COVER` of its text, taking its long units
-    as its anchors stand for them (:attr:`Anchors.cover`).
+    A page is contained in the other when at least :data:`MIN_SHARED` anchors, and at
+    least :data:`MIN_SHARE` of its anchors and of its anchored words, are shared, and the
+    shared units make at least :data:`MIN_COVER` of its text, taking its long units as
+    its anchors stand for them (:attr:`Anchors.cover`). Either page may be the one
+    contained: two pages with the same anchors differ in what else they hold.
 
     The share of the text keeps apart two distinct pages that share a block: a note, a
     cookie notice or a footer long enough to be an anchor is rarely most of a page."""
     if shared < MIN_SHARED:
         return False
-    small = min(mine, theirs, key=lambda s: (s[1], s[0]))
-    return (
-        shared >= MIN_SHARE * min(mine[0], theirs[0])
-        and shared_words >= MIN_SHARE * min(mine[1], theirs[1])
-        and shared_words * small[2] >= MIN_COVER * 1000 * small[1]
+    return any(
+        shared >= MIN_SHARE * count
+        and shared_words >= MIN_SHARE * words
+        and shared_words * cover >= MIN_COVER * 1000 * words
+        for count, words, cover in (mine, theirs)
     )

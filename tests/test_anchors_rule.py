@@ -28,5 +28,14 @@ def test_the_shared_paragraphs_are_most_of_the_smaller_pages_text():
     # All 8 anchors shared, but the long paragraphs are only 59% of the page's words.
     assert not contained(8, 800, (8, 800, 590), (8, 800, 590))
     assert contained(8, 800, (8, 800, 600), (8, 800, 600))
-    # The larger page's cover does not matter: the smaller one is told by its own text.
+    # A page is told by its own text: the other's cover does not make it contained.
     assert not contained(4, 400, (4, 400, 590), (8, 900, 1000))
+
+
+def test_either_page_may_be_the_one_contained():
+    # The same 8 anchors: the page whose long paragraphs are all of its text is contained
+    # in the one that also holds code and lists, whichever was stored first.
+    assert contained(8, 646, (8, 646, 591), (8, 646, 1000))
+    assert contained(8, 646, (8, 646, 1000), (8, 646, 591))
+    # A page all of whose anchors the other holds, but which is mostly other text, is not.
+    assert not contained(4, 400, (4, 400, 500), (8, 800, 1000))

@@ -242,6 +242,12 @@ if anchors then
       end
     end
   end
+  -- Whether the page of summary {anchors, words, cover} is contained in the other, by
+  -- the shared anchors e = {count, words} (scrapy_simhash.anchors.contained).
+  local function inside(e, page)
+    return e[1] >= --MIN_SHARE-- * page[1] and e[2] >= --MIN_SHARE-- * page[2]
+      and e[2] * page[3] >= --MIN_COVER-- * 1000 * page[2]
+  end
   local mine, found = {#anchors[3], anchors[1], anchors[2]}
   for s, e in pairs(shared) do
     local seq = tonumber(s)
@@ -249,13 +255,7 @@ if anchors then
       local p = redis.call('HGET', pages, s)
       p = p and cjson.decode(p)
       local theirs = p and {#p - 3, p[2], p[3]}
-      local small = mine
-      if theirs and (theirs[2] < mine[2] or (theirs[2] == mine[2] and theirs[1] < mine[1])) then
-        small = theirs
-      end
-      if theirs and e[1] >= --MIN_SHARE-- * math.min(mine[1], theirs[1])
-          and e[2] >= --MIN_SHARE-- * math.min(mine[2], theirs[2])
-          and e[2] * small[3] >= --MIN_COVER-- * 1000 * small[2] then
+      if theirs and (inside(e, mine) or inside(e, theirs)) then
         local value = redis.call('HGET', KEYS[n + 1], p[1])
         for _, r in ipairs(value and cjson.decode(value) or {}) do
           if r[1] == seq and r[2] ~= key and (not cutoff or tonumber(r[3]) >= cutoff) then
