@@ -295,12 +295,14 @@ async def test_the_pipeline_counts_and_logs_pages_without_a_main_text(tmp_path, 
 def _read_and_extract(page: str) -> tuple[str, MainText]:
     """All the visible text of *page*, and its main text, which must take at most a few
     times as long to find: the bound is a ratio to reading the text, not a time."""
-    started = time.process_time()
-    everything = visible_text(page, remove_boilerplate=False)
-    reading = time.process_time() - started
-    started = time.process_time()
-    text = main_text(page)
-    extracting = time.process_time() - started
+    reading = extracting = float("inf")
+    for _ in range(2):  # the better of two: a worker's first pass can stall on its memory
+        started = time.process_time()
+        everything = visible_text(page, remove_boilerplate=False)
+        reading = min(reading, time.process_time() - started)
+        started = time.process_time()
+        text = main_text(page)
+        extracting = min(extracting, time.process_time() - started)
     assert extracting < 8 * reading + 0.5, f"{extracting:.2f} s against {reading:.2f} s"
     return everything, text
 
