@@ -4,7 +4,6 @@ Redis index, against a real ``redis-server`` started by the fixtures in conftest
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from itertools import combinations
@@ -13,18 +12,12 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 from pipelines import subprocess_env
+from redis_package import import_redis
 
 from scrapy_simhash import open_index
 from scrapy_simhash.analysis.fingerprint import hamming_distance
 
-try:
-    import redis  # noqa: F401
-except ImportError:
-    if os.environ.get("CI"):
-        raise
-    pytest.skip(
-        "needs the redis package: pip install 'scrapy-simhash[redis]'", allow_module_level=True
-    )
+import_redis()
 
 ROOT = Path(__file__).resolve().parents[2]
 

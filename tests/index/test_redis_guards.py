@@ -6,25 +6,18 @@ only read. Against real ``redis-server`` processes started by the fixtures in co
 from __future__ import annotations
 
 import logging
-import os
 import time
 
 import pytest
+from redis_package import import_redis
 
 from scrapy_simhash import open_index
 from scrapy_simhash.exceptions import ConfigurationError, IndexCorrupt, IndexUnavailable
 from scrapy_simhash.index.base import StoredPage
 
-try:
-    import redis
-except ImportError:
-    if os.environ.get("CI"):
-        raise
-    pytest.skip(
-        "needs the redis package: pip install 'scrapy-simhash[redis]'", allow_module_level=True
-    )
+redis = import_redis()
 
-from scrapy_simhash.index.redis.index import SWEEP_BATCH
+from scrapy_simhash.index.redis.index import SWEEP_BATCH  # noqa: E402 (needs redis)
 
 FP = 0xF0E1_D2C3_B4A5_9687
 

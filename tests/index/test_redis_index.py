@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
-import os
 import random
 import socket
 import subprocess
@@ -19,6 +18,7 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+from redis_package import import_redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import open_index
@@ -35,16 +35,9 @@ from scrapy_simhash.exceptions import (
 )
 from scrapy_simhash.index.base import StoredPage
 
-try:
-    import redis
-except ImportError:
-    if os.environ.get("CI"):
-        raise
-    pytest.skip(
-        "needs the redis package: pip install 'scrapy-simhash[redis]'", allow_module_level=True
-    )
+redis = import_redis()
 
-from scrapy_simhash.index.redis.index import duration
+from scrapy_simhash.index.redis.index import duration  # noqa: E402 (needs redis)
 
 ROOT = Path(__file__).resolve().parents[2]
 FP = 0xF0E1_D2C3_B4A5_9687
