@@ -196,13 +196,14 @@ class Ours(Method):
         self.name = f"ours ({extractor}{', ' + label if label else ''})"
         self.extractor_name = extractor
 
+    def text(self, doc: Doc) -> str:
+        """The text analysed: the built-in extractor's is the document's own text."""
+        if doc.html is None or self.extractor_name == "builtin":
+            return doc.text
+        return self.extract(doc.html)
+
     def sign(self, doc: Doc) -> object:
-        text = (
-            doc.text
-            if doc.html is None or self.extractor_name == "builtin"
-            else self.extract(doc.html)
-        )
-        analysis = self.dedup.analyse(text)
+        analysis = self.dedup.analyse(self.text(doc))
         return (analysis.kind, analysis.value)
 
     @staticmethod
@@ -231,12 +232,7 @@ class OursAnchors(Ours):
         self.name = f"ours ({extractor}, anchors)"
 
     def sign(self, doc: Doc) -> object:
-        text = (
-            doc.text
-            if doc.html is None or self.extractor_name == "builtin"
-            else self.extract(doc.html)
-        )
-        analysis = self.dedup.analyse(text)
+        analysis = self.dedup.analyse(self.text(doc))
         return (analysis.kind, analysis.value, analysis.anchors)
 
     @staticmethod
