@@ -66,6 +66,12 @@ def to_signed32(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
+def anchor_of(form: str, seed: bytes | int | None = None) -> int:
+    """The anchor of a unit whose :func:`anchor_form` is *form*: the low 32 bits of its
+    term hash, signed."""
+    return to_signed32(hash_term(form, seed) & _MASK32)
+
+
 #: Where a sentence of a hard-wrapped text ends: after ., ! or ? (and a closing quote or
 #: bracket) before a capital, a digit or an opening quote; after a CJK full stop.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[。！？])")
@@ -221,7 +227,7 @@ def _chosen(
     chosen: dict[int, int] = {}
     for size, form in forms:
         if len(form) >= min_chars:
-            chosen.setdefault(to_signed32(hash_term(form, seed) & _MASK32), size)
+            chosen.setdefault(anchor_of(form, seed), size)
             if len(chosen) == count:
                 break
     return chosen
@@ -271,5 +277,5 @@ def anchor_lines(text: str, seed: bytes | int | None = None) -> dict[int, str]:
     for line in units(text.splitlines()):
         form = form_of(line)
         if len(form) >= MIN_LINE_CHARS:
-            lines.setdefault(to_signed32(hash_term(form, seed) & _MASK32), line.strip())
+            lines.setdefault(anchor_of(form, seed), line.strip())
     return lines
