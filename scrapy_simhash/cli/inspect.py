@@ -124,7 +124,7 @@ def check(
       scrapy-simhash check saved-page.html --max-distance 8
       curl -s https://news.example/ | scrapy-simhash check -
     """
-    contained = None
+    contained = analysis = None
     with env.open(index_uri, read_only=True) as index:
         k = index.plan.max_distance if max_distance is None else max_distance
         stored = index.find(source) if source != "-" else []
@@ -141,15 +141,6 @@ def check(
             label, text = read_source(source, env.text_of)
             analysis = analyse_text(env.deduplicator(index), text)
             kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
-            if analysis.anchors:
-                container = index.query_contained(fingerprint, analysis.anchors)
-                lines = anchor_lines(normalize_characters(text), env.settings.fingerprinter.seed)
-                if container is not None:
-                    contained = {
-                        "key": container.key,
-                        "distance": container.distance,
-                        "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
-                    }
         found = neighbours(
             index,
             kind,
@@ -164,8 +155,17 @@ def check(
             if d.kept_key == source and not d.is_revisit
         ]
         duplicate_at = index.plan.max_distance
-        if any(match["distance"] <= duplicate_at for match in found.matches):
-            contained = None  # the distance decides first, as in a crawl
+        # The distance decides first, as in a crawl: containment only for a page not near.
+        near = any(match["distance"] <= duplicate_at for match in found.matches)
+        if analysis is not None and analysis.anchors and not near:
+            container = index.query_contained(fingerprint, analysis.anchors)
+            if container is not None:
+                lines = anchor_lines(normalize_characters(text), env.settings.fingerprinter.seed)
+                contained = {
+                    "key": container.key,
+                    "distance": container.distance,
+                    "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
+                }
     if as_json:
         echo_json(
             {
