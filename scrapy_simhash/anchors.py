@@ -16,7 +16,7 @@ times its words, and a partly translated page looks contained in the original.
 
 A single shared paragraph is no evidence (a disclaimer, a newsletter blurb, a site's
 standard note): a copy must share at least :data:`MIN_SHARED` anchors, they must make at
-least :data:`MIN_SHARE` of the smaller page's anchors, counted and by size, and most of
+least :data:`MIN_SHARE` of the contained page's anchors, counted and by size, and most of
 its text (:data:`MIN_COVER`). Anchors that the index holds for more than
 :data:`MAX_ANCHOR_PAGES` pages are boilerplate and ignored altogether.
 """
@@ -33,11 +33,11 @@ DEFAULT_ANCHORS = 8
 MIN_LINE_CHARS = 80
 #: A copy shares at least this many anchors with the page it is contained in.
 MIN_SHARED = 2
-#: ... and at least this share of the smaller page's anchors, counted and by size. Not
+#: ... and at least this share of the contained page's anchors, counted and by size. Not
 #: all of them: a page cut short or with a paragraph added ranks other paragraphs among
 #: its 8 largest than the whole page does (a quarter of them, for a page cut by 25%).
 MIN_SHARE = 0.75
-#: ... and they make at least this share of the smaller page's text (see :func:`contained`).
+#: ... and they make at least this share of the contained page's text (see :func:`contained`).
 MIN_COVER = 0.6
 #: An anchor stored for more pages than this is boilerplate (a site's standard note, a
 #: licence paragraph) and no evidence of anything.

@@ -69,9 +69,9 @@ class Verdict:
 
     @property
     def test(self) -> str | None:
-        """Which test matched: ``near`` (within the distance), ``contained`` (most of
-        the smaller page's paragraphs are in the other), ``exact`` (a short text); ``None``
-        without a match."""
+        """Which test matched: ``near`` (within the distance), ``contained`` (the
+        largest paragraphs of one page, most of its text, are in the other), ``exact`` (a
+        short text); ``None`` without a match."""
         if self.match is None:
             return None
         if self.match.contained:
