@@ -19,6 +19,7 @@ from typing import Literal
 
 from .analysis.anchors import text_anchors
 from .analysis.fingerprint import Fingerprinter, hash_term
+from .analysis.sketch import text_sketch
 from .anchors import DEFAULT_ANCHORS, Anchors
 from .extract.body import mostly_paragraphs
 from .extract.extractors import Extractor, get_extractor
@@ -26,6 +27,7 @@ from .extract.fields import CROWDED, field_text
 from .extract.main_text import MainText
 from .extract.text import exact_form, normalize_characters
 from .index.base import Match, NearDuplicateIndex, Status
+from .sketch import Sketch
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
 #: ``empty``: no text at all, never a duplicate.
@@ -49,6 +51,9 @@ class Analysis:
     #: The paragraph anchors of a ``simhash`` text (see :mod:`scrapy_simhash.anchors`);
     #: ``None`` when anchors are off or the text has no line long enough.
     anchors: Anchors | None = None
+    #: The sketch of a ``simhash`` text (see :mod:`scrapy_simhash.sketch`): what tells
+    #: how much of it a stored page holds; ``None`` when the share check is off.
+    sketch: Sketch | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,9 @@ class Verdict:
     analysis: Analysis
     match: Match | None
     status: Status
+    #: A stored page that looked alike but holds too little of this page's text to drop
+    #: it (see :attr:`~scrapy_simhash.index.base.Outcome.refused`).
+    refused: Match | None = None
 
     @property
     def is_duplicate(self) -> bool:
@@ -86,7 +94,8 @@ class Analyser:
     *min_terms*: texts with fewer distinct terms take the exact-match path.
     *max_length*: texts are cut to this many characters before analysis, which bounds the
     time one page can take. *anchors*: how many paragraph anchors a text gets (0: none,
-    pages are matched by distance only).
+    pages are matched by distance only). *sketch*: whether a text gets a sketch (without
+    one, no drop is confirmed by the share of the text the kept page holds).
     """
 
     def __init__(
@@ -96,11 +105,13 @@ class Analyser:
         min_terms: int = 20,
         max_length: int = 2_000_000,
         anchors: int = DEFAULT_ANCHORS,
+        sketch: bool = True,
     ) -> None:
         self.fingerprinter = fingerprinter
         self.min_terms = min_terms
         self.max_length = max_length
         self.anchors = anchors
+        self.sketch = sketch
 
     def analyse(self, text: str, *, min_terms: int | None = None) -> Analysis:
         """*min_terms*: this text's bar for the exact-match path, if not ``min_terms``."""
@@ -122,7 +133,15 @@ class Analyser:
             if self.anchors
             else None
         )
-        return Analysis("simhash", fingerprint, len(counts), truncated, anchors=anchors or None)
+        sketch = text_sketch(text, self.fingerprinter.seed) if self.sketch else None
+        return Analysis(
+            "simhash",
+            fingerprint,
+            len(counts),
+            truncated,
+            anchors=anchors or None,
+            sketch=sketch or None,
+        )
 
 
 class Deduplicator:
@@ -138,10 +157,15 @@ class Deduplicator:
         min_terms: int = 20,
         max_length: int = 2_000_000,
         anchors: int = DEFAULT_ANCHORS,
+        sketch: bool = True,
     ) -> None:
         self.index = index
         self.analyser = Analyser(
-            fingerprinter, min_terms=min_terms, max_length=max_length, anchors=anchors
+            fingerprinter,
+            min_terms=min_terms,
+            max_length=max_length,
+            anchors=anchors,
+            sketch=sketch,
         )
 
     @property
@@ -165,12 +189,14 @@ class Deduplicator:
         :meth:`~scrapy_simhash.index.base.NearDuplicateIndex.check_and_add`). Empty
         texts are never stored: ``new``, whatever the key stored."""
         if analysis.kind == "simhash":
-            outcome = self.index.check_and_add(analysis.value, key, analysis.anchors)
+            outcome = self.index.check_and_add(
+                analysis.value, key, analysis.anchors, analysis.sketch
+            )
         elif analysis.kind == "short":
             outcome = self.index.check_and_add_exact(analysis.value, key)
         else:
             return Verdict(analysis, None, "new")
-        return Verdict(analysis, outcome.match, outcome.status)
+        return Verdict(analysis, outcome.match, outcome.status, outcome.refused)
 
     def check_text(self, text: str, key: str) -> Verdict:
         """Analyse *text* (as :func:`analyse_text`: an extractor's result says which
@@ -193,6 +219,8 @@ class AnalysisParams:
     extractor: str
     #: Paragraph anchors per text (0: none).
     anchors: int = DEFAULT_ANCHORS
+    #: Whether texts get a sketch (the share check).
+    sketch: bool = True
 
     def __repr__(self) -> str:
         # A secret seed is never shown; without one the repr rebuilds the same params.
@@ -259,5 +287,6 @@ def _analyser(params: AnalysisParams) -> tuple[Analyser, Extractor]:
         min_terms=params.min_terms,
         max_length=params.max_length,
         anchors=params.anchors,
+        sketch=params.sketch,
     )
     return analyser, get_extractor(params.extractor, min_words=params.min_terms)

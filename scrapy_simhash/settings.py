@@ -25,6 +25,7 @@ from .index import open_index
 from .index.base import NearDuplicateIndex
 from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
+from .sketch import DEFAULT_MIN_SHARE
 
 #: Every setting with its default, the one table of them (SimhashSettings reads its
 #: defaults here); the settings table of docs/usage.md lists the same.
@@ -38,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_TOP_N": DEFAULT_TOP_N,
     "SIMHASH_MIN_TERMS": 20,
     "SIMHASH_ANCHORS": True,
+    "SIMHASH_MIN_SHARE": DEFAULT_MIN_SHARE,
     "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
     "SIMHASH_REMOVE_BOILERPLATE": True,
     "SIMHASH_EXTRACTOR": "builtin",
@@ -89,6 +91,9 @@ class SimhashSettings:
     #: Paragraph anchors: a page contained in a kept one (or containing it) is a duplicate
     #: too (see :mod:`scrapy_simhash.anchors`); off, pages are matched by distance only.
     anchors: bool = DEFAULTS["SIMHASH_ANCHORS"]
+    #: The share of a page's text the kept page must hold for it to be dropped (see
+    #: :mod:`scrapy_simhash.sketch`); 0 drops what looks alike without asking.
+    min_share: float = DEFAULTS["SIMHASH_MIN_SHARE"]
     max_text_length: int = DEFAULTS["SIMHASH_MAX_TEXT_LENGTH"]
     remove_boilerplate: bool = DEFAULTS["SIMHASH_REMOVE_BOILERPLATE"]
     #: Main-content extractor for HTML fields: "builtin", "trafilatura" or "none".
@@ -157,6 +162,12 @@ class SimhashSettings:
         ):
             if not least <= value <= most:
                 raise ConfigurationError(f"{name}={value} must be from {least} to {most:,}")
+        if not 0 <= self.min_share <= 1:
+            raise ConfigurationError(
+                f"SIMHASH_MIN_SHARE={self.min_share} must be from 0 to 1: the share of a "
+                "page's text the kept page must hold for it to be dropped (0.8 is usual; 0 "
+                "drops what looks alike without checking)"
+            )
         if not 0 < self.worker_timeout <= 86_400:
             raise ConfigurationError(
                 f"SIMHASH_WORKER_TIMEOUT={self.worker_timeout} must be more than 0 seconds "
@@ -205,19 +216,22 @@ class SimhashSettings:
             max_length=self.max_text_length,
             extractor=self.extractor_name,
             anchors=self.anchor_count,
+            sketch=self.min_share > 0,
         )
 
     def open_index(self, uri: str, *, create: bool = True) -> NearDuplicateIndex:
         """The index at *uri*, opened (or, with *create*, created) for these settings'
         threshold, block plan and features: an index built otherwise is refused with both
         values shown (:class:`~scrapy_simhash.exceptions.IndexParameterMismatch`)."""
-        return open_index(
+        index = open_index(
             uri,
             max_distance=self.max_distance,
             blocks=self.blocks,
             features=self.fingerprinter.signature,
             create=create,
         )
+        index.min_share = self.min_share
+        return index
 
     def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
         """A deduplicator on *index* (open, and of these settings' features) that analyses
@@ -228,6 +242,7 @@ class SimhashSettings:
             min_terms=self.min_terms,
             max_length=self.max_text_length,
             anchors=self.anchor_count,
+            sketch=self.min_share > 0,
         )
 
     def open_deduplicator(self, uri: str, *, create: bool = True) -> Deduplicator:
@@ -304,6 +319,7 @@ class SimhashSettings:
             top_n=getint("SIMHASH_TOP_N"),
             min_terms=getint("SIMHASH_MIN_TERMS"),
             anchors=getbool("SIMHASH_ANCHORS"),
+            min_share=getfloat("SIMHASH_MIN_SHARE"),
             max_text_length=getint("SIMHASH_MAX_TEXT_LENGTH"),
             remove_boilerplate=getbool("SIMHASH_REMOVE_BOILERPLATE"),
             extractor=getstr("SIMHASH_EXTRACTOR").strip().lower(),

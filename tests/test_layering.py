@@ -25,8 +25,9 @@ BELOW: dict[str, set[str]] = {
     "durations": {"exceptions"},  # its errors are ConfigurationErrors
     "_speedups": set(),  # the compiled accelerator
     "anchors": set(),  # paragraph anchors and the containment rule, as plain values
-    "analysis": {"exceptions", "features", "_speedups", "anchors"},
-    "index": {"exceptions", "features", "durations", "anchors"},
+    "sketch": set(),  # text sketches and the share of one text another holds
+    "analysis": {"exceptions", "features", "_speedups", "anchors", "sketch"},
+    "index": {"exceptions", "features", "durations", "anchors", "sketch"},
     "extract": {"analysis"},
     "dedup": {"extract", "index"},
     "settings": {"dedup"},
@@ -278,5 +279,6 @@ def test_importing_the_index_layer_imports_no_other_layer():
         "features",
         "durations",
         "anchors",
+        "sketch",
     }
     assert heavy == "[]"

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
 
-from ..anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors, contained
+from ..anchors import ANCHORS_FORMAT, Anchors
 from ..exceptions import (
     IndexCorrupt,
     IndexNotFound,
@@ -22,7 +22,9 @@ from ..exceptions import (
     SimhashIndexError,
 )
 from ..features import DEFAULT_FEATURES
+from ..sketch import DEFAULT_MIN_SHARE, SKETCH_FORMAT, Sketch
 from .blocks import BlockPlan, default_blocks
+from .rule import Candidate, Decision, Probe, decide
 
 _MASK64 = (1 << 64) - 1
 
@@ -38,6 +40,9 @@ class Match:
     #: For a page found by containment (see :mod:`scrapy_simhash.anchors`): the anchors
     #: it shares with the probed page; empty for a page found by distance.
     shared: tuple[int, ...] = ()
+    #: The share of the probed page's text that this page holds (see
+    #: :func:`~scrapy_simhash.sketch.share`); ``None`` where unknown or not asked.
+    share: float | None = None
 
     @property
     def contained(self) -> bool:
@@ -63,6 +68,9 @@ class Outcome:
     #: The entry matched (``unchanged``: under the page's own key; ``duplicate``: another
     #: page's); ``None`` when the page was stored.
     match: Match | None = None
+    #: A stored page that looked alike (near, or sharing long paragraphs) but holds too
+    #: little of this page's text to drop it: the closest of them, with its share.
+    refused: Match | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,8 @@ class StoredPage:
     exact: bool = False  #: stored by :meth:`NearDuplicateIndex.check_and_add_exact`
     #: Its paragraph anchors (without their units' sizes), if any.
     anchors: Anchors | None = None
+    #: The sketch of its text (as stored), if any.
+    sketch: Sketch | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,9 @@ class DropRecord:
     #: Paragraph anchors shared with the kept page when it was dropped as contained in it
     #: (0: dropped by distance, or exactly).
     shared: int = 0
+    #: The share of the dropped page's text that the kept page holds (``None``: unknown,
+    #: or recorded before shares were).
+    share: float | None = None
 
     @property
     def is_revisit(self) -> bool:
@@ -175,17 +188,23 @@ class IndexHotPath(Protocol):
     #: Where the index lives, for messages (never contains a password).
     location: str
 
-    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
-        """Atomically: find the nearest stored page within ``max_distance`` of
-        *fingerprint*, preferring the entry stored under *key* itself (``unchanged``) to
-        any other (``duplicate``); with none, and with *anchors*, the earliest stored page
-        of another key that the page is contained in or that is contained in it
-        (``duplicate``, its match says the shared anchors; see
-        :func:`~scrapy_simhash.anchors.contained`, anchors stored for more than
-        :data:`~scrapy_simhash.anchors.MAX_ANCHOR_PAGES` pages are ignored); with none,
-        store *fingerprint* and *anchors* under *key*, replacing what was stored under
-        *key* (``changed``) or not (``new``). An index holds one entry per key: the
-        newest."""
+    #: The share of a page's text a stored page must hold to match it (0: not checked).
+    min_share: float
+
+    def check_and_add(
+        self,
+        fingerprint: int,
+        key: str,
+        anchors: Anchors | None = None,
+        sketch: Sketch | None = None,
+    ) -> Outcome:
+        """Atomically: ask :func:`~scrapy_simhash.index.rule.decide` which stored page
+        this one repeats, among the pages within ``max_distance`` of *fingerprint* and,
+        with *anchors*, those sharing its long paragraphs: the entry under *key* itself
+        (``unchanged``), else another page's (``duplicate``), each holding at least
+        ``min_share`` of its text by *sketch*; with none, store *fingerprint*, *anchors*
+        and *sketch* under *key*, replacing what was stored under *key* (``changed``) or
+        not (``new``). An index holds one entry per key: the newest."""
         ...
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
@@ -199,10 +218,12 @@ class IndexHotPath(Protocol):
         own), nearest first."""
         ...
 
-    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
-        """The page a check of *fingerprint* with *anchors* would match by containment
-        (see :meth:`check_and_add`), ignoring any page within the distance; nothing is
-        stored."""
+    def query_contained(
+        self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
+    ) -> Match | None:
+        """The page a check of *fingerprint* with *anchors* and *sketch* would match by
+        shared paragraphs (see :meth:`check_and_add`), ignoring any page within the
+        distance; nothing is stored."""
         ...
 
     def __len__(self) -> int:
@@ -329,6 +350,39 @@ class IndexBase:
     def _translate(self, error: BaseException, doing: str) -> SimhashIndexError:
         return IndexUnavailable(f"The index at {self.location} failed ({doing}: {error})")
 
+    # -- the decision ------------------------------------------------------------------
+
+    #: The share of a page's text a stored page must hold to match it (0: not checked).
+    min_share: float = DEFAULT_MIN_SHARE
+
+    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:  # pragma: no cover
+        """The stored pages within *max_distance*, with their sketches."""
+        raise NotImplementedError
+
+    def _anchored(self, probe: Probe) -> list[Candidate]:  # pragma: no cover
+        """The stored pages sharing long paragraphs with *probe* (see
+        :func:`~scrapy_simhash.index.rule.anchor_candidates`)."""
+        raise NotImplementedError
+
+    def _decide(self, probe: Probe, *, near: bool = True) -> Decision:
+        """Inside a check's transaction: the verdict of :func:`~.rule.decide` on the
+        candidates of *probe*. The pages sharing paragraphs are read only when no page
+        within the distance is confirmed (one would win anyway). Without *near*, only
+        they are asked (:meth:`query_contained`)."""
+        found = self._near(probe.fingerprint, self.max_distance) if near else []
+        decision = decide(probe, found, max_distance=self.max_distance, min_share=self.min_share)
+        if decision.candidate is not None or not probe.anchors:
+            return decision
+        found += self._anchored(probe)
+        return decide(probe, found, max_distance=self.max_distance, min_share=self.min_share)
+
+    def _outcome(self, decision: Decision, probe: Probe) -> Outcome | None:
+        """The outcome of a matched *decision*, ``None`` when the page is to be stored."""
+        if decision.candidate is None:
+            return None
+        match = as_match(decision.candidate, probe.fingerprint, decision.share)
+        return Outcome("unchanged" if decision.own else "duplicate", match)
+
     # -- shared behaviour --------------------------------------------------------------
 
     def __enter__(self):
@@ -396,54 +450,38 @@ def stored_parameters(meta: Mapping[str, str], location: str, where: str) -> Ind
         ) from None
 
 
-def own_key_first(matches: list[tuple[int, int, Match]], key: str) -> Outcome | None:
-    """The outcome of a check from its ``(distance, order, match)`` candidates within the
-    distance: the entry under *key* itself if there is one (``unchanged``), else the
-    nearest, earliest stored (``duplicate``); ``None`` when there is no candidate."""
-    own = [m for m in matches if m[2].key == key]
-    if own:
-        return Outcome("unchanged", min(own, key=lambda m: m[:2])[2])
-    if matches:
-        return Outcome("duplicate", min(matches, key=lambda m: m[:2])[2])
-    return None
-
-
 #: Longest key stored, in UTF-8 bytes (longer ones are cut, at a character): longer than
 #: URLs that web servers accept (8 KB by default in Apache and nginx), short enough that
 #: a crafted export of many keys cannot make an import hold much memory per page.
 MAX_KEY_BYTES = 16384
 
 
-def container(
-    anchors: Anchors, hits: Mapping[int, Iterable[object]], stored
-) -> tuple[object, tuple[int, ...]] | None:
-    """The containment test of a check, shared by the backends. *hits* maps each anchor
-    of the probed page to the ids of the stored pages holding it, at most
-    ``MAX_ANCHOR_PAGES + 1`` of them (more: boilerplate, ignored); *stored* maps an id
-    to ``(order, summary)`` (see :attr:`~scrapy_simhash.anchors.Anchors.summary`), or
-    ``None`` for a page not to match (another process's expired page, the page's own key).
-    Returns ``(id, shared anchors)`` of the earliest stored page that passes
-    :func:`~scrapy_simhash.anchors.contained`, else ``None``."""
-    by_page: dict[object, list[int]] = {}
-    for anchor, pages in hits.items():
-        pages = list(pages)
-        if len(pages) <= MAX_ANCHOR_PAGES:
-            for page in pages:
-                by_page.setdefault(page, []).append(anchor)
-    found = []
-    for page, hashes in by_page.items():
-        if len(hashes) < 2:
-            continue
-        info = stored(page)
-        if info is None:
-            continue
-        shared, words = anchors.shared_with(hashes)
-        if contained(len(shared), words, anchors.summary, info[1]):
-            found.append((info[0], page, shared))
-    if not found:
+def as_match(candidate: Candidate, fingerprint: int, share: float | None = None) -> Match:
+    """*candidate* as the match of a check of *fingerprint*."""
+    distance = ((fingerprint ^ candidate.fingerprint) & _MASK64).bit_count()
+    return Match(
+        candidate.key, candidate.fingerprint, distance, candidate.added_at, candidate.shared, share
+    )
+
+
+def refused_match(decision: Decision, fingerprint: int) -> Match | None:
+    """The closest candidate *decision* refused, as a match (see :attr:`Outcome.refused`)."""
+    if decision.closest is None:
         return None
-    _, page, shared = min(found, key=lambda f: f[0])
-    return page, tuple(sorted(shared))
+    candidate, share = decision.closest
+    return as_match(candidate, fingerprint, share)
+
+
+def check_sketch_format(stored: str | None, location: str) -> None:
+    """Refuse an index whose sketches were made otherwise than this scrapy-simhash makes
+    them (their samples would never match)."""
+    if stored != SKETCH_FORMAT:
+        raise IndexParameterMismatch(
+            f"The index at {location} stores text sketches of the format {stored!r}; "
+            f"this scrapy-simhash makes {SKETCH_FORMAT!r}, and the two never match. Use "
+            "the scrapy-simhash that built it, or point SIMHASH_INDEX_URI at a new index "
+            "(scrapy-simhash export, then import into the new one, keeps its pages)"
+        )
 
 
 def storable_key(key: str) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..anchors import MAX_ANCHOR_PAGES, Anchors
+from ..sketch import Sketch
 from .base import (
     DropRecord,
     IndexBase,
@@ -16,12 +17,13 @@ from .base import (
     Outcome,
     RequestedParameters,
     StoredPage,
-    container,
+    as_match,
     nearest,
-    own_key_first,
+    refused_match,
     storable_key,
     storable_pages,
 )
+from .rule import Candidate, Probe, anchor_candidates, by_anchors
 from .uri import uri_options
 
 if TYPE_CHECKING:
@@ -64,6 +66,8 @@ class MemoryIndex(IndexBase):
         # size), and page id -> its anchors.
         self._anchor_pages: defaultdict[int, set[int]] = defaultdict(set)
         self._anchors: dict[int, Anchors] = {}
+        # page id -> its text's sketch (see scrapy_simhash.sketch).
+        self._sketches: dict[int, Sketch] = {}
 
     def _read_parameters(self) -> IndexParameters | None:
         return None  # a new index every time
@@ -84,54 +88,81 @@ class MemoryIndex(IndexBase):
             for page_id in table.get(key, ()):
                 yield page_id, self._pages[page_id][0]
 
-    def _matches(self, fingerprint: int, max_distance: int) -> list[tuple[int, int, Match]]:
+    def _candidate(self, page_id: int, distance: int) -> Candidate:
+        fingerprint, key, added_at = self._pages[page_id]
+        anchors = self._anchors.get(page_id)
+        return Candidate(
+            page_id,
+            key,
+            fingerprint,
+            added_at,
+            page_id,
+            distance,
+            summary=anchors.summary if anchors else None,
+            sketch=self._sketches.get(page_id),
+        )
+
+    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
         found = nearest(fingerprint, self._candidates(fingerprint), max_distance)
-        return [
-            (d, i, Match(self._pages[i][1], self._pages[i][0], d, self._pages[i][2]))
-            for d, i in found
-        ]
+        return [self._candidate(i, d) for d, i in found]
 
-    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
-        return [m for _, _, m in self._matches(fingerprint, self._query_distance(max_distance))]
-
-    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
-        key = storable_key(key)
-        found = own_key_first(self._matches(fingerprint, self.max_distance), key)
-        if found is not None:
-            return found
-        if anchors:
-            match = self._container(fingerprint, anchors, key)
-            if match is not None:
-                return Outcome("duplicate", match)
-        replaced = self._forget(key)
-        self._store(fingerprint, key, time.time(), anchors)
-        return Outcome("changed" if replaced else "new")
-
-    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
-        return self._container(fingerprint, anchors, None) if anchors else None
-
-    def _container(self, fingerprint: int, anchors: Anchors, key: str | None) -> Match | None:
-        def stored(page_id):
-            page = self._pages[page_id]
-            return None if page[1] == key else (page_id, self._anchors[page_id].summary)
-
+    def _anchored(self, probe: Probe) -> list[Candidate]:
+        assert probe.anchors is not None
         hits = {
             a: sorted(self._anchor_pages[a])[: MAX_ANCHOR_PAGES + 1]
-            for a in anchors.hashes
+            for a in probe.anchors.hashes
             if a in self._anchor_pages
         }
-        found = container(anchors, hits, stored)
-        if found is None:
+        pages = by_anchors(hits)
+        stored = {
+            i: self._candidate(i, (probe.fingerprint ^ self._pages[i][0]).bit_count())
+            for i in pages
+        }
+        return anchor_candidates(probe, pages, stored)
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        k = self._query_distance(max_distance)
+        return [as_match(c, fingerprint) for c in self._near(fingerprint, k)]
+
+    def check_and_add(
+        self,
+        fingerprint: int,
+        key: str,
+        anchors: Anchors | None = None,
+        sketch: Sketch | None = None,
+    ) -> Outcome:
+        probe = Probe(storable_key(key), fingerprint, anchors or None, sketch or None)
+        decision = self._decide(probe)
+        outcome = self._outcome(decision, probe)
+        if outcome is not None:
+            return outcome
+        replaced = self._forget(probe.key)
+        self._store(fingerprint, probe.key, time.time(), anchors, sketch)
+        return Outcome(
+            "changed" if replaced else "new", refused=refused_match(decision, fingerprint)
+        )
+
+    def query_contained(
+        self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
+    ) -> Match | None:
+        if not anchors:
             return None
-        page_id, shared = found
-        other, stored_key, added_at = self._pages[page_id]
-        return Match(stored_key, other, (fingerprint ^ other).bit_count(), added_at, shared)
+        probe = Probe("", fingerprint, anchors, sketch or None)
+        outcome = self._outcome(self._decide(probe, near=False), probe)
+        return None if outcome is None else outcome.match
 
     def _store(
-        self, fingerprint: int, key: str, added_at: float, anchors: Anchors | None = None
+        self,
+        fingerprint: int,
+        key: str,
+        added_at: float,
+        anchors: Anchors | None = None,
+        sketch: Sketch | None = None,
     ) -> None:
         page_id, self._next_id = self._next_id, self._next_id + 1
         self._pages[page_id] = (fingerprint, key, added_at)
+        if sketch:
+            self._sketches[page_id] = sketch.stored()
         self._by_key[key][0].add(page_id)
         for table, block_key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
             table[block_key].append(page_id)
@@ -143,6 +174,7 @@ class MemoryIndex(IndexBase):
     def _remove(self, page_id: int) -> None:
         fingerprint, key, _ = self._pages.pop(page_id)
         anchors = self._anchors.pop(page_id, None)
+        self._sketches.pop(page_id, None)
         for anchor in anchors.hashes if anchors else ():
             pages = self._anchor_pages[anchor]
             pages.discard(page_id)
@@ -201,6 +233,7 @@ class MemoryIndex(IndexBase):
                 time.time(),
                 unchanged,
                 len(match.shared),
+                match.share,
             )
         )
 
@@ -212,7 +245,12 @@ class MemoryIndex(IndexBase):
     def _all_pages(self) -> list[StoredPage]:
         # By time; at the same time fingerprints first, each kind in the order stored.
         pages = [
-            (t, 0, i, StoredPage(k, fp, t, anchors=self._anchors.get(i)))
+            (
+                t,
+                0,
+                i,
+                StoredPage(k, fp, t, anchors=self._anchors.get(i), sketch=self._sketches.get(i)),
+            )
             for i, (fp, k, t) in self._pages.items()
         ]
         pages += [(t, 1, i, StoredPage(k, d, t, True)) for d, (k, t, i) in self._exact.items()]
@@ -237,7 +275,7 @@ class MemoryIndex(IndexBase):
                 if (page.key, page.fingerprint) in stored:
                     continue
                 stored.add((page.key, page.fingerprint))
-                self._store(page.fingerprint, page.key, page.added_at, page.anchors)
+                self._store(page.fingerprint, page.key, page.added_at, page.anchors, page.sketch)
             added += 1
         return added
 

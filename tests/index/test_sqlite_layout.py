@@ -214,6 +214,34 @@ def test_a_version_1_file_without_its_tables_is_refused_as_damaged(v1_copy):
 # -- version-2 files (before paragraph anchors) --------------------------------------------
 
 
+#: What makes a version-4 file a version-3 one (without its sketches).
+V3_FROM_V4 = (
+    "DROP TABLE page_sketches",
+    "DELETE FROM simhash_meta WHERE name = 'sketch'",
+    "ALTER TABLE drops DROP COLUMN share",
+)
+
+
+def test_a_version_3_file_is_refused_until_the_upgrade_command_and_keeps_its_pages(tmp_path):
+    path = tmp_path / "v3.db"
+    with SqliteIndex(path) as index:
+        index.check_and_add(12345, "https://v3.example/a")
+    sql(path, *V3_FROM_V4, "PRAGMA user_version = 3")
+    with pytest.raises(IndexUnavailable) as info:
+        SqliteIndex(path, create=False)
+    assert "before text sketches" in str(info.value)
+    assert f"scrapy-simhash upgrade --index {path}" in str(info.value)
+    assert user_version(path) == 3, "left untouched"
+    result = CliRunner().invoke(main, ["upgrade", "--index", str(path)])
+    assert result.exit_code == 0, result.output
+    assert user_version(path) == SCHEMA_VERSION
+    with SqliteIndex(path, create=False) as index:
+        assert [page.key for page in index.pages()] == ["https://v3.example/a"]
+        assert index.check_and_add(12345, "https://v3.example/a").status == "unchanged"
+        index.record_drop("https://v3.example/b", index.query(12345)[0])
+        assert [d.share for d in index.drops()] == [None]
+
+
 def test_a_version_2_file_is_refused_until_the_upgrade_command(tmp_path):
     path = tmp_path / "v2.db"
     with SqliteIndex(path) as index:
@@ -223,6 +251,7 @@ def test_a_version_2_file_is_refused_until_the_upgrade_command(tmp_path):
         "DROP TABLE anchors",
         "DROP TABLE page_anchors",
         "DELETE FROM simhash_meta WHERE name = 'anchors'",
+        *V3_FROM_V4,
         "PRAGMA user_version = 2",
     )
     with pytest.raises(IndexUnavailable) as info:

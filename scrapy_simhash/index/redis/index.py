@@ -60,11 +60,11 @@ from ..base import (
     RequestedParameters,
     check_anchors_format,
     check_layout_version,
-    container,
     nearest,
     storable_key,
     stored_parameters,
 )
+from ..rule import container
 from .guards import RedisServer
 from .layout import (
     DEFAULT_BUCKET_BITS,
@@ -384,7 +384,9 @@ class RedisIndex(RedisMaintenance, RedisServer):
             "was checked (100 attempts); another client is rewriting it"
         )
 
-    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
+    def check_and_add(
+        self, fingerprint: int, key: str, anchors: Anchors | None = None, sketch=None
+    ) -> Outcome:
         key = storable_key(key)
         self._recheck_eviction()
         self._sweep_if_due()
@@ -446,7 +448,7 @@ class RedisIndex(RedisMaintenance, RedisServer):
                         matches.append((distance, seq, Match(stored_key, fp, distance, at)))
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
 
-    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+    def query_contained(self, fingerprint: int, anchors: Anchors, sketch=None) -> Match | None:
         """As the add script's containment test, read without it (nothing is stored)."""
         if not anchors:
             return None

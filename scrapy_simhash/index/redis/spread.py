@@ -378,7 +378,9 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
                     f"({e}); the page was not acknowledged"
                 ) from None
 
-    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
+    def check_and_add(
+        self, fingerprint: int, key: str, anchors: Anchors | None = None, sketch=None
+    ) -> Outcome:
         self._recheck_eviction()
         return self._run("add", self._check, fingerprint, storable_key(key), False, anchors)
 

@@ -144,7 +144,7 @@ class SpreadAnchors:
         first = min(found, key=lambda f: (f.added_at, f.txn))
         return Match(first.key, int(first.hex, 16), first.distance, first.added_at, first.shared)
 
-    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+    def query_contained(self, fingerprint: int, anchors: Anchors, sketch=None) -> Match | None:
         """As the check's containment test, read without it (nothing is stored)."""
         if not anchors:
             return None

@@ -22,27 +22,30 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
+from ...anchors import ANCHORS_FORMAT, Anchors
 from ...exceptions import (
     ConfigurationError,
     IndexCorrupt,
     IndexUnavailable,
     SimhashIndexError,
 )
+from ...sketch import SKETCH_FORMAT, Sketch
 from ..base import (
     IndexBase,
     IndexParameters,
     Match,
     Outcome,
     RequestedParameters,
+    as_match,
     check_anchors_format,
     check_layout_version,
-    container,
+    check_sketch_format,
     nearest,
-    own_key_first,
+    refused_match,
     storable_key,
     stored_parameters,
 )
+from ..rule import Candidate, Probe, anchor_candidates, by_anchors
 from ..uri import path_and_options
 from ..uri import timeout as timeout_option
 from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
@@ -56,14 +59,17 @@ from .file import (
 from .layout import (
     APPLICATION_ID,
     PRE_ANCHORS_VERSION,
+    PRE_SKETCH_VERSION,
     SCHEMA_VERSION,
     UPGRADABLE_VERSION,
     missing_layout,
     sqlite_file_uri,
     upgrade_from_v1,
     upgrade_from_v2,
+    upgrade_from_v3,
 )
 from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
+from .sketches import add_sketches, remove_sketches, stored_sketches
 from .tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
 
 if TYPE_CHECKING:
@@ -108,7 +114,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     second. *timeout* is how long a write waits for another process's transaction.
     *read_only* opens an existing index without writing anything (also on a read-only
     file system). An empty or foreign file is never turned into an index. *upgrade*
-    adds the anchor tables to an index written before them (else it is refused).
+    adds the anchor and sketch tables to an index written before them (else it is
+    refused).
     """
 
     def __init__(
@@ -213,7 +220,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _load(self) -> IndexParameters:
         if self._version() == UPGRADABLE_VERSION:
             self._upgrade()
-        if self._version() == PRE_ANCHORS_VERSION:
+        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION):
             self._add_anchor_tables()
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
@@ -237,6 +244,10 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
                     "SELECT value FROM simhash_meta WHERE name = 'anchors'"
                 ).fetchone()
                 check_anchors_format(stored and stored[0], self.location)
+                stored = self._conn.execute(
+                    "SELECT value FROM simhash_meta WHERE name = 'sketch'"
+                ).fetchone()
+                check_sketch_format(stored and stored[0], self.location)
                 self.tables = BlockTables(parameters.plan)
                 missing = self.tables.missing(self._conn)
             self._refuse_missing(missing)
@@ -284,21 +295,26 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         )  # fmt: skip
 
     def _add_anchor_tables(self) -> None:
-        """Upgrade a version-2 file (no anchors) when asked to, else refuse it naming
-        the command that does."""
+        """Upgrade a version-2 file (no anchors) or version-3 file (no sketches) when
+        asked to, else refuse it naming the command that does."""
+        version = self._version()
         if not self._upgrade_anchors:
+            missing = "paragraph anchors" if version == PRE_ANCHORS_VERSION else "text sketches"
             raise IndexUnavailable(
-                f"The index {self.path} has schema version {PRE_ANCHORS_VERSION}, written "
-                f"before paragraph anchors (this scrapy-simhash writes version "
-                f"{SCHEMA_VERSION}); it was left untouched. Upgrade it (its pages are kept, "
-                f"and found by distance only) with: scrapy-simhash upgrade --index {self.path}"
+                f"The index {self.path} has schema version {version}, written before "
+                f"{missing} (this scrapy-simhash writes version {SCHEMA_VERSION}); it was "
+                f"left untouched. Upgrade it (its pages are kept; a page that looks like one "
+                f"of them is kept too, as the share of its text they hold is unknown) with: "
+                f"scrapy-simhash upgrade --index {self.path}"
             )
         with self._transaction():
             if self._version() == PRE_ANCHORS_VERSION:
                 upgrade_from_v2(self._conn)
+            elif self._version() == PRE_SKETCH_VERSION:
+                upgrade_from_v3(self._conn)
         logger.warning(
-            "Upgraded the index %s to schema version %d (paragraph anchors, %s)",
-            self.path, SCHEMA_VERSION, ANCHORS_FORMAT,
+            "Upgraded the index %s to schema version %d (paragraph anchors %s, sketches %s)",
+            self.path, SCHEMA_VERSION, ANCHORS_FORMAT, SKETCH_FORMAT,
         )  # fmt: skip
 
     def _check_writable(self) -> None:
@@ -369,8 +385,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
 
     # -- the index ---------------------------------------------------------------------
 
-    def _matches(self, fingerprint: int, max_distance: int) -> list[tuple[int, int, Match]]:
-        """``(distance, page id, match)`` of the pages within *max_distance*, nearest first."""
+    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+        """Inside a check's transaction: the pages within *max_distance*, nearest first."""
         permuted, args = self.tables.probe(fingerprint)
         rows = self._conn.execute(self.tables.probe_sql, args).fetchall()
         fingerprints = self.tables.candidates(rows, permuted, max_distance)
@@ -385,54 +401,64 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             )
         }
         found = nearest(fingerprint, [(i, page[2]) for i, page in pages.items()], max_distance)
-        return [(d, i, Match(pages[i][0], pages[i][2], d, pages[i][1])) for d, i in found]
+        sketches = stored_sketches(self._conn, [i for _, i in found]) if self.min_share else {}
+        return [
+            Candidate(i, pages[i][0], pages[i][2], pages[i][1], i, d, sketch=sketches.get(i))
+            for d, i in found
+        ]
+
+    def _anchored(self, probe: Probe) -> list[Candidate]:
+        """Inside a check's transaction: the pages sharing long paragraphs with *probe*."""
+        assert probe.anchors is not None
+        pages = by_anchors(anchor_hits(self._conn, probe.anchors.hashes))
+        if not pages:
+            return []
+        facts = page_summaries(self._conn, pages)
+        sketches = stored_sketches(self._conn, facts) if self.min_share else {}
+        stored = {}
+        for page, (summary, key, signed, added_at) in facts.items():
+            fingerprint = from_signed64(signed)
+            distance = (probe.fingerprint ^ fingerprint).bit_count()
+            stored[page] = Candidate(
+                page, key, fingerprint, added_at, page, distance,
+                summary=summary, sketch=sketches.get(page),
+            )  # fmt: skip
+        return anchor_candidates(probe, pages, stored)
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
         with self._errors("query"):
-            return [match for _, _, match in self._matches(fingerprint, k)]
+            return [as_match(c, fingerprint) for c in self._near(fingerprint, k)]
 
-    def check_and_add(self, fingerprint: int, key: str, anchors: Anchors | None = None) -> Outcome:
-        key = storable_key(key)
+    def check_and_add(
+        self,
+        fingerprint: int,
+        key: str,
+        anchors: Anchors | None = None,
+        sketch: Sketch | None = None,
+    ) -> Outcome:
+        probe = Probe(storable_key(key), fingerprint, anchors or None, sketch or None)
         with self._errors("add"), self._transaction():
-            found = own_key_first(self._matches(fingerprint, self.max_distance), key)
-            if found is not None:
-                return found
-            if anchors:
-                match = self._container(fingerprint, anchors, key)
-                if match is not None:
-                    return Outcome("duplicate", match)
-            replaced = self._replace(key)
-            page = self.tables.add(self._conn, fingerprint, key, time.time())
+            decision = self._decide(probe)
+            outcome = self._outcome(decision, probe)
+            if outcome is not None:
+                return outcome
+            replaced = self._replace(probe.key)
+            page = self.tables.add(self._conn, fingerprint, probe.key, time.time())
             add_anchors(self._conn, [(page, anchors)] if anchors else [])
-        return Outcome("changed" if replaced else "new")
+            add_sketches(self._conn, [(page, sketch)])
+        refused = refused_match(decision, fingerprint)
+        return Outcome("changed" if replaced else "new", refused=refused)
 
-    def query_contained(self, fingerprint: int, anchors: Anchors) -> Match | None:
+    def query_contained(
+        self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
+    ) -> Match | None:
         if not anchors:
             return None
+        probe = Probe("", fingerprint, anchors, sketch or None)
         with self._errors("query"), self._transaction(immediate=False):
-            return self._container(fingerprint, anchors, None)
-
-    def _container(self, fingerprint: int, anchors: Anchors, key: str | None) -> Match | None:
-        """Inside a check's transaction: the earliest stored page of another key that the
-        page is contained in, or that is contained in it (see base.container)."""
-        hits = anchor_hits(self._conn, anchors.hashes)
-        counted = [pages for pages in hits.values() if len(pages) <= MAX_ANCHOR_PAGES]
-        candidates = {page for pages in counted for page in pages}
-        if not candidates:
-            return None
-        pages = page_summaries(self._conn, candidates)
-        found = container(
-            anchors,
-            hits,
-            lambda p: (p, pages[p][0]) if p in pages and pages[p][1] != key else None,
-        )
-        if found is None:
-            return None
-        page, shared = found
-        _, other_key, other, added_at = pages[page]
-        other = from_signed64(other)
-        return Match(other_key, other, (fingerprint ^ other).bit_count(), added_at, shared)
+            outcome = self._outcome(self._decide(probe, near=False), probe)
+        return None if outcome is None else outcome.match
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)
@@ -460,6 +486,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         ).fetchall()
         self.tables.remove(self._conn, doomed)
         remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
+        remove_sketches(self._conn, [page_id for page_id, _, _ in doomed])
         exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
         return len(doomed) + exact
 

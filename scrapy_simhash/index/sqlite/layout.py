@@ -19,6 +19,11 @@ Layout, schema version 2::
                                                     + 8 x the anchors shared when contained
     anchors, page_anchors                           paragraph anchors (see anchors.py beside it)
 
+Version 4 added ``page_sketches`` (see sketches.py beside it), ``drops.share`` and
+``simhash_meta.sketch`` (the sketches' format): :func:`upgrade_from_v3` adds them,
+explicitly (``scrapy-simhash upgrade``); its pages keep no sketch, and a page that looks
+like one of them is kept, as no share of its text can be confirmed.
+
 Version 3 added the anchor tables and ``simhash_meta.anchors`` (the anchors' format):
 :func:`upgrade_from_v2` adds them to a version-2 file, explicitly (``scrapy-simhash
 upgrade``); its pages keep no anchors and are found by distance only.
@@ -43,17 +48,20 @@ from ...anchors import ANCHORS_FORMAT
 from ..base import IndexParameters
 from ..blocks import BlockPlan
 from .anchors import ANCHOR_LAYOUT, create_anchor_tables
+from .sketches import SKETCH_LAYOUT, create_sketch_table
 from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
 #: Marks our files (``PRAGMA application_id``), so another application's database is
 #: recognised and left alone. The bytes spell "SmHs".
 APPLICATION_ID = 0x536D4873
 #: ``PRAGMA user_version``: bumped with every change of the layout above.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: The oldest version opened: it is upgraded in place (see :func:`upgrade_from_v1`).
 UPGRADABLE_VERSION = 1
 #: The version before the anchors: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_ANCHORS_VERSION = 2
+#: The version before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_SKETCH_VERSION = 3
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: The upgrade logs under the name of the backend that runs it, where its messages are.
 logger = logging.getLogger("scrapy_simhash.index.sqlite")
@@ -73,8 +81,9 @@ LAYOUT: dict[str, tuple[str, ...]] = {
     "page_view": ("id", "fingerprint", "key", "added_at"),
     "page_keys": ("key_hash", "page_id"),
     "exact_texts": ("digest", "key", "added_at"),
-    "drops": ("id", "key", "kept_key", "distance", "exact", "at"),
+    "drops": ("id", "key", "kept_key", "distance", "exact", "at", "share"),
     **ANCHOR_LAYOUT,
+    **SKETCH_LAYOUT,
 }
 
 
@@ -122,6 +131,7 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     )
     _create_v2_tables(conn, parameters.plan)
     create_anchor_tables(conn)
+    create_sketch_table(conn)
     db["exact_texts"].create(
         {"digest": int, "key": str, "added_at": float},
         pk="digest",
@@ -136,6 +146,7 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
             "distance": int,
             "exact": int,
             "at": float,
+            "share": float,
         },
         pk="id",
         not_null={"key", "kept_key", "distance", "exact", "at"},
@@ -188,4 +199,12 @@ def upgrade_from_v2(conn: sqlite3.Connection) -> None:
         "INSERT OR REPLACE INTO simhash_meta (name, value) VALUES ('anchors', ?)",
         (ANCHORS_FORMAT,),
     )
+    upgrade_from_v3(conn)
+
+
+def upgrade_from_v3(conn: sqlite3.Connection) -> None:
+    """Add the sketch table and ``drops.share`` to a version-3 file, inside the caller's
+    transaction: its pages have no sketch; pages stored from now on have theirs."""
+    create_sketch_table(conn)
+    conn.execute("ALTER TABLE drops ADD COLUMN share REAL")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -17,6 +17,7 @@ from ...exceptions import Interrupted
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .anchors import add_anchors, remove_anchors, stored_anchors
 from .layout import DROP_SHARED, DROP_UNCHANGED
+from .sketches import add_sketches, remove_sketches, stored_sketches
 from .tables import (
     PAGES_BY_KEY,
     BlockTables,
@@ -66,18 +67,19 @@ class SqliteMaintenance:
         kind = int(exact) | (DROP_UNCHANGED if unchanged else 0) | DROP_SHARED * len(match.shared)
         with self._errors("record a drop"):
             self._conn.execute(
-                "INSERT INTO drops (key, kept_key, distance, exact, at) VALUES (?, ?, ?, ?, ?)",
-                (storable_key(key), match.key, match.distance, kind, time.time()),
+                "INSERT INTO drops (key, kept_key, distance, exact, at, share) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (storable_key(key), match.key, match.distance, kind, time.time(), match.share),
             )
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
-        sql = "SELECT key, kept_key, distance, exact, at FROM drops"
+        sql = "SELECT key, kept_key, distance, exact, at, share FROM drops"
         args: tuple = ()
         if since is not None:
             sql, args = sql + " WHERE at >= ?", (since,)
         with self._errors("read the drops"):
             rows = self._conn.execute(sql + " ORDER BY at, id", args).fetchall()
-        for key, kept_key, distance, kind, at in rows:
+        for key, kept_key, distance, kind, at, share in rows:
             yield DropRecord(
                 key,
                 kept_key,
@@ -86,6 +88,7 @@ class SqliteMaintenance:
                 at,
                 bool(kind & DROP_UNCHANGED),
                 kind // DROP_SHARED,
+                share,
             )
 
     _PAGES_SQL = (
@@ -108,10 +111,13 @@ class SqliteMaintenance:
             if not rows:
                 return
             with self._errors("read the pages"):
-                anchors = stored_anchors(self._conn, [i for *_, exact, i in rows if not exact])
+                ids = [i for *_, exact, i in rows if not exact]
+                anchors = stored_anchors(self._conn, ids)
+                sketches = stored_sketches(self._conn, ids)
             for key, fp, added_at, exact, page_id in rows:
                 found = None if exact else anchors.get(page_id)
-                yield StoredPage(key, from_signed64(fp), added_at, bool(exact), found)
+                sketch = None if exact else sketches.get(page_id)
+                yield StoredPage(key, from_signed64(fp), added_at, bool(exact), found, sketch)
 
     def pages(self) -> Iterator[StoredPage]:
         """Every page, in the order stored, read in short transactions: the order is
@@ -147,10 +153,13 @@ class SqliteMaintenance:
                         "ORDER BY 5",
                         span + span,
                     ).fetchall()
-                    held = stored_anchors(self._conn, [r[5] for r in rows if not r[3]])
+                    ids = [r[5] for r in rows if not r[3]]
+                    held = stored_anchors(self._conn, ids)
+                    sketches = stored_sketches(self._conn, ids)
                 for key, fp, added_at, exact, _, page_id in rows:
                     anchors = None if exact else held.get(page_id)
-                    yield StoredPage(key, from_signed64(fp), added_at, bool(exact), anchors)
+                    sketch = None if exact else sketches.get(page_id)
+                    yield StoredPage(key, from_signed64(fp), added_at, bool(exact), anchors, sketch)
         finally:
             with contextlib.suppress(sqlite3.Error):  # a closed or failing index
                 if self._conn is not None:
@@ -204,7 +213,7 @@ class SqliteMaintenance:
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
         (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-        page_rows, exact_rows, anchor_rows = [], [], []
+        page_rows, exact_rows, anchor_rows, sketch_rows = [], [], [], []
         seen: set[tuple[str, int]] = set()
         for page in batch:
             signed = to_signed64(page.fingerprint)
@@ -220,6 +229,8 @@ class SqliteMaintenance:
             page_rows.append((next_id, signed, page.key, page.added_at))
             if page.anchors:
                 anchor_rows.append((next_id, page.anchors))
+            if page.sketch:
+                sketch_rows.append((next_id, page.sketch))
             next_id += 1
         before = self._conn.total_changes
         self._conn.executemany(
@@ -229,6 +240,7 @@ class SqliteMaintenance:
         added = self._conn.total_changes - before + len(page_rows)
         self.tables.add_many(self._conn, page_rows)
         add_anchors(self._conn, anchor_rows)
+        add_sketches(self._conn, sketch_rows)
         return added
 
     def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
@@ -245,6 +257,7 @@ class SqliteMaintenance:
             ).fetchall()
             self.tables.remove(self._conn, doomed)
             remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
+            remove_sketches(self._conn, [page_id for page_id, _, _ in doomed])
             exact = self._conn.execute(
                 f"DELETE FROM exact_texts WHERE rowid IN "
                 f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",

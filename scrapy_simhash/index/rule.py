@@ -1,0 +1,176 @@
+"""The verdict of a check, written once: the stored facts of the candidates in, the outcome
+out. Every backend (memory, SQLite, both Redis layouts) and the archive job gather the
+candidates their own way and ask :func:`decide`; none decides anything else.
+
+A stored page is a *candidate* when its fingerprint is within the distance of the page
+checked (``near``), or when it shares at least :data:`~scrapy_simhash.anchors.MIN_SHARED`
+of the page's long paragraphs that few pages carry (:func:`by_anchors`) and the pages
+pass :func:`~scrapy_simhash.anchors.contained` (``contained``). A candidate is *confirmed*
+when it holds at least ``min_share`` of the page's text (:func:`~scrapy_simhash.sketch.share`):
+a drop loses nothing but repetition. Of the confirmed candidates the verdict takes the
+page's own key (``unchanged``: a re-crawl), else the nearest near one, earliest stored
+first, else the earliest contained one (``duplicate``). With none, the page is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from ..anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors, Summary, contained
+from ..sketch import Sketch, share
+
+#: ``near``: within the distance; ``contained``: found by shared long paragraphs.
+Found = Literal["near", "contained"]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The page being checked: its key, fingerprint, anchors and sketch."""
+
+    key: str
+    fingerprint: int
+    anchors: Anchors | None = None
+    sketch: Sketch | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored page that may be the one a page repeats, with what the rule reads of it."""
+
+    id: object  #: the backend's id of the page
+    key: str
+    fingerprint: int
+    added_at: float
+    order: int  #: the order stored: the smaller, the earlier
+    distance: int
+    found: Found = "near"
+    #: the anchors it shares with the page (``contained`` candidates)
+    shared: tuple[int, ...] = ()
+    summary: Summary | None = None  #: its anchors' summary (``contained`` candidates)
+    sketch: Sketch | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What :func:`decide` found: the candidate matched and the share of the page's text
+    it holds (``None``: unknown), or no candidate (``candidate is None``). ``refused``
+    counts the candidates that look alike but hold too little of the page's text."""
+
+    candidate: Candidate | None = None
+    share: float | None = None
+    own: bool = False  #: the candidate is stored under the page's own key
+    refused: int = 0
+    #: the best refused candidate and its share, for people judging a kept page
+    closest: tuple[Candidate, float | None] | None = None
+
+
+def by_anchors(hits: Mapping[int, Iterable[object]]) -> dict[object, list[int]]:
+    """``page id -> anchors it shares`` from *hits* (``anchor -> ids`` of the stored pages
+    holding it, at most ``MAX_ANCHOR_PAGES + 1`` of them): anchors held by more pages are
+    boilerplate and ignored, and a page sharing fewer than ``MIN_SHARED`` is no candidate."""
+    by_page: dict[object, list[int]] = {}
+    for anchor, pages in hits.items():
+        pages = list(pages)
+        if len(pages) <= MAX_ANCHOR_PAGES:
+            for page in pages:
+                by_page.setdefault(page, []).append(anchor)
+    return {page: anchors for page, anchors in by_page.items() if len(anchors) >= MIN_SHARED}
+
+
+def _anchored(probe: Probe, c: Candidate, min_share: float) -> bool:
+    """Whether a ``contained`` candidate is one: it shares ``MIN_SHARED`` anchors with
+    the page; with the share check off, the two pages also pass
+    :func:`~scrapy_simhash.anchors.contained` (the share check is the better test: it
+    reads the whole text, where the anchors see its eight largest paragraphs)."""
+    if probe.anchors is None or len(c.shared) < MIN_SHARED:
+        return False
+    if min_share > 0:
+        return True
+    if c.summary is None:
+        return False
+    _, words = probe.anchors.shared_with(c.shared)
+    return contained(len(c.shared), words, probe.anchors.summary, c.summary)
+
+
+def decide(
+    probe: Probe,
+    candidates: Iterable[Candidate],
+    *,
+    max_distance: int,
+    min_share: float,
+) -> Decision:
+    """The verdict for *probe* among *candidates* (see the module's text). A ``near``
+    candidate beyond *max_distance*, a ``contained`` one under the page's own key or not
+    passing the anchors' test, is no candidate. *min_share* ``0`` turns the share check
+    off (the candidates are confirmed as found), as does a *probe* without a sketch (its
+    caller asked for no share); a stored page without one (stored before sketches) holds
+    an unknown share, and is refused."""
+    if probe.sketch is None:
+        min_share = 0.0
+    own: list[tuple[tuple, Candidate, float | None]] = []
+    near: list[tuple[tuple, Candidate, float | None]] = []
+    held: list[tuple[tuple, Candidate, float | None]] = []
+    refused: list[tuple[float, Candidate, float | None]] = []
+    for c in candidates:
+        if c.found == "near":
+            if c.distance > max_distance:
+                continue
+        elif c.key == probe.key or not _anchored(probe, c, min_share):
+            continue
+        fraction = share(probe.sketch, c.sketch) if min_share > 0 else None
+        confirmed = min_share <= 0 or (fraction is not None and fraction >= min_share)
+        # A re-crawl: unchanged unless its text is known to have changed this much.
+        if c.found == "near" and c.key == probe.key and (fraction is None or fraction >= min_share):
+            own.append(((c.distance, c.order), c, fraction))
+            continue
+        if not confirmed:
+            refused.append((-1.0 if fraction is None else fraction, c, fraction))
+        elif c.found == "near":
+            near.append(((c.distance, c.order), c, fraction))
+        else:
+            held.append(((c.order,), c, fraction))
+    closest = max(refused, key=lambda r: (r[0], -r[1].order)) if refused else None
+    extra = {"refused": len(refused), "closest": closest[1:] if closest else None}
+    for group, is_own in ((own, True), (near, False), (held, False)):
+        if group:
+            _, best, fraction = min(group, key=lambda g: g[0])
+            return Decision(best, fraction, is_own, **extra)
+    return Decision(**extra)
+
+
+def anchor_candidates(
+    probe: Probe, by_page: Mapping[object, list[int]], stored: Mapping[object, Candidate]
+) -> list[Candidate]:
+    """The ``contained`` candidates among *by_page* (of :func:`by_anchors`): *stored*
+    holds the facts of each page id (with its anchors' ``summary``); a page missing
+    there (expired, another process's) is none."""
+    found = []
+    for page, hashes in by_page.items():
+        fact = stored.get(page)
+        if fact is not None and probe.anchors is not None:
+            shared, _ = probe.anchors.shared_with(hashes)
+            found.append(replace(fact, found="contained", shared=tuple(sorted(shared))))
+    return found
+
+
+def container(
+    anchors: Anchors, hits: Mapping[int, Iterable[object]], stored
+) -> tuple[object, tuple[int, ...]] | None:
+    """The containment test by anchors alone, for the Redis layouts until they ask
+    :func:`decide`: *stored* maps an id to ``(order, summary)`` or ``None``. Returns
+    ``(id, shared anchors)`` of the earliest stored page passing
+    :func:`~scrapy_simhash.anchors.contained`, else ``None``."""
+    found = []
+    for page, hashes in by_anchors(hits).items():
+        info = stored(page)
+        if info is None:
+            continue
+        shared, words = anchors.shared_with(hashes)
+        if contained(len(shared), words, anchors.summary, info[1]):
+            found.append((info[0], page, shared))
+    if not found:
+        return None
+    _, page, shared = min(found, key=lambda f: f[0])
+    return page, tuple(sorted(shared))
