@@ -22,7 +22,7 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 def tokens(text: str) -> list[str]:
     """The words of *text* as sketches compare them."""
-    return _TOKEN.findall(_NUMBER.sub("0", squeeze(text.casefold())))
+    return _TOKEN.findall(squeeze(_NUMBER.sub("0", text.casefold())))
 
 
 def shingle_hashes(text: str, seed: bytes | int | None = None) -> list[int]:

@@ -17,7 +17,7 @@ from ..extract.text import normalize_characters
 from ..index import open_index
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
-from ..tools.report import index_summary, neighbours
+from ..tools.report import confirmed, held_words, index_summary, neighbours, shares_held
 from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
@@ -150,20 +150,29 @@ def check(
             itself=source if stored_fp else None,
         )
         dropped_for = [
-            {"key": d.key, "distance": d.distance, "shared": d.shared, "at": d.at}
+            {"key": d.key, "distance": d.distance, "shared": d.shared, "share": d.share, "at": d.at}
             for d in (index.drops() if stored else ())
             if d.kept_key == source and not d.is_revisit
         ]
         duplicate_at = index.plan.max_distance
-        # The distance decides first, as in a crawl: containment only for a page not near.
-        near = any(match["distance"] <= duplicate_at for match in found.matches)
+        held = shares_held(index, analysis, found.matches + found.beyond)
+        for match in found.matches + found.beyond:
+            match["share"] = held.get(match["key"])
+        min_share = env.settings.min_share if analysis is not None else 0
+        # As in a crawl: a page within the distance holding enough of the text decides
+        # first; the pages sharing long paragraphs only for a page with none.
+        near = any(
+            m["distance"] <= duplicate_at and confirmed(m["share"], min_share)
+            for m in found.matches
+        )
         if analysis is not None and analysis.anchors and not near:
-            container = index.query_contained(fingerprint, analysis.anchors)
+            container = index.query_contained(fingerprint, analysis.anchors, analysis.sketch)
             if container is not None:
                 lines = anchor_lines(normalize_characters(text), env.settings.fingerprinter.seed)
                 contained = {
                     "key": container.key,
                     "distance": container.distance,
+                    "share": container.share,
                     "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
                 }
     if as_json:
@@ -188,7 +197,13 @@ def check(
     if found.matches:
         click.echo(f"Stored pages within distance {k}:")
         for match in found.matches:
-            flag = "  (a duplicate)" if match["distance"] <= duplicate_at else ""
+            flag = ""
+            if match["distance"] <= duplicate_at:
+                flag = (
+                    "  (a duplicate" + held_words(match["share"]) + ")"
+                    if confirmed(match["share"], min_share)
+                    else "  (near, but kept: it holds" + held_words(match["share"], "") + ")"
+                )
             click.echo(f"  {match['distance']:>2}  {match['key']}{flag}")
     if found.beyond:
         click.echo("Nearest stored pages beyond it:")
@@ -196,8 +211,8 @@ def check(
             click.echo(f"  {match['distance']:>2}  {match['key']}")
     if contained:
         click.echo(
-            f"Contained in (or containing) {contained['key']} (distance "
-            f"{contained['distance']}): a duplicate by its shared long paragraphs:"
+            f"Contained in {contained['key']} (distance {contained['distance']}"
+            f"{held_words(contained['share'])}): a duplicate by its shared long paragraphs:"
         )
         for line in contained["shared_paragraphs"]:
             click.echo(f"  {line[:150]}{'...' if len(line) > 150 else ''}")
@@ -205,6 +220,7 @@ def check(
         click.echo("Dropped as its duplicates (audit log):")
         for drop in dropped_for:
             how = f"contained ({drop['shared']} paragraphs)" if drop["shared"] else ""
+            how += held_words(drop["share"])
             click.echo(f"  {drop['distance']:>2}  {drop['key']}  {how}".rstrip())
 
 
@@ -252,12 +268,16 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     if result.distance is not None:
         verdict = {
             "near": "near-duplicates",
-            "contained": "not near, but one is contained in the other",
-        }.get(result.test or "", "different")
+            "contained": "B is contained in A",
+        }.get(result.test or "", "B would be kept")
         click.echo(
             f"Distance {result.distance} (threshold {result.max_distance}): {verdict}. "
             f"Differing bits {list(result.differing_bits) or 'none'}, in blocks "
             f"{list(result.differing_blocks) or 'none'}."
+        )
+        click.echo(
+            f"A holds {_percent(result.share)} of B's text, B {_percent(result.share_back)} "
+            f"of A's (a drop needs {env.settings.min_share:.0%}: SIMHASH_MIN_SHARE)."
         )
         if result.shared_paragraphs and result.test != "near":
             how = "contained: duplicates" if result.contained else "not enough for containment"
@@ -277,6 +297,10 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     click.echo(f"Shared heavy terms: {shared}")
     click.echo(f"Only in A: {terms(result.only_a)}")
     click.echo(f"Only in B: {terms(result.only_b)}")
+
+
+def _percent(share: float | None) -> str:
+    return "an unknown share" if share is None else f"{share:.0%}"
 
 
 @honours(INDEX_SETTINGS, READS_THE_INDEX)
@@ -332,6 +356,7 @@ def dropped(
             "unchanged": r.unchanged,
             "test": "exact" if r.exact else "contained" if r.shared else "near",
             "shared": r.shared,
+            "share": None if r.share is None else round(r.share, 3),
         }
         for r in records
     ]
@@ -351,6 +376,7 @@ def dropped(
                 "unchanged",
                 "test",
                 "shared",
+                "share",
             ],
         )
         writer.writeheader()
@@ -365,5 +391,6 @@ def dropped(
             if row["shared"]:
                 how = f"contained ({row['shared']} paragraphs)"
             how = f"same {how}" if row["unchanged"] else how
-            click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}")
+            held = "" if row["share"] is None else f"  ({row['share']:.0%} of its text kept)"
+            click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}{held}")
         click.echo("1 drop." if len(rows) == 1 else f"{len(rows)} drops.")

@@ -30,7 +30,7 @@ from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import ConfigurationError, SetupFailed, SimhashError, SimhashIndexError
 from ..extract.extractors import FALLBACK_REASONS
 from ..extract.fields import plain_value
-from ..index.base import NearDuplicateIndex
+from ..index.base import Match, NearDuplicateIndex
 from ..index.journal import Journal, journal_for
 from ..settings import (
     SimhashSettings,
@@ -54,6 +54,20 @@ FALLBACKS_LOGGED = 5
 
 #: What a crawl component does with a page (see :meth:`CrawlDeduplicator.action`).
 Action = Literal["keep", "unchanged", "flag", "drop"]
+
+
+def held_text(share: float | None) -> str:
+    """The drop line's words on the share of the dropped page's text the kept page holds."""
+    return "" if share is None else f"; {share:.0%} of its text is in the kept page"
+
+
+def share_bucket(share: float) -> str:
+    """The stats' bucket of a drop's share: ``100``, ``90-99``, ``80-89``... (per cent)."""
+    percent = int(share * 100 + 1e-9)
+    if percent >= 100:
+        return "100"
+    low = percent // 10 * 10
+    return f"{low}-{low + 9}"
 
 
 def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
@@ -435,11 +449,17 @@ class CrawlDeduplicator:
         if verdict.status != "duplicate":
             if not self.drops(verdict):
                 self.inc("kept")
+            if verdict.refused is not None:
+                # Looked alike, but dropping it would lose text found nowhere else.
+                self.inc("kept/own_text")
+                logger.debug("%s", self.describe_refused(key, verdict.refused))
             return
         self.inc("flagged" if self.config.flag_only else "dropped")
         self.inc(f"{'flagged' if self.config.flag_only else 'dropped'}/{verdict.test}")
         if verdict.test == "near":
             self.inc(f"distance/{verdict.match.distance}")
+        if verdict.match.share is not None:
+            self.inc(f"share/{share_bucket(verdict.match.share)}")
 
     def seen_in_this_crawl(self, verdict: Verdict) -> bool:
         """Whether the page of an ``unchanged`` *verdict* was stored since this crawl
@@ -456,12 +476,23 @@ class CrawlDeduplicator:
             return f"{key} is unchanged since the last crawl ({how})"
         if verdict.analysis.kind == "short":
             return f"{key} has the same text as {match.key}"
+        held = held_text(match.share)
         if match.contained:
             return (
-                f"{key} and {match.key} are one contained in the other ({len(match.shared)} "
-                f"long paragraphs shared, distance {match.distance})"
+                f"{key} is contained in {match.key} ({len(match.shared)} long paragraphs shared, "
+                f"distance {match.distance}{held})"
             )
-        return f"{key} is a near-duplicate of {match.key} (distance {match.distance})"
+        return f"{key} is a near-duplicate of {match.key} (distance {match.distance}{held})"
+
+    @staticmethod
+    def describe_refused(key: str, refused: Match) -> str:
+        how = (
+            f"{len(refused.shared)} long paragraphs shared"
+            if refused.contained
+            else f"distance {refused.distance}"
+        )
+        share = "an unknown share" if refused.share is None else f"{refused.share:.0%}"
+        return f"Kept {key}: it looks like {refused.key} ({how}), which holds {share} of its text"
 
     def mark(self, item: Any, verdict: Verdict) -> bool:
         """Flag-only mode: set ``SIMHASH_FLAG_FIELD`` of *item* to the kept page's key.

@@ -7,7 +7,7 @@ the heavy terms only one text has, each with its TF-IDF weight.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..analysis.anchors import anchor_lines
 from ..analysis.fingerprint import format_fingerprint, hamming_distance
@@ -15,6 +15,8 @@ from ..anchors import contained as is_contained
 from ..dedup import Analysis, Deduplicator, analyse_text
 from ..extract.text import normalize_characters, normalize_text
 from ..index.blocks import BlockPlan
+from ..index.rule import Candidate, Probe, decide
+from ..sketch import share
 
 __all__ = ["Explanation", "explain"]
 
@@ -35,6 +37,12 @@ class Explanation:
     #: :mod:`scrapy_simhash.anchors`), and whether they make one contained in the other.
     shared_paragraphs: tuple[str, ...] = ()
     contained: bool = False
+    #: The share of B's text that A holds, and of A's that B holds (``None``: unknown).
+    share: float | None = None
+    share_back: float | None = None
+    #: What :func:`~scrapy_simhash.index.rule.decide` says of B checked with A kept:
+    #: ``near``, ``contained`` or ``None`` (B is kept).
+    decided: str | None = None
 
     @property
     def near(self) -> bool:
@@ -46,9 +54,7 @@ class Explanation:
         ``near``, then ``contained``; ``None`` when none does."""
         if self.a.kind == "short" and self.b.kind == "short":
             return "exact" if self.a.value == self.b.value else None
-        if self.near:
-            return "near"
-        return "contained" if self.contained else None
+        return self.decided
 
     @property
     def duplicate(self) -> bool:
@@ -60,6 +66,8 @@ class Explanation:
             "max_distance": self.max_distance,
             "duplicate": self.duplicate,
             "test": self.test,
+            "share_of_b_in_a": self.share,
+            "share_of_a_in_b": self.share_back,
             "shared_paragraphs": list(self.shared_paragraphs),
             "a": _analysis(self.a),
             "b": _analysis(self.b),
@@ -104,6 +112,7 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
     only_b = sorted(((t, w) for t, w in terms_b.items() if t not in terms_a), key=_heaviest)
     paragraphs: tuple[str, ...] = ()
     contained = False
+    hashes: tuple[int, ...] = ()
     if a.anchors and b.anchors:
         hashes, words = a.anchors.shared_with(b.anchors.hashes)
         contained = is_contained(len(hashes), words, a.anchors.summary, b.anchors.summary)
@@ -111,6 +120,7 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
             normalize_characters(text_a[: dedup.max_length]), dedup.fingerprinter.seed
         )
         paragraphs = tuple(lines[h] for h in hashes if h in lines)
+    decision = _decision(a, b, hashes, distance, plan.max_distance, dedup.index.min_share)
     return Explanation(
         a,
         b,
@@ -123,7 +133,30 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
         only_b[:top],
         paragraphs,
         contained,
+        share(b.sketch, a.sketch),
+        share(a.sketch, b.sketch),
+        decision,
     )
+
+
+def _decision(
+    a: Analysis,
+    b: Analysis,
+    hashes: tuple[int, ...],
+    distance: int | None,
+    max_distance: int,
+    min_share: float,
+) -> str | None:
+    """What a check of *b* would find with only *a* stored, asked of the rule itself."""
+    if distance is None:
+        return None
+    stored = a.sketch.stored() if a.sketch else None
+    summary = a.anchors.summary if a.anchors else None
+    near = Candidate("A", "A", a.value, 0.0, 0, distance, sketch=stored)
+    held = replace(near, found="contained", shared=tuple(sorted(hashes)), summary=summary)
+    probe = Probe("B", b.value, b.anchors, b.sketch)
+    found = decide(probe, [near, held], max_distance=max_distance, min_share=min_share)
+    return None if found.candidate is None else found.candidate.found
 
 
 def _heaviest(pair: tuple[str, float]) -> tuple[float, str]:

@@ -10,9 +10,17 @@ from typing import Any
 
 from ..dedup import TextKind
 from ..index.base import NearDuplicateIndex
+from ..sketch import share
 from .calibrate import FingerprintTable
 
-__all__ = ["Neighbours", "index_summary", "neighbours"]
+__all__ = [
+    "Neighbours",
+    "confirmed",
+    "held_words",
+    "index_summary",
+    "neighbours",
+    "shares_held",
+]
 
 
 def index_summary(index: NearDuplicateIndex) -> dict[str, Any]:
@@ -96,3 +104,27 @@ def neighbours(
             if p.exact and p.fingerprint == value
         ][:limit]
     return found
+
+
+def shares_held(index: NearDuplicateIndex, analysis, matches: list[dict]) -> dict[str, float]:
+    """``key -> share`` of the text of *analysis* that each stored page of *matches*
+    holds, where both have a sketch (see :func:`~scrapy_simhash.sketch.share`)."""
+    if analysis is None or analysis.sketch is None:
+        return {}
+    held = {}
+    for match in matches:
+        for page in index.find(match["key"]):
+            found = share(analysis.sketch, page.sketch)
+            if found is not None:
+                held[match["key"]] = found
+    return held
+
+
+def confirmed(held: float | None, min_share: float) -> bool:
+    """Whether a page holding *held* of a text is a match at *min_share* (0: any)."""
+    return min_share <= 0 or (held is not None and held >= min_share)
+
+
+def held_words(held: float | None, lead: str = "; ") -> str:
+    """How people read a share: ``; 97% of its text held`` (``an unknown share``)."""
+    return f"{lead}{'an unknown share' if held is None else format(held, '.0%')} of its text held"

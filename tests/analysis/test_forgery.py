@@ -110,12 +110,26 @@ def test_forgery_succeeds_against_the_public_hash(forged):
     fake, target = analyse(page, 0), analyse(TARGET, 0)
     assert fake.kind == target.kind == "simhash"
     assert hamming_distance(fake.value, target.value) <= 3
-    # In a crawl: the attacker's page is seen first, and the real page is then dropped.
-    dedup = Deduplicator(MemoryIndex(), Fingerprinter(seed=0, segmenter="rjieba"))
+    # In a crawl without the share check: the attacker's page is seen first, and the
+    # real page is then dropped.
+    dedup = Deduplicator(MemoryIndex(), Fingerprinter(seed=0, segmenter="rjieba"), sketch=False)
     assert dedup.check_text(page, "https://attacker.example/").match is None
     verdict = dedup.check_text(TARGET, "https://news.example/tram")
     assert verdict.match is not None
     assert verdict.match.key == "https://attacker.example/"
+
+
+def test_the_share_check_keeps_the_page_a_forgery_reaches_the_distance_of(forged):
+    # The forged page's words are not the real page's text: a drop needs the kept page to
+    # hold most of it, and the attacker's holds none. The fingerprint is still forged
+    # (so a secret is still worth having: without the share check, it decides).
+    page, _ = forged
+    dedup = Deduplicator(MemoryIndex(), Fingerprinter(seed=0, segmenter="rjieba"))
+    assert dedup.check_text(page, "https://attacker.example/").match is None
+    verdict = dedup.check_text(TARGET, "https://news.example/tram")
+    assert verdict.match is None and verdict.status == "new"
+    assert verdict.refused.key == "https://attacker.example/"
+    assert verdict.refused.distance <= 3 and verdict.refused.share < 0.2
 
 
 SECRETS = [

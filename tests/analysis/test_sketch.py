@@ -1,0 +1,92 @@
+"""The sketch of a text and the share of one text another holds (scrapy_simhash.sketch)."""
+
+from __future__ import annotations
+
+import pytest
+from prose import prose
+
+from scrapy_simhash.analysis.fingerprint import seed_from_secret
+from scrapy_simhash.analysis.sketch import shingle_hashes, text_sketch, tokens
+from scrapy_simhash.sketch import (
+    MIN_SAMPLES,
+    PROBE_SAMPLES,
+    SAMPLES,
+    SKETCH_FORMAT,
+    Sketch,
+    share,
+)
+
+
+def test_tokens_fold_case_drop_punctuation_and_make_every_number_one():
+    assert tokens("The Tram, 2026: costs 1,250.50 euros!") == [
+        "the", "tram", "0", "costs", "0", "euros",
+    ]  # fmt: skip
+    assert tokens("上海电车") == ["上", "海", "电", "车"]
+
+
+def test_the_same_text_has_the_same_hashes_and_a_secret_changes_them():
+    text = "\n".join(prose(200, 1))
+    assert shingle_hashes(text) == shingle_hashes(text)
+    assert shingle_hashes(text) != shingle_hashes(
+        text, seed_from_secret("0123456789abcdef0123456789abcdef")
+    )
+
+
+def test_pinned_hashes_change_only_with_the_format():
+    # A change of tokens, shingles or hash fails here: bump SKETCH_FORMAT with it.
+    assert SKETCH_FORMAT == "shingles-3w/num0/casefold-nopunct/64x16/v1"
+    assert shingle_hashes("the council approved the tram line") == sorted(
+        shingle_hashes("The council approved the tram line.")
+    )
+    assert len(shingle_hashes("the council approved the tram line")) == 4
+
+
+def test_a_page_shares_all_its_text_with_itself_and_little_with_another():
+    a = text_sketch("\n".join(prose(800, 1)))
+    b = text_sketch("\n".join(prose(800, 2)))
+    assert share(a, a.stored()) == 1.0
+    assert share(a, b.stored()) < 0.1
+
+
+@pytest.mark.parametrize("kept_part", [1.0, 0.9, 0.75, 0.5, 0.25])
+def test_the_share_estimates_how_much_of_a_page_the_other_holds(kept_part):
+    paragraphs = prose(4000, 3)  # 100 paragraphs: the stored sketch samples ~1 in 60
+    page = "\n".join(paragraphs)
+    other = "\n".join(paragraphs[: int(len(paragraphs) * kept_part)] + prose(400, 4))
+    estimate = share(text_sketch(page), text_sketch(other).stored())
+    assert estimate == pytest.approx(kept_part, abs=0.15)
+
+
+def test_a_long_page_sampled_at_a_higher_level_still_compares():
+    short = "\n".join(prose(400, 5))
+    long = short + "\n" + "\n".join(prose(20_000, 6))
+    stored_long = text_sketch(long).stored()
+    assert stored_long.level > 0 and len(stored_long.values) <= SAMPLES
+    # The short page is all in the long one; the long one mostly not in the short one.
+    assert share(text_sketch(short), stored_long) is None or share(
+        text_sketch(short), stored_long
+    ) == pytest.approx(1.0, abs=0.01)
+    assert share(text_sketch(long), text_sketch(short).stored()) < 0.1
+
+
+def test_the_probe_keeps_at_most_its_cap_and_the_stored_sketch_packs_small():
+    sketch = text_sketch("\n".join(prose(30_000, 7)))
+    assert len(sketch.values) <= PROBE_SAMPLES and sketch.whole
+    packed = sketch.pack()
+    assert len(packed) <= 5 + 2 * SAMPLES
+    assert Sketch.unpack(packed) == sketch.stored()
+    assert Sketch.unpack(b"") is None
+
+
+def test_too_few_samples_at_a_sampled_level_is_an_unknown_share():
+    tiny = Sketch(6, 64 * 64, (1, 2, 3), whole=False)
+    assert share(tiny, tiny) is None
+    assert MIN_SAMPLES > 3
+    # At level 0 every shingle is there: a short text's share is exact.
+    short = text_sketch("the council approved the tram line")
+    assert share(short, short.stored()) == 1.0
+
+
+def test_no_sketch_is_an_unknown_share():
+    assert share(None, text_sketch("a b c d")) is None
+    assert share(text_sketch("a b c d"), None) is None
