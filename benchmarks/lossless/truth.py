@@ -37,50 +37,12 @@ _WORD = re.compile(r"[^\W_]+")
 _SPACE = re.compile(r"\s+")
 #: Elements whose text is set apart from their neighbours' (a space is put around them).
 BLOCKS = frozenset(
-    [
-        "address",
-        "article",
-        "blockquote",
-        "br",
-        "dd",
-        "details",
-        "dialog",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "hr",
-        "li",
-        "main",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "ul",
-        "caption",
-        "option",
-        "select",
-        "textarea",
-        "button",
-        "label",
-    ]
+    re.findall(
+        r"\w+",
+        "address article blockquote br dd details dialog div dl dt fieldset figcaption figure "
+        "form h1 h2 h3 h4 h5 h6 hr li main ol p pre section summary table tbody td tfoot th "
+        "thead tr ul caption option select textarea button label",
+    )
 )
 
 
