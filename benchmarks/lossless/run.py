@@ -118,6 +118,8 @@ def run_crawl(name, load, keep_order, seed, limit) -> dict:
         "drops_by_test": dict(Counter(d["test"] for d in drops)),
         "lossy": len(lossy),
         "lossy_by_test": dict(Counter(d["test"] for d in lossy)),
+        # Drops of a page with no ground-truth text: share 1.0 by convention, unmeasured.
+        "unmeasured": sum(d["dropped_chars"] == 0 for d in drops),
         "seconds": {
             "load": round(loaded - started, 2),
             "crawl": round(crawled - loaded, 2),
@@ -131,7 +133,9 @@ def report(result: dict) -> None:
     tests = ", ".join(f"{n} {t}" for t, n in sorted(result["drops_by_test"].items())) or "-"
     print(
         f"\n## {result['crawl']}: {result['pages']} pages, {result['drops']} drops ({tests}), "
-        f"{result['lossy']} with share < {GOAL} (goal 0)  "
+        f"{result['lossy']} with share < {GOAL} (goal 0)"
+        + (f", {result['unmeasured']} of a page with no text" if result["unmeasured"] else "")
+        + "  "
         f"[{result['seconds']['crawl'] + result['seconds']['truth']:.0f} s]"
     )
     for drop in result["all_drops"][:SHOWN]:

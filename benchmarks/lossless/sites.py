@@ -306,7 +306,7 @@ def release_notes(seed: int) -> list[tuple[str, str]]:
     pages = []
     for minor in range(14):
         version = f"4.{minor}.0"
-        fixes = [prose.paragraph(rng.randint(12, 40)) for _ in range(rng.randint(3, 9))]
+        fixes = [prose.paragraph(rng.randint(12, 40)) for _ in range(rng.randint(1, 8))]
         parts = [f"<h1>Release {version}</h1>", f"<p>Released {MONTHS[20 - minor]}.</p>"]
         if minor >= 3:
             parts.append(f"<p>{html_lib.escape(prose.paragraph(20))}</p>")

@@ -5,7 +5,10 @@ scrapy_simhash is imported, so the measure cannot share a bug with what it measu
 * A page's text: the text of ``<body>`` (the whole document when it has none) without
   ``script``, ``style``, ``noscript``, ``template``, ``nav``, ``header``, ``footer`` and
   ``aside`` elements, and without any element whose ``class`` or ``id`` names a
-  sidebar, menu, nav, footer, related, toc or breadcrumb part (:func:`is_chrome`).
+  sidebar, menu, nav, footer, related, toc or breadcrumb part (:func:`is_chrome`); but
+  an element that wraps the page's main content (:func:`holds_main`) is never removed:
+  ``<body class="has-sidebar">`` or ``<div class="navbar">`` left unclosed around the
+  whole page would otherwise leave no text at all.
   Block elements are separated by whitespace; whitespace is then collapsed to single
   spaces and the text case-folded.
 * Its grams: the set of its character 5-grams (a text shorter than 5 characters is one
@@ -24,8 +27,10 @@ GRAM = 5
 #: The goal of issue #41: every drop keeps at least this share of the dropped page's text.
 GOAL = 0.8
 
-#: Elements that are never the page's text.
-CHROME_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside")
+#: Elements that are never text.
+NEVER_TEXT = ("script", "style", "noscript", "template")
+#: Elements that are the page's chrome, not its text.
+CHROME_TAGS = ("nav", "header", "footer", "aside")
 #: A class or id word containing one of these names a part of the page's chrome
 #: (``sphinxsidebar``, ``mainmenu``, ``footer-widgets``, ``related-posts``, ``breadcrumbs``).
 CHROME_ANYWHERE = ("sidebar", "menu", "footer", "related", "breadcrumb")
@@ -59,6 +64,14 @@ def is_chrome(value: str | None) -> bool:
     return False
 
 
+def holds_main(element) -> bool:
+    """Whether *element* wraps the page's main content (a ``main``, an ``article``, an
+    ``h1`` or a ``role="main"`` element inside it): a layout wrapper (``<div
+    class="content-sidebar">``, ``<body class="has-sidebar">``, a ``navbar`` div left
+    unclosed), not a sidebar, and never dropped."""
+    return bool(element.xpath(".//main|.//article|.//h1|.//*[@role='main']"))
+
+
 def page_text(html: str | bytes) -> str:
     """The page's own text as defined above: whitespace collapsed, case-folded."""
     if isinstance(html, str):
@@ -74,14 +87,21 @@ def page_text(html: str | bytes) -> str:
     doomed = [
         element
         for element in top.iter()
-        if not isinstance(element.tag, str)  # comments, processing instructions
-        or element.tag in CHROME_TAGS
-        or is_chrome(element.get("class"))
-        or is_chrome(element.get("id"))
+        if element is not top
+        and (
+            not isinstance(element.tag, str)  # comments, processing instructions
+            or element.tag in NEVER_TEXT
+            or (
+                (
+                    element.tag in CHROME_TAGS
+                    or is_chrome(element.get("class"))
+                    or is_chrome(element.get("id"))
+                )
+                and not holds_main(element)
+            )
+        )
     ]
     for element in doomed:
-        if element is top:
-            return ""
         if element.getparent() is not None:
             element.drop_tree()  # keeps the tail: text after the element is not its
     parts: list[str] = []

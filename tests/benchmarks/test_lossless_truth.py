@@ -84,3 +84,11 @@ def test_blocks_are_separated_and_inline_tags_are_not(truth):
 
 def test_an_empty_dropped_page_loses_nothing(truth):
     assert truth.share("<html><body><nav>x</nav></body></html>", page(FIRST)) == 1.0
+
+
+def test_a_wrapper_of_the_main_text_is_kept_whatever_its_class(truth):
+    wrapped = (
+        f'<html><body class="single has-sidebar"><div class="navbar-wrap"><h1>Title</h1>'
+        f'<p>{FIRST}</p></div><div class="sidebar">{SECOND}</div></body></html>'
+    )
+    assert truth.page_text(wrapped) == f"title {FIRST}".casefold()
