@@ -157,7 +157,9 @@ def git(*args: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.lossless", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument(
         "--corpus",
         action="append",
@@ -175,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         corpus, _, one = name.partition("/")
         if corpus not in CORPUS_DATA:
             parser.error(f"no corpus {corpus!r}; choose from {', '.join(CORPUS_DATA)}")
+        if one and f"{corpus}/{one}" not in {name for name, *_ in crawls(corpus)}:
+            known = ", ".join(name for name, *_ in crawls(corpus))
+            parser.error(f"no crawl {name!r}; {corpus} has {known}")
         by_corpus.setdefault(corpus, []).append(one or None)
     stamp = {
         "commit": git("rev-parse", "HEAD"),
@@ -198,8 +203,6 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             results.append(run_crawl(name, load, keep_order, args.seed, args.limit))
             report(results[-1])
-        if not results:
-            parser.error(f"{corpus} has no crawl named {', '.join(map(str, only))}")
         if not args.no_write:
             partial = args.limit or None not in only
             RESULTS.mkdir(exist_ok=True)
