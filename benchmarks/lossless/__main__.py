@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.lossless.run import main
+
+sys.exit(main())
