@@ -14,10 +14,13 @@ from .fingerprint import hash_term
 
 #: A token: a run of letters and digits in a spaced script, or one Han, kana or Hangul
 #: character (a word of its own, as :func:`~scrapy_simhash.analysis.anchors.words` counts).
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|\S+")
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(f"[{_UNSPACED}]|[^\\s{_UNSPACED}]+")
 #: Every number is one token: a copy with its dates, prices or version numbers changed
-#: holds the same text.
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+#: holds the same text. Not the digits of a word (``mp3``, ``ipv6``, ``word12``): beside
+#: a letter of a spaced script a digit is part of the word.
+_LETTER = "A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
+_NUMBER = re.compile(rf"(?<![{_LETTER}\d])\d+(?:[.,]\d+)*(?![{_LETTER}\d])")
 
 
 def tokens(text: str) -> list[str]:

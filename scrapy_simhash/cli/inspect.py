@@ -17,7 +17,7 @@ from ..extract.text import normalize_characters
 from ..index import open_index
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
-from ..tools.report import confirmed, held_words, index_summary, neighbours, shares_held
+from ..tools.report import held_words, index_summary, neighbours, shares_held
 from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
@@ -155,16 +155,13 @@ def check(
             if d.kept_key == source and not d.is_revisit
         ]
         duplicate_at = index.plan.max_distance
-        held = shares_held(index, analysis, found.matches + found.beyond)
-        for match in found.matches + found.beyond:
-            match["share"] = held.get(match["key"])
-        min_share = env.settings.min_share if analysis is not None else 0
+        # Short texts are matched exactly, never by share.
+        simhash = analysis is not None and analysis.kind == "simhash"
+        min_share = env.settings.min_share if simhash else 0
+        shares_held(index, analysis, found.matches + found.beyond, min_share)
         # As in a crawl: a page within the distance holding enough of the text decides
         # first; the pages sharing long paragraphs only for a page with none.
-        near = any(
-            m["distance"] <= duplicate_at and confirmed(m["share"], min_share)
-            for m in found.matches
-        )
+        near = any(m["distance"] <= duplicate_at and m["confirmed"] for m in found.matches)
         if analysis is not None and analysis.anchors and not near:
             container = index.query_contained(fingerprint, analysis.anchors, analysis.sketch)
             if container is not None:
@@ -201,8 +198,10 @@ def check(
             if match["distance"] <= duplicate_at:
                 flag = (
                     "  (a duplicate" + held_words(match["share"]) + ")"
-                    if confirmed(match["share"], min_share)
-                    else "  (near, but kept: it holds" + held_words(match["share"], "") + ")"
+                    if match["confirmed"]
+                    else "  (near, but kept: "
+                    + (held_words(match["share"], "") or "an unknown share of its text held")
+                    + ")"
                 )
             click.echo(f"  {match['distance']:>2}  {match['key']}{flag}")
     if found.beyond:
@@ -219,9 +218,9 @@ def check(
     if dropped_for:
         click.echo("Dropped as its duplicates (audit log):")
         for drop in dropped_for:
-            how = f"contained ({drop['shared']} paragraphs)" if drop["shared"] else ""
-            how += held_words(drop["share"])
-            click.echo(f"  {drop['distance']:>2}  {drop['key']}  {how}".rstrip())
+            how = [f"contained ({drop['shared']} paragraphs)"] if drop["shared"] else []
+            how += [held_words(drop["share"], "")] if drop["share"] is not None else []
+            click.echo(f"  {drop['distance']:>2}  {drop['key']}  {'; '.join(how)}".rstrip())
 
 
 @honours(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors, Summary, contained
-from ..sketch import Sketch, share
+from ..sketch import Sketch, holds, share
 
 #: ``near``: within the distance; ``contained``: found by shared long paragraphs.
 Found = Literal["near", "contained"]
@@ -120,9 +120,9 @@ def decide(
         elif c.key == probe.key or not _anchored(probe, c, min_share):
             continue
         fraction = share(probe.sketch, c.sketch) if min_share > 0 else None
-        confirmed = min_share <= 0 or (fraction is not None and fraction >= min_share)
+        confirmed = min_share <= 0 or holds(probe.sketch, c.sketch, min_share)
         # A re-crawl: unchanged unless its text is known to have changed this much.
-        if c.found == "near" and c.key == probe.key and (fraction is None or fraction >= min_share):
+        if c.found == "near" and c.key == probe.key and (fraction is None or confirmed):
             own.append(((c.distance, c.order), c, fraction))
             continue
         if not confirmed:

@@ -10,12 +10,11 @@ from typing import Any
 
 from ..dedup import TextKind
 from ..index.base import NearDuplicateIndex
-from ..sketch import share
+from ..sketch import holds, share
 from .calibrate import FingerprintTable
 
 __all__ = [
     "Neighbours",
-    "confirmed",
     "held_words",
     "index_summary",
     "neighbours",
@@ -106,25 +105,21 @@ def neighbours(
     return found
 
 
-def shares_held(index: NearDuplicateIndex, analysis, matches: list[dict]) -> dict[str, float]:
-    """``key -> share`` of the text of *analysis* that each stored page of *matches*
-    holds, where both have a sketch (see :func:`~scrapy_simhash.sketch.share`)."""
-    if analysis is None or analysis.sketch is None:
-        return {}
-    held = {}
+def shares_held(index: NearDuplicateIndex, analysis, matches: list[dict], min_share: float) -> None:
+    """Set ``share`` (of the text of *analysis* that each stored page of *matches* holds,
+    ``None`` where unknown) and ``confirmed`` (whether a check would take the page as
+    holding enough of it, see :func:`~scrapy_simhash.sketch.holds`) in each of *matches*.
+    Without a sketch (a short text, or a stored page checked), every one is confirmed."""
     for match in matches:
-        for page in index.find(match["key"]):
-            found = share(analysis.sketch, page.sketch)
-            if found is not None:
-                held[match["key"]] = found
-    return held
-
-
-def confirmed(held: float | None, min_share: float) -> bool:
-    """Whether a page holding *held* of a text is a match at *min_share* (0: any)."""
-    return min_share <= 0 or (held is not None and held >= min_share)
+        match["share"], match["confirmed"] = None, True
+        if analysis is None or analysis.sketch is None or min_share <= 0:
+            continue
+        pages = [page for page in index.find(match["key"]) if not page.exact]
+        sketch = pages[0].sketch if pages else None
+        match["share"] = share(analysis.sketch, sketch)
+        match["confirmed"] = holds(analysis.sketch, sketch, min_share)
 
 
 def held_words(held: float | None, lead: str = "; ") -> str:
-    """How people read a share: ``; 97% of its text held`` (``an unknown share``)."""
-    return f"{lead}{'an unknown share' if held is None else format(held, '.0%')} of its text held"
+    """How people read a share: ``; 97% of its text held`` (nothing where unknown)."""
+    return "" if held is None else f"{lead}{held:.0%} of its text held"

@@ -22,6 +22,7 @@ def test_tokens_fold_case_drop_punctuation_and_make_every_number_one():
         "the", "tram", "0", "costs", "0", "euros",
     ]  # fmt: skip
     assert tokens("上海电车") == ["上", "海", "电", "车"]
+    assert tokens("2026年 ipv6 word12 v2.1 3.5%") == ["0", "年", "ipv6", "word12", "v2", "0", "0"]
 
 
 def test_the_same_text_has_the_same_hashes_and_a_secret_changes_them():

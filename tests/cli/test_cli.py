@@ -252,7 +252,7 @@ def test_check_a_stored_page(run, index_uri):
     assert "No stored page within distance 3." in lines
     assert lines[-2:] == [
         "Dropped as its duplicates (audit log):",
-        f"   0  {url('tram-copy.html')}",
+        f"   0  {url('tram-copy.html')}  100% of its text held",
     ]
 
 
@@ -279,7 +279,7 @@ def test_unchanged_revisits_are_no_duplicates(run, index_uri):
     lines = run("check", url("tram.html"), "--index", index_uri).output.splitlines()
     assert lines[-2:] == [
         "Dropped as its duplicates (audit log):",
-        f"   0  {url('tram-copy.html')}",
+        f"   0  {url('tram-copy.html')}  100% of its text held",
     ]
     output = run("calibrate", "--index", index_uri).output
     assert f"({len(PAGES)} re-visits of unchanged pages left out)" in output
@@ -296,7 +296,10 @@ def test_check_a_file_and_stdin(run, index_uri):
     assert [(m["key"], m["distance"]) for m in data["matches"]] == [(url("tram.html"), 0)]
     html = (SITE / "drought-mirror.html").read_text(encoding="utf-8")
     result = run("check", "-", "--index", index_uri, input=html)
-    assert f"   0  {url('drought.html')}  (a duplicate)" in result.output.splitlines()
+    assert (
+        f"   0  {url('drought.html')}  (a duplicate; 100% of its text held)"
+        in result.output.splitlines()
+    )
 
 
 def test_check_text_and_short_text(run, index_uri):
@@ -319,7 +322,7 @@ def test_check_text_and_short_text(run, index_uri):
 
 def test_check_a_url_not_stored_is_read_as_text_or_fetched(run, index_uri):
     result = run("check", (SITE / "tram.html").as_uri(), "--index", index_uri)
-    assert f"   0  {url('tram.html')}  (a duplicate)" in result.output
+    assert f"   0  {url('tram.html')}  (a duplicate; 100% of its text held)" in result.output
 
 
 def test_explain(run, index_uri):
@@ -334,9 +337,9 @@ def test_explain(run, index_uri):
     a, b = str(SITE / "tram.html"), str(SITE / "drought.html")
     result = run("explain", a, b, "--index", index_uri)
     lines = result.output.splitlines()
-    assert "different" in lines[2]
-    assert lines[4].startswith("Only in A: ") and "line (" in lines[4]
-    assert lines[5].startswith("Only in B: ") and "drought" in lines[5]
+    assert "B would be kept" in lines[2]
+    assert lines[5].startswith("Only in A: ") and "line (" in lines[5]
+    assert lines[6].startswith("Only in B: ") and "drought" in lines[6]
 
 
 def paragraphs(seed: int, count: int) -> list[str]:
@@ -357,9 +360,10 @@ def no_anchors_project(tmp_path: Path) -> None:
 
 def test_explain_is_by_distance_only_when_anchors_are_off(run, tmp_path):
     no_anchors_project(tmp_path)
+    # B, checked after A, is all in A: A adds two paragraphs of its own.
     article = paragraphs(1, 6)
-    (tmp_path / "a.txt").write_text("\n".join(article), encoding="utf-8")
-    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    (tmp_path / "a.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(article), encoding="utf-8")
     a, b = str(tmp_path / "a.txt"), str(tmp_path / "b.txt")
     data = json.loads(run("explain", a, b, "--index", str(tmp_path / "none.db"), "--json").output)
     assert data["distance"] > 3
@@ -367,9 +371,10 @@ def test_explain_is_by_distance_only_when_anchors_are_off(run, tmp_path):
 
 
 def test_explain_says_when_one_text_is_contained_in_the_other(run, tmp_path):
+    # B, checked after A, is all in A: A adds two paragraphs of its own.
     article = paragraphs(1, 6)
-    (tmp_path / "a.txt").write_text("\n".join(article), encoding="utf-8")
-    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    (tmp_path / "a.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(article), encoding="utf-8")
     a, b = str(tmp_path / "a.txt"), str(tmp_path / "b.txt")
     index = str(tmp_path / "none.db")
     data = json.loads(run("explain", a, b, "--index", index, "--json").output)
@@ -377,9 +382,14 @@ def test_explain_says_when_one_text_is_contained_in_the_other(run, tmp_path):
     assert (data["test"], data["duplicate"]) == ("contained", True)
     assert sorted(data["shared_paragraphs"]) == sorted(article)
     output = run("explain", a, b, "--index", index).output
-    assert "not near, but one is contained in the other" in output
+    assert "B is contained in A" in output
+    assert "A holds 100% of B's text, B 7" in output, output  # B holds about 75% of A's
     assert "Shared long paragraphs (contained: duplicates):" in output
     assert f"  {article[0][:150]}" in output
+    # The other way, A checked after B: A adds text of its own, and is kept.
+    data = json.loads(run("explain", b, a, "--index", index, "--json").output)
+    assert (data["test"], data["duplicate"]) == (None, False)
+    assert data["share_of_b_in_a"] < 0.8
 
 
 def test_explain_without_an_index_uses_the_settings(run, tmp_path):
@@ -394,7 +404,9 @@ def test_explain_without_an_index_uses_the_settings(run, tmp_path):
 def test_dropped_formats_and_filters(run, index_uri):
     lines = run("dropped", "--index", index_uri).output.splitlines()
     assert len(lines) == 3 and lines[-1] == "2 drops."
-    assert lines[0].endswith(f"d=0    {url('tram-copy.html')}  ->  {url('tram.html')}")
+    assert lines[0].endswith(
+        f"d=0    {url('tram-copy.html')}  ->  {url('tram.html')}  (100% of its text kept)"
+    )
     rows = list(csv.DictReader(io.StringIO(run("dropped", "--index", index_uri, "--csv").output)))
     assert [(r["dropped"], r["kept"], r["distance"]) for r in rows] == [
         (url("tram-copy.html"), url("tram.html"), "0"),
@@ -786,12 +798,13 @@ def test_check_says_which_stored_page_contains_the_text(run, tmp_path):
     article = paragraphs(1, 6)
     path = tmp_path / "index.db"
     with open_index(f"sqlite:///{path}") as index:
-        verdict = Deduplicator(index, Fingerprinter()).check_text("\n".join(article), "kept")
+        longer = "\n".join(paragraphs(2, 2) + article)
+        verdict = Deduplicator(index, Fingerprinter()).check_text(longer, "kept")
         assert verdict.status == "new"
-    (tmp_path / "b.txt").write_text("\n".join(paragraphs(2, 2) + article), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(article), encoding="utf-8")
     data = json.loads(run("check", str(tmp_path / "b.txt"), "--index", str(path), "--json").output)
     assert data["matches"] == []
     assert data["contained"]["key"] == "kept"
     assert sorted(data["contained"]["shared_paragraphs"]) == sorted(article)
     output = run("check", str(tmp_path / "b.txt"), "--index", str(path)).output
-    assert "Contained in (or containing) kept" in output
+    assert "Contained in kept (distance" in output and "100% of its text held" in output
