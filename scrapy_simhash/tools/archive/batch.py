@@ -26,7 +26,7 @@ from ...index.memory import MemoryIndex
 from ...sketch import DEFAULT_MIN_SHARE
 from .candidates import near_pairs
 from .decide import CONTAINED, DROPPED, EXACT, KEPT, NEAR, Edges, Evidence, best_matches, decide
-from .texts import InOrder, Text, find_evidence, rule_of
+from .texts import InOrder, Text, find_evidence, rule_matches, rule_of
 
 #: Record kinds, as :class:`~scrapy_simhash.dedup.Analysis` names them.
 EMPTY, SIMHASH, SHORT = 0, 1, 2
@@ -193,51 +193,6 @@ def decide_batch(
 
 
 _EDGE_TYPES = (np.int64, np.int64, np.int8, np.int8)
-
-
-def rule_matches(outcomes, rule, found, in_order, order, first, edges, decisions) -> None:
-    """The match of each dropped record, as :func:`~scrapy_simhash.index.rule.decide`
-    names it among the kept records before it that the rule found."""
-    is_kept = _kept_lookup(decisions, set(order[order != first].tolist()))
-    earlier: dict[int, list[tuple[int, tuple]]] = {}
-    for e, la in zip(edges.earlier.tolist(), edges.later.tolist(), strict=True):
-        earlier.setdefault(la, []).append((e, found.pairs.get((e, la), ())))
-    neighbours: dict[int, list[tuple[int, tuple]]] = {}
-    for (a, b), shared in found.pairs.items():
-        neighbours.setdefault(a, []).append((b, shared))
-        neighbours.setdefault(b, []).append((a, shared))
-    group = dict(zip(order.tolist(), first.tolist(), strict=True))
-    for row in np.flatnonzero(~outcomes.kept).tolist():
-        this = int(outcomes.order[row])
-        lead = group[this]
-        if lead != this and is_kept(lead):
-            continue  # an exact copy of a kept record: matched to it (see _outcomes)
-        if this in in_order.matches:
-            c = in_order.matches[this]
-        elif lead == this:
-            c = rule.match(this, [(e, s) for e, s in earlier.get(this, []) if is_kept(e)])
-        else:
-            c = rule.match(
-                this, [(o, s) for o, s in neighbours.get(lead, []) if o < this and is_kept(o)]
-            )
-        if c is None:
-            continue
-        outcomes.matched[row] = c.order
-        outcomes.matched_key[row] = c.key
-        outcomes.evidence[row] = CONTAINED if c.found == "contained" else NEAR
-        outcomes.distance[row] = c.distance
-
-
-def _kept_lookup(decisions, never: set[int]):
-    orders, state = decisions.orders, decisions.state
-
-    def is_kept(order: int) -> bool:
-        if order in never:
-            return False
-        at = int(np.searchsorted(orders, order))
-        return at == len(orders) or orders[at] != order or state[at] == KEPT
-
-    return is_kept
 
 
 def _without_stored_pairs(edges: Edges) -> Edges:

@@ -27,6 +27,7 @@ import numpy as np
 from ...anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors
 from ...index.rule import Candidate, Decision, Probe, anchor_candidates, by_anchors, decide
 from ...sketch import Sketch
+from .decide import CONTAINED, KEPT, NEAR
 
 _MASK64 = (1 << 64) - 1
 
@@ -229,8 +230,6 @@ class Evidence:
 def find_evidence(rule: Rule, near, firsts: set[int], open_: set[int]) -> Evidence:
     """The pairs within the distance *near* (:class:`~.candidates.Pairs`) and the pairs
     of *firsts* sharing cold anchors, each asked of :func:`decide`."""
-    from .decide import CONTAINED, NEAR
-
     edges = []
     pairs: dict[tuple[int, int], tuple] = {}
     for e, la, d in zip(
@@ -247,3 +246,48 @@ def find_evidence(rule: Rule, near, firsts: set[int], open_: set[int]) -> Eviden
             d = (int(rule.values[rule._row[e]]) ^ int(rule.values[rule._row[la]])) & _MASK64
             edges.append((e, la, CONTAINED, d.bit_count()))
     return Evidence(edges, pairs)
+
+
+def rule_matches(outcomes, rule, found, in_order, order, first, edges, decisions) -> None:
+    """The match of each dropped record, as :func:`~scrapy_simhash.index.rule.decide`
+    names it among the kept records before it that the rule found."""
+    is_kept = _kept_lookup(decisions, set(order[order != first].tolist()))
+    earlier: dict[int, list[tuple[int, tuple]]] = {}
+    for e, la in zip(edges.earlier.tolist(), edges.later.tolist(), strict=True):
+        earlier.setdefault(la, []).append((e, found.pairs.get((e, la), ())))
+    neighbours: dict[int, list[tuple[int, tuple]]] = {}
+    for (a, b), shared in found.pairs.items():
+        neighbours.setdefault(a, []).append((b, shared))
+        neighbours.setdefault(b, []).append((a, shared))
+    group = dict(zip(order.tolist(), first.tolist(), strict=True))
+    for row in np.flatnonzero(~outcomes.kept).tolist():
+        this = int(outcomes.order[row])
+        lead = group[this]
+        if lead != this and is_kept(lead):
+            continue  # an exact copy of a kept record: matched to it (see _outcomes)
+        if this in in_order.matches:
+            c = in_order.matches[this]
+        elif lead == this:
+            c = rule.match(this, [(e, s) for e, s in earlier.get(this, []) if is_kept(e)])
+        else:
+            c = rule.match(
+                this, [(o, s) for o, s in neighbours.get(lead, []) if o < this and is_kept(o)]
+            )
+        if c is None:
+            continue
+        outcomes.matched[row] = c.order
+        outcomes.matched_key[row] = c.key
+        outcomes.evidence[row] = CONTAINED if c.found == "contained" else NEAR
+        outcomes.distance[row] = c.distance
+
+
+def _kept_lookup(decisions, never: set[int]):
+    orders, state = decisions.orders, decisions.state
+
+    def is_kept(order: int) -> bool:
+        if order in never:
+            return False
+        at = int(np.searchsorted(orders, order))
+        return at == len(orders) or orders[at] != order or state[at] == KEPT
+
+    return is_kept
