@@ -134,7 +134,13 @@ def bench_e2e(stories: int, runs: int, html: bool = False) -> None:
 
     config = SimhashSettings.from_settings({})
     params = config.analysis_params
-    job = ArchiveJob(params, tuple(config.text_fields), config.key_field, config.max_distance)
+    job = ArchiveJob(
+        params,
+        tuple(config.text_fields),
+        config.key_field,
+        config.max_distance,
+        min_share=config.min_share,
+    )
     items = page_items(stories) if html else story_items(stories)
     with tempfile.TemporaryDirectory() as tmp:
         feed = Path(tmp) / "items.jl"
@@ -199,7 +205,11 @@ def bench_dask(stories: int, html: bool = False) -> None:
     logging.getLogger("distributed").setLevel(logging.ERROR)
     config = SimhashSettings.from_settings({})
     job = ArchiveJob(
-        config.analysis_params, tuple(config.text_fields), config.key_field, config.max_distance
+        config.analysis_params,
+        tuple(config.text_fields),
+        config.key_field,
+        config.max_distance,
+        min_share=config.min_share,
     )
     items = page_items(stories) if html else story_items(stories)
     results = {}

@@ -57,7 +57,11 @@ def feed_items(corpora: Path, seed: int = 11, limit: int = 260) -> list[dict]:
 
 def job_of(config: SimhashSettings) -> ArchiveJob:
     return ArchiveJob(
-        config.analysis_params, tuple(config.text_fields), config.key_field, config.max_distance
+        config.analysis_params,
+        tuple(config.text_fields),
+        config.key_field,
+        config.max_distance,
+        min_share=config.min_share,
     )
 
 

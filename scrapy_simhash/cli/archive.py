@@ -72,7 +72,13 @@ def run_archive(
     ]:
         if path.resolve() in resolved:
             raise click.ClickException(f"{option} {path} would overwrite an input; choose another")
-    job = ArchiveJob(config.analysis_params, tuple(text_fields), key_field, config.max_distance)
+    job = ArchiveJob(
+        config.analysis_params,
+        tuple(text_fields),
+        key_field,
+        config.max_distance,
+        min_share=config.min_share,
+    )
 
     def progress(stage: str, detail: str) -> None:
         click.echo(f"{stage}: {detail}", err=True)

@@ -32,7 +32,12 @@ from scrapy_simhash.tools.archive.batch import (
     decide_batch,
     replay,
 )
-from scrapy_simhash.tools.archive.candidates import choose_plan, near_pairs, popcount
+from scrapy_simhash.tools.archive.candidates import (
+    choose_plan,
+    near_pairs,
+    popcount,
+    popcount_by_bytes,
+)
 from scrapy_simhash.tools.archive.decide import DROPPED, KEPT, NEAR, Edges, decide
 from scrapy_simhash.tools.feeds import read_feed, write_feed
 
@@ -151,6 +156,31 @@ def test_the_job_chooses_more_blocks_for_a_billion_records():
 def test_popcount_counts_bits():
     values = np.array([0, 1, 2**64 - 1, 0xF0F0], dtype=np.uint64)
     assert popcount(values).tolist() == [0, 1, 64, 8]
+
+
+def test_popcount_without_bitwise_count_numpy_1(monkeypatch):
+    # NumPy 1.24-1.26 has no np.bitwise_count: the byte table counts the same bits.
+    rng = np.random.default_rng(5)
+    values = rng.integers(0, 2**64 - 1, size=2000, dtype=np.uint64, endpoint=True)
+    values[:3] = [0, 2**64 - 1, 1 << 63]
+    expected = [bin(int(v)).count("1") for v in values]
+    assert popcount_by_bytes(values).tolist() == expected
+    assert popcount_by_bytes(values[::3]).tolist() == expected[::3]  # not contiguous
+    assert popcount_by_bytes(np.empty(0, np.uint64)).tolist() == []
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    assert not hasattr(np, "bitwise_count")
+    assert popcount(values).tolist() == expected
+    assert popcount(values).dtype == np.int8
+    # Near pairs found without it are the same.
+    fingerprints = np.array([0, 1, 3, 7, 15, 1 << 40], dtype=np.uint64)
+    pairs = near_pairs(PLAN, 3, np.arange(6), fingerprints)
+    brute = [
+        (a, b)
+        for a in range(6)
+        for b in range(a + 1, 6)
+        if bin(int(fingerprints[a] ^ fingerprints[b])).count("1") <= 3
+    ]
+    assert sorted(zip(pairs.earlier.tolist(), pairs.later.tolist(), strict=True)) == brute
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,10 @@ import numpy as np
 from ...index.base import StoredPage
 from ...index.blocks import BlockPlan
 from ...index.memory import MemoryIndex
+from ...sketch import DEFAULT_MIN_SHARE
 from .candidates import near_pairs
-from .decide import DROPPED, EXACT, KEPT, NEAR, Edges, Evidence, best_matches, decide
+from .decide import CONTAINED, DROPPED, EXACT, KEPT, NEAR, Edges, Evidence, best_matches, decide
+from .texts import InOrder, Text, find_evidence, rule_matches, rule_of
 
 #: Record kinds, as :class:`~scrapy_simhash.dedup.Analysis` names them.
 EMPTY, SIMHASH, SHORT = 0, 1, 2
@@ -40,24 +42,30 @@ NO_MATCH = np.iinfo(np.int64).min
 class Batch:
     """Records as columns: ``order`` (int64, see :func:`.records.record_order`; pages of
     an index have negative orders, in the order stored), ``kind`` (int8), ``value``
-    (uint64: the SimHash or the short text's digest) and ``key`` (object: str)."""
+    (uint64: the SimHash or the short text's digest), ``key`` (object: str) and ``text``
+    (object: the :class:`~.texts.Text` the rule reads, or ``None``)."""
 
     order: np.ndarray
     kind: np.ndarray
     value: np.ndarray
     key: np.ndarray
+    text: np.ndarray
 
     @classmethod
-    def of(cls, order, kind, value, key=None) -> Batch:
+    def of(cls, order, kind, value, key=None, text=None) -> Batch:
         order = np.asarray(order, dtype=np.int64)
         if key is None:
             # Unnamed records: each is its own key (never repeated).
             key = np.full(len(order), None, dtype=object)
+        texts = np.full(len(order), None, dtype=object)
+        if text is not None:
+            texts[:] = list(text)
         return cls(
             order,
             np.asarray(kind, dtype=np.int8),
             np.asarray(value, dtype=np.uint64),
             np.asarray(key, dtype=object),
+            texts,
         )
 
     @classmethod
@@ -74,6 +82,7 @@ class Batch:
             [SHORT if p.exact else SIMHASH for p in pages],
             [p.fingerprint for p in pages],
             [p.key for p in pages],
+            [Text(p.anchors, p.sketch) if p.anchors or p.sketch else None for p in pages],
         )
 
     def __len__(self) -> int:
@@ -83,7 +92,7 @@ class Batch:
         return Batch(*(getattr(self, f)[where] for f in _FIELDS))
 
 
-_FIELDS = ("order", "kind", "value", "key")
+_FIELDS = ("order", "kind", "value", "key", "text")
 
 
 @dataclass
@@ -102,6 +111,8 @@ class Outcomes:
     distance: np.ndarray
     #: How the decisions were made, for the job's report.
     how: str = ""
+    #: What the rule read of each record (see :class:`~.texts.Text`), or ``None``.
+    text: np.ndarray | None = None
 
 
 def repeated_keys(records: Batch, stored: Batch) -> int:
@@ -117,13 +128,25 @@ def repeated_keys(records: Batch, stored: Batch) -> int:
     return sum(n for n in counts.values() if n > 1)
 
 
-def exact_groups(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+def exact_groups(batch: Batch, alone: set[int] = frozenset()) -> tuple[np.ndarray, np.ndarray]:
     """For each record of *batch* (non-empty kinds), the order of the first record with
-    the same kind and value: ``(order, first)``, sorted by order."""
-    sort = np.lexsort((batch.order, batch.value, batch.kind))
+    the same kind, value and text (as the rule reads it): ``(order, first)``, sorted by
+    order. The records of *alone* are groups of their own."""
+    ident = np.array(
+        [0 if t is None else t.identity() for t in batch.text.tolist()], dtype=np.uint64
+    )
+    own = np.isin(batch.order, np.fromiter(alone, np.int64, len(alone)))
+    ident[own] = batch.order[own].astype(np.uint64)
+    sort = np.lexsort((batch.order, ident, own, batch.value, batch.kind))
     kind, value, order = batch.kind[sort], batch.value[sort], batch.order[sort]
+    ident, own = ident[sort], own[sort]
     start = np.ones(len(order), dtype=bool)
-    start[1:] = (kind[1:] != kind[:-1]) | (value[1:] != value[:-1])
+    start[1:] = (
+        (kind[1:] != kind[:-1])
+        | (value[1:] != value[:-1])
+        | (ident[1:] != ident[:-1])
+        | (own[1:] != own[:-1])
+    )
     first = order[start][np.cumsum(start) - 1]
     by_order = np.argsort(order, kind="stable")
     return order[by_order], first[by_order]
@@ -135,23 +158,41 @@ def decide_batch(
     plan: BlockPlan,
     max_distance: int,
     evidence: tuple[Evidence, ...] = (),
+    min_share: float = DEFAULT_MIN_SHARE,
 ) -> Outcomes:
     """Decide every record of *records* against *stored* (the pages of an index) and the
-    records before it, as the crawl-time filter does."""
+    records before it, as the crawl-time filter does: with texts (anchors, sketches),
+    by the rule of :mod:`.texts`; without, by the distance."""
     if repeated_keys(records, stored):
-        return replay(records, stored, plan, max_distance)
+        return replay(records, stored, plan, max_distance, min_share)
     everything = Batch.concat([stored, records.take(records.kind != EMPTY)])
-    order, first = exact_groups(everything)
+    rule = rule_of(everything, max_distance, min_share)
+    open_ = rule.open_records() if rule else set()
+    order, first = exact_groups(everything, open_)
     is_first = order == first
     firsts = everything.take(np.isin(everything.order, order[is_first]))
     simhash = firsts.kind == SIMHASH
     pairs = near_pairs(plan, max_distance, firsts.order[simhash], firsts.value[simhash])
-    edges = [Edges.of(pairs.earlier, pairs.later, NEAR, pairs.distance)]
+    found = None
+    if rule is None:
+        edges = [Edges.of(pairs.earlier, pairs.later, NEAR, pairs.distance)]
+    else:
+        found = find_evidence(rule, pairs, set(firsts.order.tolist()), open_)
+        columns = np.array(found.edges, dtype=np.int64).reshape(-1, 4).T
+        edges = [Edges(*(c.astype(t) for c, t in zip(columns, _EDGE_TYPES, strict=True)))]
     edges += [test.edges(firsts) for test in evidence]
     edges = Edges.concat(edges)
     edges = _without_stored_pairs(edges)
-    decisions = decide(edges, kept=stored.order)
-    return _outcomes(records, stored, order, first, edges, decisions)
+    in_order = InOrder(rule, set(order[~is_first].tolist())) if rule else None
+    held = np.array(sorted(open_), dtype=np.int64)
+    decisions = decide(edges, kept=stored.order, held=held, in_order=in_order)
+    outcomes = _outcomes(records, stored, order, first, edges, decisions)
+    if rule is not None:
+        rule_matches(outcomes, rule, found, in_order, order, first, edges, decisions)
+    return outcomes
+
+
+_EDGE_TYPES = (np.int64, np.int64, np.int8, np.int8)
 
 
 def _without_stored_pairs(edges: Edges) -> Edges:
@@ -201,6 +242,7 @@ def _outcomes(records, stored, order, first, edges, decisions) -> Outcomes:
         distance,
         f"in rounds ({decisions.rounds} rounds, {decisions.finished_in_order} records "
         "finished in order)",
+        rec.text,
     )
 
 
@@ -264,13 +306,27 @@ def _keys_of(matched: np.ndarray, records: Batch, stored: Batch) -> np.ndarray:
     return out
 
 
-def replay(records: Batch, stored: Batch, plan: BlockPlan, max_distance: int) -> Outcomes:
+def replay(
+    records: Batch,
+    stored: Batch,
+    plan: BlockPlan,
+    max_distance: int,
+    min_share: float = DEFAULT_MIN_SHARE,
+) -> Outcomes:
     """The decisions of the package's own index, one record at a time in order: exact
     whatever the keys (a repeated key replaces or matches its own entry)."""
     index = MemoryIndex(max_distance=max_distance, blocks=plan.blocks)
+    index.min_share = min_share
     index.add_pages(
-        StoredPage(k, int(v), 0.0, exact=bool(kd == SHORT))
-        for k, v, kd in zip(stored.key, stored.value, stored.kind, strict=True)
+        StoredPage(
+            k,
+            int(v),
+            0.0,
+            exact=bool(kd == SHORT),
+            anchors=t.anchors if t else None,
+            sketch=t.sketch if t else None,
+        )
+        for k, v, kd, t in zip(stored.key, stored.value, stored.kind, stored.text, strict=True)
     )
     # The order of the newest entry under each key, to name a match by its record.
     newest = dict(zip(stored.key.tolist(), stored.order.tolist(), strict=True))
@@ -283,15 +339,23 @@ def replay(records: Batch, stored: Batch, plan: BlockPlan, max_distance: int) ->
     evidence = np.zeros(n, dtype=np.int8)
     distance = np.zeros(n, dtype=np.int8)
     matched_key = np.full(n, None, dtype=object)
-    for row, (order, kind, value, key) in enumerate(
+    for row, (order, kind, value, key, text) in enumerate(
         zip(
-            rec.order.tolist(), rec.kind.tolist(), rec.value.tolist(), rec.key.tolist(), strict=True
+            rec.order.tolist(),
+            rec.kind.tolist(),
+            rec.value.tolist(),
+            rec.key.tolist(),
+            rec.text.tolist(),
+            strict=True,
         )
     ):
         if kind == EMPTY:
             continue
-        check = index.check_and_add if kind == SIMHASH else index.check_and_add_exact
-        outcome = check(value, key)
+        if kind == SIMHASH:
+            text = text or Text()
+            outcome = index.check_and_add(value, key, text.anchors, text.sketch)
+        else:
+            outcome = index.check_and_add_exact(value, key)
         status[row] = STATUSES.index(outcome.status)
         if outcome.match is None:
             newest[key] = order
@@ -299,7 +363,7 @@ def replay(records: Batch, stored: Batch, plan: BlockPlan, max_distance: int) ->
         kept[row] = False
         matched[row] = newest[outcome.match.key]
         matched_key[row] = outcome.match.key
-        evidence[row] = EXACT if kind == SHORT else NEAR
+        evidence[row] = EXACT if kind == SHORT else CONTAINED if outcome.match.shared else NEAR
         distance[row] = outcome.match.distance
     return Outcomes(
         rec.order,
@@ -313,6 +377,7 @@ def replay(records: Batch, stored: Batch, plan: BlockPlan, max_distance: int) ->
         evidence,
         distance,
         "in order through the index (keys repeat)",
+        rec.text,
     )
 
 

@@ -26,9 +26,23 @@ from ...index.blocks import BlockPlan
 MANY_RECORDS = 100_000_000
 
 
+#: Set bits of every byte value: the popcount of NumPy 1, which has no ``bitwise_count``.
+_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.int8)
+
+
 def popcount(values: np.ndarray) -> np.ndarray:
     """Number of set bits of each ``uint64`` in *values*."""
-    return np.bitwise_count(values.astype(np.uint64, copy=False)).astype(np.int8)
+    values = values.astype(np.uint64, copy=False)
+    if hasattr(np, "bitwise_count"):  # NumPy 2
+        return np.bitwise_count(values).astype(np.int8)
+    return popcount_by_bytes(values)
+
+
+def popcount_by_bytes(values: np.ndarray) -> np.ndarray:
+    """:func:`popcount` by a table of the bits of each byte (NumPy 1.24 to 1.26)."""
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    by_byte = values.view(np.uint8).reshape(len(values), 8)
+    return _BYTE_BITS[by_byte].sum(axis=1, dtype=np.int8)
 
 
 def table_keys(plan: BlockPlan, fingerprints: np.ndarray, table: int) -> np.ndarray:

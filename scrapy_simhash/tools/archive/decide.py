@@ -26,9 +26,10 @@ from typing import Protocol
 import numpy as np
 
 UNDECIDED, KEPT, DROPPED = 0, 1, 2
-#: Evidence kinds. ``NEAR``: within the distance; ``EXACT``: the same short text.
-NEAR, EXACT = 0, 1
-EVIDENCE_NAMES = {NEAR: "near", EXACT: "exact"}
+#: Evidence kinds. ``NEAR``: within the distance; ``EXACT``: the same short text;
+#: ``CONTAINED``: sharing long paragraphs (see :mod:`.texts`).
+NEAR, EXACT, CONTAINED = 0, 1, 2
+EVIDENCE_NAMES = {NEAR: "near", EXACT: "exact", CONTAINED: "contained"}
 
 
 @dataclass(frozen=True)
@@ -97,37 +98,46 @@ def decide(
     kept: np.ndarray | None = None,
     max_rounds: int = 50,
     remainder: int = 10_000,
+    held: np.ndarray | None = None,
+    in_order=None,
 ) -> Decisions:
     """Decide every record that appears in *edges*. *kept*: orders fixed as kept (pages
     already in an index). Rounds run until at most *remainder* records are undecided (or
-    *max_rounds*), and the rest is finished in order."""
-    orders = np.unique(np.concatenate([edges.earlier, edges.later]))
+    *max_rounds*), and the rest is finished in order. *held*: records the rounds never
+    keep (their evidence is not all in *edges*): they are finished in order, by
+    ``in_order(order, is_kept)`` (see :func:`finish_in_order`)."""
+    held = np.empty(0, np.int64) if held is None else np.asarray(held, dtype=np.int64)
+    orders = np.unique(np.concatenate([edges.earlier, edges.later, held]))
     state = np.zeros(len(orders), dtype=np.int8)
     if kept is not None and len(kept):
         state[np.isin(orders, kept)] = KEPT
+    hold = np.isin(orders, held)
     i = np.searchsorted(orders, edges.earlier)
     j = np.searchsorted(orders, edges.later)
     rounds = 0
     while rounds < max_rounds:
-        state, i, j, left = decide_round(state, i, j)
+        state, i, j, left = decide_round(state, i, j, hold)
         rounds += 1
         if left <= remainder:
             break
-    finished = finish_in_order(state, i, j)
+    finished = finish_in_order(state, i, j, hold, orders, in_order)
     return Decisions(orders, state, rounds, finished)
 
 
 def decide_round(
-    state: np.ndarray, i: np.ndarray, j: np.ndarray
+    state: np.ndarray, i: np.ndarray, j: np.ndarray, hold: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """One round over edges ``i -> j`` (indexes into *state*): drop every undecided
     record with a kept earlier neighbour, keep every one whose earlier neighbours are all
-    dropped. Returns the new state, the edges still needed and how many are undecided."""
+    dropped (unless *hold*). Returns the new state, the edges still needed and how many
+    are undecided."""
     state = state.copy()
     n = len(state)
     earlier_state = state[i]
     kept_before = np.bincount(j, weights=earlier_state == KEPT, minlength=n) > 0
     open_before = np.bincount(j, weights=earlier_state == UNDECIDED, minlength=n) > 0
+    if hold is not None:
+        open_before |= hold
     undecided = state == UNDECIDED
     state[undecided & kept_before] = DROPPED
     state[undecided & ~kept_before & ~open_before] = KEPT
@@ -135,9 +145,18 @@ def decide_round(
     return state, i[still], j[still], int((state == UNDECIDED).sum())
 
 
-def finish_in_order(state: np.ndarray, i: np.ndarray, j: np.ndarray) -> int:
+def finish_in_order(
+    state: np.ndarray,
+    i: np.ndarray,
+    j: np.ndarray,
+    hold: np.ndarray | None = None,
+    orders: np.ndarray | None = None,
+    in_order=None,
+) -> int:
     """Decide the undecided records one by one in order, as the crawl-time filter would;
-    return how many."""
+    return how many. A record of *hold* (indexes as *state*) with no kept earlier
+    neighbour is dropped when ``in_order(its order, is_kept)`` finds a match (*is_kept*:
+    whether an order, of a record decided by then, is kept)."""
     undecided = np.flatnonzero(state == UNDECIDED)
     if not len(undecided):
         return 0
@@ -145,8 +164,16 @@ def finish_in_order(state: np.ndarray, i: np.ndarray, j: np.ndarray) -> int:
     i, j = i[sort], j[sort]
     starts = np.searchsorted(j, undecided)
     ends = np.searchsorted(j, undecided, side="right")
+
+    def is_kept(order: int) -> bool:
+        at = int(np.searchsorted(orders, order))
+        return at == len(orders) or orders[at] != order or state[at] == KEPT
+
     for record, start, end in zip(undecided.tolist(), starts.tolist(), ends.tolist(), strict=True):
-        state[record] = DROPPED if (state[i[start:end]] == KEPT).any() else KEPT
+        dropped = (state[i[start:end]] == KEPT).any()
+        if not dropped and hold is not None and hold[record] and in_order is not None:
+            dropped = in_order(int(orders[record]), is_kept)
+        state[record] = DROPPED if dropped else KEPT
     return len(undecided)
 
 
@@ -162,7 +189,8 @@ def best_matches(edges: Edges, decisions: Decisions) -> tuple[np.ndarray, ...]:
         edges.evidence[useful],
         edges.distance[useful],
     )
-    sort = np.lexsort((e, d, ev, la))
+    # Sharing paragraphs: the earliest, whatever the distance (as the index decides).
+    sort = np.lexsort((e, np.where(ev == CONTAINED, 0, d), ev, la))
     e, la, ev, d = e[sort], la[sort], ev[sort], d[sort]
     first = np.ones(len(la), dtype=bool)
     first[1:] = la[1:] != la[:-1]

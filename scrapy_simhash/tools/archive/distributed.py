@@ -19,25 +19,40 @@ Install with ``pip install 'scrapy-simhash[dask]'``.
 
 from __future__ import annotations
 
+import pickle
 import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ...index.base import StoredPage
-from .batch import EMPTY, SIMHASH, Batch, Outcomes, _outcomes, exact_groups, replay
+from .batch import (
+    EMPTY,
+    SIMHASH,
+    Batch,
+    Outcomes,
+    _outcomes,
+    decide_batch,
+    exact_groups,
+    replay,
+)
 from .candidates import bucket_pairs, choose_plan, table_keys
 from .decide import KEPT, NEAR, UNDECIDED, Decisions, Edges, finish_in_order
 from .job import ArchiveJob, ArchiveResult, Progress, StageLog, fingerprint_part, stored_batch
 from .records import DEFAULT_BLOCKSIZE, Part, plan_parts
 
+#: What the rule reads of a record (:class:`~.texts.Text`), pickled: Dask would turn a
+#: column of objects into strings.
+_BINARY = pd.ArrowDtype(pa.binary())
 _RECORD_META = pd.DataFrame(
     {
         "order": pd.Series(dtype="int64"),
         "kind": pd.Series(dtype="int8"),
         "value": pd.Series(dtype="uint64"),
         "key": pd.Series(dtype=object),
+        "text": pd.Series(dtype=_BINARY),
     }
 )
 _ROW_META = pd.DataFrame(
@@ -64,6 +79,7 @@ def _frame(batch: Batch) -> pd.DataFrame:
             "kind": batch.kind,
             "value": batch.value,
             "key": pd.Series(batch.key, dtype=object),
+            "text": pd.Series([_pickled(t) for t in batch.text.tolist()], dtype=_BINARY),
         }
     )
 
@@ -74,7 +90,16 @@ def _batch(frame: pd.DataFrame) -> Batch:
         frame["kind"].to_numpy(),
         frame["value"].to_numpy(),
         frame["key"].to_numpy(dtype=object),
+        [_unpickled(t) for t in frame["text"].tolist()],
     )
+
+
+def _pickled(text) -> bytes | None:
+    return None if text is None else pickle.dumps(text, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpickled(data) -> object:
+    return pickle.loads(data) if isinstance(data, bytes) else None  # None, or pandas' NA
 
 
 def fingerprint_frame(part: Part, job: ArchiveJob) -> pd.DataFrame:
@@ -252,7 +277,18 @@ def run_dask(
         # A key that repeats replaces or matches its own entry: decided in order, through
         # the index itself, on the client.
         started = time.perf_counter()
-        outcomes = replay(_batch(records.compute()), stored_b, plan, job.max_distance)
+        outcomes = replay(
+            _batch(records.compute()), stored_b, plan, job.max_distance, job.min_share
+        )
+        stage("decide", _decided(outcomes), started)
+        return ArchiveResult(parts, outcomes, stage.lines)
+    if job.min_share > 0 or job.analysis.anchors or any(t is not None for t in stored_b.text):
+        # The rule reads the texts (anchors, sketches): the records' texts come to the
+        # client, which decides as the local mode does.
+        started = time.perf_counter()
+        rec = _batch(records.compute())
+        outcomes = decide_batch(rec, stored_b, plan, job.max_distance, min_share=job.min_share)
+        outcomes.how += "; fingerprinted on the cluster, decided on the client"
         stage("decide", _decided(outcomes), started)
         return ArchiveResult(parts, outcomes, stage.lines)
 
@@ -260,9 +296,9 @@ def run_dask(
     npartitions = max(records.npartitions, workers)
     # The index's pages join the first partition (dd.concat would align the pieces on
     # their indexes).
-    everything = records.map_partitions(
+    everything = records.drop(columns="text").map_partitions(
         _with_text,
-        _frame(stored_b),
+        _frame(stored_b).drop(columns="text"),
         ["order", "kind", "value"],
         meta=_RECORD_META.drop(columns="key"),
     )

@@ -18,9 +18,11 @@ from ...dedup import AnalysisParams, analyse_fields
 from ...exceptions import FeedError
 from ...extract.fields import item_key
 from ...index.base import StoredPage, storable_key
+from ...sketch import DEFAULT_MIN_SHARE
 from .batch import KIND_CODES, Batch, Outcomes, decide_batch
 from .candidates import choose_plan
 from .records import Part, plan_parts, read_part, record_order
+from .texts import text_of
 
 #: Called with a stage's name and what it found, as each stage ends.
 Progress = Callable[[str, str], None]
@@ -45,8 +47,8 @@ class StageLog:
 class ArchiveJob:
     """How records are read and fingerprinted, and the distance: the values of the
     pipeline's settings (``SimhashSettings.analysis_params``, ``text_fields``,
-    ``key_field``, ``max_distance``). *blocks*: the block plan to compare with (``None``:
-    the job chooses by the number of records, see
+    ``key_field``, ``max_distance``, ``min_share``). *blocks*: the block plan to compare
+    with (``None``: the job chooses by the number of records, see
     :func:`~.candidates.choose_plan`)."""
 
     analysis: AnalysisParams
@@ -54,6 +56,8 @@ class ArchiveJob:
     key_field: str
     max_distance: int = 3
     blocks: int | None = None
+    #: The share check (``SIMHASH_MIN_SHARE``; 0: off).
+    min_share: float = DEFAULT_MIN_SHARE
 
 
 @dataclass
@@ -87,7 +91,7 @@ def fingerprint_part(part: Part, job: ArchiveJob) -> Batch:
     """Read and fingerprint the records of *part*: the text of the item fields, analysed
     as the pipeline analyses them (same extractor, same short-text path)."""
     fields = job.text_fields[:1] if part.fmt == "warc" else job.text_fields
-    positions, kinds, values, keys = [], [], [], []
+    positions, kinds, values, keys, texts = [], [], [], [], []
     where = Path(part.path).name
     params, key_field = job.analysis, job.key_field
     for position, item in read_part(part, key_field=key_field, text_field=fields[0]):
@@ -97,12 +101,13 @@ def fingerprint_part(part: Part, job: ArchiveJob) -> Batch:
         positions.append(position)
         kinds.append(KIND_CODES[analysis.kind])
         values.append(analysis.value)
+        texts.append(text_of(analysis))
         key = item.get(key_field)
         if not (isinstance(key, str) and key and key.isascii()):
             key = storable_key(item_key(key, position, key_field, where))
         keys.append(key)
     orders = np.asarray(positions, dtype=np.int64) + record_order(part.file_index, 0)
-    return Batch.of(orders, kinds, values, keys)
+    return Batch.of(orders, kinds, values, keys, texts)
 
 
 def stored_batch(pages: list[StoredPage] | None) -> Batch:
@@ -135,7 +140,7 @@ def decide_fingerprints(
     plan, why = choose_plan(job.max_distance, job.blocks, len(records) + len(stored))
     stage("plan", why, started)
     started = time.perf_counter()
-    outcomes = decide_batch(records, stored, plan, job.max_distance)
+    outcomes = decide_batch(records, stored, plan, job.max_distance, min_share=job.min_share)
     kept = int(np.count_nonzero(outcomes.kept))
     stage(
         "decide", f"kept {kept:,}, dropped {len(outcomes.order) - kept:,}, {outcomes.how}", started

@@ -124,10 +124,18 @@ def kept_pages(result: ArchiveResult, added_at: float) -> list[StoredPage]:
     """The kept records with text, as pages to add to an index."""
     o = result.outcomes
     keep = o.kept & (o.kind != EMPTY)
+    texts = o.text[keep].tolist() if o.text is not None else [None] * int(keep.sum())
     return [
-        StoredPage(key, int(value), added_at, exact=bool(kind == SHORT))
-        for key, value, kind in zip(
-            o.key[keep].tolist(), o.value[keep].tolist(), o.kind[keep].tolist(), strict=True
+        StoredPage(
+            key,
+            int(value),
+            added_at,
+            exact=bool(kind == SHORT),
+            anchors=text.anchors.stored() if text and text.anchors else None,
+            sketch=text.sketch.stored() if text and text.sketch else None,
+        )
+        for key, value, kind, text in zip(
+            o.key[keep].tolist(), o.value[keep].tolist(), o.kind[keep].tolist(), texts, strict=True
         )
     ]
 
