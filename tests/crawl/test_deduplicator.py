@@ -52,7 +52,7 @@ async def test_flag_only_keeps_and_marks_items(tmp_path, caplog):
     assert second["dup_of"] == "https://a.example/1"
     assert (
         "Flagged (kept): https://a.example/2 is a near-duplicate of https://a.example/1 "
-        "(distance 0)" in caplog.messages
+        "(distance 0; 100% of its text is in the kept page)" in caplog.messages
     )
     stats = pipeline.stats.get_stats()
     assert stats["simhash/flagged"] == stats["simhash/flagged/near"] == 1

@@ -159,14 +159,20 @@ async def test_html_is_reduced_by_simhash_extractor(tmp_path, extractor, dropped
 
 
 @deferred_f_from_coro_f
-async def test_an_article_in_another_sites_chrome_is_contained_in_it(tmp_path):
+async def test_an_article_is_contained_in_a_page_framing_it_and_not_the_other_way(tmp_path):
     drought = (SITE / "drought.html").read_text(encoding="utf-8")
     chess = (SITE / "only-via-copy.html").read_text(encoding="utf-8")
     framed = ARTICLE.replace("<nav>", "<nav>" + drought + chess)
     middleware = make_middleware(tmp_path, SIMHASH_EXTRACTOR="none", SIMHASH_ANCHORS=True)
-    await run(middleware, html("a"), [])
-    assert await run(middleware, html("b", body=framed), [{"x": 1}]) == []
+    # The framing page first: the article alone, checked after it, is all in it.
+    await run(middleware, html("b", body=framed), [])
+    assert await run(middleware, html("a"), [{"x": 1}]) == []
     assert middleware.runner.stats.get_value("simhash/middleware/dropped/contained") == 1
+    # The other way, the framing page holds two more articles: dropping it would lose them.
+    middleware = make_middleware(tmp_path / "other", SIMHASH_EXTRACTOR="none", SIMHASH_ANCHORS=True)
+    await run(middleware, html("a"), [])
+    assert await run(middleware, html("b", body=framed), [{"x": 1}]) == [{"x": 1}]
+    assert middleware.runner.stats.get_value("simhash/middleware/kept/own_text") == 1
 
 
 @deferred_f_from_coro_f

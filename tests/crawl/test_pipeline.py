@@ -116,6 +116,7 @@ async def test_keeps_first_and_drops_near_duplicate(tmp_path):
         "dropped": 1,
         "dropped/near": 1,
         f"distance/{excinfo.value.verdict.match.distance}": 1,
+        "share/100": 1,
     }
 
 
@@ -126,7 +127,10 @@ async def test_second_run_remembers_first(tmp_path):
     await pipeline.process_item(item)
     pipeline.close_spider()
     pipeline = make_pipeline(tmp_path)
-    with pytest.raises(NearDuplicate, match="u2 is a near-duplicate of u1 \\(distance 0\\)"):
+    with pytest.raises(
+        NearDuplicate,
+        match="u2 is a near-duplicate of u1 \\(distance 0; 100% of its text is in the kept page\\)",
+    ):
         await pipeline.process_item({**item, "url": "u2"})
     pipeline.close_spider()
 
@@ -377,7 +381,8 @@ async def test_items_without_a_key_are_told_apart(tmp_path):
         r"\(item 2 without url, (crawl started \S+)\) has the same text as "
         r"\(item 1 without url, (crawl started \S+)\)|"
         r"\(item 2 without url, (crawl started \S+)\) is a near-duplicate of "
-        r"\(item 1 without url, (crawl started \S+)\) \(distance 0\)",
+        r"\(item 1 without url, (crawl started \S+)\) \(distance 0; 100% of its text is in "
+        r"the kept page\)",
         str(excinfo.value),
     )
     assert found, str(excinfo.value)

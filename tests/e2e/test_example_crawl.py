@@ -351,4 +351,11 @@ def test_worker_processes_in_a_script_without_a_main_guard(tmp_path):
     assert "simhash/errors/workers" not in stats, stderr
     assert stats["simhash/dropped"] >= len(DUPLICATES) - 1
     threaded, _ = run_script_without_main_guard(tmp_path, workers=0)
-    assert stats == json.loads(threaded[-1])
+
+    def decided(stats: dict) -> dict:
+        # The share is one page's text in the other's: which one is kept (the download
+        # order) may change it, not what is dropped.
+        shares = sum(v for k, v in stats.items() if k.startswith("simhash/share/"))
+        return {**{k: v for k, v in stats.items() if "/share/" not in k}, "shares": shares}
+
+    assert decided(stats) == decided(json.loads(threaded[-1]))

@@ -170,7 +170,8 @@ def test_the_settings_it_names_make_it_work(project, tmp_path):
     # Which of the two arrives first (and is kept) is up to the download order.
     assert re.search(
         rf"INFO: Dropped: ({re.escape(repost)} is a near-duplicate of {re.escape(original)}|"
-        rf"{re.escape(original)} is a near-duplicate of {re.escape(repost)}) \(distance \d\)$",
+        rf"{re.escape(original)} is a near-duplicate of {re.escape(repost)}) "
+        r"\(distance \d; \d+% of its text is in the kept page\)$",
         dropped[0],
     ), dropped[0]
     assert "<html" not in dropped[0]  # the one-line drop log, not the whole item

@@ -64,6 +64,7 @@ def test_links_of_a_near_duplicate_are_not_followed(tmp_path):
         "dropped": 1,
         "dropped/near": 1,
         "distance/0": 1,
+        "share/100": 1,
         "skipped/dont_simhash": 1,
     }
     with open_index(f"sqlite:///{tmp_path / 'index.db'}") as index:
