@@ -169,6 +169,7 @@ async def test_an_article_is_contained_in_a_page_framing_it_and_not_the_other_wa
     assert await run(middleware, html("a"), [{"x": 1}]) == []
     assert middleware.runner.stats.get_value("simhash/middleware/dropped/contained") == 1
     # The other way, the framing page holds two more articles: dropping it would lose them.
+    (tmp_path / "other").mkdir()
     middleware = make_middleware(tmp_path / "other", SIMHASH_EXTRACTOR="none", SIMHASH_ANCHORS=True)
     await run(middleware, html("a"), [])
     assert await run(middleware, html("b", body=framed), [{"x": 1}]) == [{"x": 1}]
