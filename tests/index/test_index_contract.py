@@ -717,3 +717,78 @@ def test_query_contained_finds_what_a_check_would_and_stores_nothing(index):
     assert (match.key, match.fingerprint, match.contained) == ("original", FP, True)
     assert index.query_contained(FAR, anchors_of(*range(20, 28))) is None
     assert len(index) == 1
+
+
+# -- the share check: a drop confirmed by the share of the page's text the kept one holds --
+
+
+def _article(seed: int, words: int) -> str:
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return " ".join(
+        "".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(words)
+    )
+
+
+def _sketch(text: str):
+    from scrapy_simhash.analysis.fingerprint import Fingerprinter
+    from scrapy_simhash.dedup import Analyser
+
+    sketch = Analyser(Fingerprinter(), anchors=0).analyse(text).sketch
+    assert sketch is not None
+    return sketch
+
+
+def test_a_near_page_holding_too_little_of_the_text_is_kept_and_told_refused(index):
+    # The stored page is half of the new one: near by fingerprint (set here), but
+    # dropping the new page would lose the other half of its text.
+    whole = _article(1, 3000)
+    half = whole[: len(whole) // 2]
+    assert index.check_and_add(FP, "half", sketch=_sketch(half)).status == "new"
+    outcome = index.check_and_add(flip(FP, 5), "whole", sketch=_sketch(whole))
+    assert (outcome.status, outcome.match) == ("new", None)
+    assert outcome.refused is not None
+    assert outcome.refused.key == "half" and outcome.refused.distance == 1
+    assert outcome.refused.share is not None and outcome.refused.share < index.min_share
+    assert len(index) == 2
+    assert {p.key: bool(p.sketch) for p in index.pages()} == {"half": True, "whole": True}
+
+
+def test_a_copy_holding_most_of_the_text_is_dropped_with_its_share_in_the_audit_log(index):
+    whole = _article(2, 3000)
+    assert index.check_and_add(FP, "original", sketch=_sketch(whole)).status == "new"
+    copy = whole[: len(whole) * 19 // 20]  # cut a little short: all of it is held
+    outcome = index.check_and_add(flip(FP, 7, 9), "copy", sketch=_sketch(copy))
+    assert outcome.status == "duplicate" and outcome.match.key == "original"
+    assert outcome.match.share is not None and outcome.match.share >= 0.8
+    assert len(index) == 1
+    index.record_drop("copy", outcome.match)
+    (record,) = index.drops()
+    assert (record.key, record.kept_key) == ("copy", "original")
+    assert record.share == pytest.approx(outcome.match.share)
+
+
+def test_sketches_are_listed_found_and_restored_with_their_page(backend):
+    if not backend.persistent:
+        pytest.skip("restored into the same backend, reopened")
+    sketch = _sketch(_article(3, 2000))
+    with backend.open() as index:
+        index.check_and_add(FP, "a", sketch=sketch)
+        index.check_and_add(FAR, "b")  # no sketch
+        pages = list(index.pages())
+        assert [(p.key, p.sketch) for p in pages] == [("a", sketch.stored()), ("b", None)]
+        assert [p.sketch for p in index.find("a")] == [sketch.stored()]
+        assert index.forget("a") == 1 and index.forget("b") == 1
+        assert index.add_pages(pages) == 2
+        assert [(p.key, p.sketch) for p in index.pages()] == [("a", sketch.stored()), ("b", None)]
+    with backend.open() as index:
+        outcome = index.check_and_add(flip(FP, 1), "again", sketch=sketch)
+        assert (outcome.status, outcome.match.key) == ("duplicate", "a")
+        assert outcome.match.share == 1.0
+
+
+def test_a_stored_page_without_a_sketch_holds_an_unknown_share_and_is_refused(index):
+    index.check_and_add(FP, "old")  # stored before sketches
+    outcome = index.check_and_add(flip(FP, 3), "new", sketch=_sketch(_article(4, 2000)))
+    assert outcome.status == "new"
+    assert outcome.refused.key == "old" and outcome.refused.share is None

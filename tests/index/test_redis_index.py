@@ -718,7 +718,7 @@ def test_an_index_written_before_sketches_is_upgraded_by_the_command_only(uri, c
     meta = f"{{{prefix}}}:meta"
     client.hset(meta, "version", "4")
     client.hdel(meta, "sketch")
-    with pytest.raises(IndexUnavailable, match="text sketches.*scrapy-simhash upgrade --index"):
+    with pytest.raises(IndexUnavailable, match=r"text sketches.*scrapy-simhash upgrade --index"):
         open_index(uri)
     assert client.hget(meta, "version") == "4" and client.hget(meta, "sketch") is None
     with open_index(uri, upgrade=True) as index:
