@@ -792,3 +792,52 @@ def test_a_stored_page_without_a_sketch_holds_an_unknown_share_and_is_refused(in
     outcome = index.check_and_add(flip(FP, 3), "new", sketch=_sketch(_article(4, 2000)))
     assert outcome.status == "new"
     assert outcome.refused.key == "old" and outcome.refused.share is None
+
+
+def test_concurrent_copies_beside_a_refused_page_are_kept_once(backend):
+    """Two clients check two copies of one article at the same moment, both near a
+    stored page that holds too little of it (refused, so each check decides on what it
+    read before storing): exactly one copy is kept, the other is its duplicate."""
+    if not backend.persistent:
+        pytest.skip("not shared between clients")
+    import threading
+
+    rounds = 20
+    texts = [_article(100 + n, 1600) for n in range(rounds)]
+    stub = {n: _sketch(texts[n][: len(texts[n]) // 3]) for n in range(rounds)}
+    whole = {n: _sketch(texts[n]) for n in range(rounds)}
+    bases = [random.Random(n).getrandbits(64) for n in range(rounds)]
+    with backend.open() as index:
+        for n in range(rounds):
+            index.check_and_add(bases[n], f"stub-{n}", sketch=stub[n])
+    barrier = threading.Barrier(2)
+    outcomes: dict[tuple[int, int], object] = {}
+    errors: list[BaseException] = []
+
+    def client(side: int) -> None:
+        try:
+            with backend.open() as index:
+                for n in range(rounds):
+                    barrier.wait()
+                    outcomes[n, side] = index.check_and_add(
+                        flip(bases[n], 20 + side), f"copy-{n}-{side}", sketch=whole[n]
+                    )
+        except BaseException as e:
+            errors.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=client, args=(side,)) for side in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for n in range(rounds):
+        pair = [outcomes[n, side] for side in (0, 1)]
+        assert sorted(o.status for o in pair) == ["duplicate", "new"], n
+        kept = next(o for o in pair if o.status == "new")
+        assert kept.refused is not None and kept.refused.key == f"stub-{n}"
+        dropped = next(o for o in pair if o.status == "duplicate")
+        assert dropped.match.key.startswith(f"copy-{n}-") and dropped.match.share == 1.0
+    with backend.open() as index:
+        assert len(index) == 2 * rounds
