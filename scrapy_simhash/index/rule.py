@@ -153,24 +153,3 @@ def anchor_candidates(
             shared, _ = probe.anchors.shared_with(hashes)
             found.append(replace(fact, found="contained", shared=tuple(sorted(shared))))
     return found
-
-
-def container(
-    anchors: Anchors, hits: Mapping[int, Iterable[object]], stored
-) -> tuple[object, tuple[int, ...]] | None:
-    """The containment test by anchors alone, for the Redis layouts until they ask
-    :func:`decide`: *stored* maps an id to ``(order, summary)`` or ``None``. Returns
-    ``(id, shared anchors)`` of the earliest stored page passing
-    :func:`~scrapy_simhash.anchors.contained`, else ``None``."""
-    found = []
-    for page, hashes in by_anchors(hits).items():
-        info = stored(page)
-        if info is None:
-            continue
-        shared, words = anchors.shared_with(hashes)
-        if contained(len(shared), words, anchors.summary, info[1]):
-            found.append((info[0], page, shared))
-    if not found:
-        return None
-    _, page, shared = min(found, key=lambda f: f[0])
-    return page, tuple(sorted(shared))

@@ -717,3 +717,127 @@ def test_query_contained_finds_what_a_check_would_and_stores_nothing(index):
     assert (match.key, match.fingerprint, match.contained) == ("original", FP, True)
     assert index.query_contained(FAR, anchors_of(*range(20, 28))) is None
     assert len(index) == 1
+
+
+# -- the share check: a drop confirmed by the share of the page's text the kept one holds --
+
+
+def _article(seed: int, words: int) -> str:
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return " ".join(
+        "".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(words)
+    )
+
+
+def _sketch(text: str):
+    from scrapy_simhash.analysis.fingerprint import Fingerprinter
+    from scrapy_simhash.dedup import Analyser
+
+    sketch = Analyser(Fingerprinter(), anchors=0).analyse(text).sketch
+    assert sketch is not None
+    return sketch
+
+
+def test_a_near_page_holding_too_little_of_the_text_is_kept_and_told_refused(index):
+    # The stored page is half of the new one: near by fingerprint (set here), but
+    # dropping the new page would lose the other half of its text.
+    whole = _article(1, 3000)
+    half = whole[: len(whole) // 2]
+    assert index.check_and_add(FP, "half", sketch=_sketch(half)).status == "new"
+    outcome = index.check_and_add(flip(FP, 5), "whole", sketch=_sketch(whole))
+    assert (outcome.status, outcome.match) == ("new", None)
+    assert outcome.refused is not None
+    assert outcome.refused.key == "half" and outcome.refused.distance == 1
+    assert outcome.refused.share is not None and outcome.refused.share < index.min_share
+    assert len(index) == 2
+    assert {p.key: bool(p.sketch) for p in index.pages()} == {"half": True, "whole": True}
+
+
+def test_a_copy_holding_most_of_the_text_is_dropped_with_its_share_in_the_audit_log(index):
+    whole = _article(2, 3000)
+    assert index.check_and_add(FP, "original", sketch=_sketch(whole)).status == "new"
+    copy = whole[: len(whole) * 19 // 20]  # cut a little short: all of it is held
+    outcome = index.check_and_add(flip(FP, 7, 9), "copy", sketch=_sketch(copy))
+    assert outcome.status == "duplicate" and outcome.match.key == "original"
+    assert outcome.match.share is not None and outcome.match.share >= 0.8
+    assert len(index) == 1
+    index.record_drop("copy", outcome.match)
+    (record,) = index.drops()
+    assert (record.key, record.kept_key) == ("copy", "original")
+    assert record.share == pytest.approx(outcome.match.share)
+
+
+def test_sketches_are_listed_found_and_restored_with_their_page(backend):
+    if not backend.persistent:
+        pytest.skip("restored into the same backend, reopened")
+    sketch = _sketch(_article(3, 2000))
+    with backend.open() as index:
+        index.check_and_add(FP, "a", sketch=sketch)
+        index.check_and_add(FAR, "b")  # no sketch
+        pages = list(index.pages())
+        assert [(p.key, p.sketch) for p in pages] == [("a", sketch.stored()), ("b", None)]
+        assert [p.sketch for p in index.find("a")] == [sketch.stored()]
+        assert index.forget("a") == 1 and index.forget("b") == 1
+        assert index.add_pages(pages) == 2
+        assert [(p.key, p.sketch) for p in index.pages()] == [("a", sketch.stored()), ("b", None)]
+    with backend.open() as index:
+        outcome = index.check_and_add(flip(FP, 1), "again", sketch=sketch)
+        assert (outcome.status, outcome.match.key) == ("duplicate", "a")
+        assert outcome.match.share == 1.0
+
+
+def test_a_stored_page_without_a_sketch_holds_an_unknown_share_and_is_refused(index):
+    index.check_and_add(FP, "old")  # stored before sketches
+    outcome = index.check_and_add(flip(FP, 3), "new", sketch=_sketch(_article(4, 2000)))
+    assert outcome.status == "new"
+    assert outcome.refused.key == "old" and outcome.refused.share is None
+
+
+def test_concurrent_copies_beside_a_refused_page_are_kept_once(backend):
+    """Two clients check two copies of one article at the same moment, both near a
+    stored page that holds too little of it (refused, so each check decides on what it
+    read before storing): exactly one copy is kept, the other is its duplicate."""
+    if not backend.persistent:
+        pytest.skip("not shared between clients")
+    import threading
+
+    rounds = 20
+    texts = [_article(100 + n, 1600) for n in range(rounds)]
+    stub = {n: _sketch(texts[n][: len(texts[n]) // 3]) for n in range(rounds)}
+    whole = {n: _sketch(texts[n]) for n in range(rounds)}
+    bases = [random.Random(n).getrandbits(64) for n in range(rounds)]
+    with backend.open() as index:
+        for n in range(rounds):
+            index.check_and_add(bases[n], f"stub-{n}", sketch=stub[n])
+    barrier = threading.Barrier(2)
+    outcomes: dict[tuple[int, int], object] = {}
+    errors: list[BaseException] = []
+
+    def client(side: int) -> None:
+        try:
+            with backend.open() as index:
+                for n in range(rounds):
+                    barrier.wait()
+                    outcomes[n, side] = index.check_and_add(
+                        flip(bases[n], 20 + side), f"copy-{n}-{side}", sketch=whole[n]
+                    )
+        except BaseException as e:
+            errors.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=client, args=(side,)) for side in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for n in range(rounds):
+        pair = [outcomes[n, side] for side in (0, 1)]
+        assert sorted(o.status for o in pair) == ["duplicate", "new"], n
+        kept = next(o for o in pair if o.status == "new")
+        assert kept.refused is not None and kept.refused.key == f"stub-{n}"
+        dropped = next(o for o in pair if o.status == "duplicate")
+        assert dropped.match.key.startswith(f"copy-{n}-") and dropped.match.share == 1.0
+    with backend.open() as index:
+        assert len(index) == 2 * rounds

@@ -172,7 +172,8 @@ def test_a_check_sweeps_a_bounded_batch_and_expired_pages_never_match(redis_serv
         )
         assert len(index) == expired + 2 - SWEEP_BATCH, "one batch swept, no more"
         assert "hscan" not in calls and "hgetall" not in calls
-        assert sum(calls.values()) < 20 * SWEEP_BATCH, calls
+        # About 20 commands a page removed (its tables, records, anchors and sketch).
+        assert sum(calls.values()) < 22 * SWEEP_BATCH, calls
         # The next checks go on with the backlog, a batch each.
         for i, fp in enumerate(far_apart(4, start=99)):
             assert index.check_and_add(fp, f"m{i}").match is None

@@ -34,6 +34,7 @@ from scrapy_simhash.exceptions import (
     UnsupportedIndexURI,
 )
 from scrapy_simhash.index.base import StoredPage
+from scrapy_simhash.sketch import SKETCH_FORMAT
 
 redis = import_redis()
 
@@ -94,7 +95,8 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
     [
         ("2", "export it with the scrapy-simhash that built it"),
         ("3", "scrapy-simhash upgrade --index"),
-        ("5", "upgrade scrapy-simhash"),
+        ("4", "written before text sketches.*scrapy-simhash upgrade --index"),
+        ("6", "upgrade scrapy-simhash"),
     ],
 )
 def test_another_layout_version_is_refused_and_left_untouched(uri, client, prefix, version, says):
@@ -702,6 +704,28 @@ def test_an_index_written_before_anchors_is_upgraded_by_the_command_only(uri, cl
     assert client.hget(meta, "version") == "3"
     with open_index(uri, upgrade=True) as index:
         assert [page.key for page in index.pages()] == ["a"]
-    assert client.hget(meta, "version") == "4"
+    assert client.hget(meta, "version") == "5"
     assert client.hget(meta, "anchors") == ANCHORS_FORMAT
+    assert client.hget(meta, "sketch") == SKETCH_FORMAT
     open_index(uri).close()
+
+
+def test_an_index_written_before_sketches_is_upgraded_by_the_command_only(uri, client, prefix):
+    """Layout 4 (no sketches): refused, left untouched, until ``scrapy-simhash upgrade``
+    adds the sketches' format; its pages are kept, with no sketch (an unknown share)."""
+    with open_index(uri) as index:
+        index.check_and_add(FP, "a")
+    meta = f"{{{prefix}}}:meta"
+    client.hset(meta, "version", "4")
+    client.hdel(meta, "sketch")
+    with pytest.raises(IndexUnavailable, match=r"text sketches.*scrapy-simhash upgrade --index"):
+        open_index(uri)
+    assert client.hget(meta, "version") == "4" and client.hget(meta, "sketch") is None
+    with open_index(uri, upgrade=True) as index:
+        assert [page.key for page in index.pages()] == ["a"]
+    assert client.hget(meta, "version") == "5"
+    assert client.hget(meta, "sketch") == SKETCH_FORMAT
+    open_index(uri).close()
+    client.hset(meta, "sketch", "another")
+    with pytest.raises(IndexParameterMismatch, match="text sketches of the format 'another'"):
+        open_index(uri)

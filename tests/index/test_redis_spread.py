@@ -389,3 +389,30 @@ def test_a_copy_met_in_the_slot_of_one_shared_anchor_is_decided_there(uri):
         assert all(dead in "".join(index._client.hgetall(s).values()) for s in slots)
         index.compact()
         assert not any(dead in "".join(index._client.hgetall(s).values()) for s in slots)
+
+
+def test_an_index_written_before_sketches_is_upgraded_by_the_command_only(redis_cluster, uri):
+    """Layout 2 (no sketches): refused, left untouched, until ``scrapy-simhash upgrade``
+    adds the sketches' format; its pages are kept."""
+    import redis
+
+    from scrapy_simhash.sketch import SKETCH_FORMAT
+
+    with open_index(uri) as index:
+        assert index.check_and_add(FP, "a").status == "new"
+        meta = index.keys.meta
+    port = redis_cluster.ports[0]
+    client = redis.RedisCluster(host="127.0.0.1", port=port, decode_responses=True)
+    try:
+        client.hset(meta, "version", "2")
+        client.hdel(meta, "sketch")
+        says = r"text sketches.*scrapy-simhash upgrade --index"
+        with pytest.raises(IndexUnavailable, match=says):
+            open_index(uri)
+        assert client.hget(meta, "version") == "2" and client.hget(meta, "sketch") is None
+        with open_index(uri, upgrade=True) as index:
+            assert [page.key for page in index.pages()] == ["a"]
+        assert (client.hget(meta, "version"), client.hget(meta, "sketch")) == ("3", SKETCH_FORMAT)
+        open_index(uri).close()
+    finally:
+        client.close()

@@ -9,16 +9,15 @@ maintenance (the audit log, listing, expiry) in
 own, and the server must never evict them (``maxmemory-policy noeviction``, checked at
 open and every minute by a crawl's checks; see :meth:`RedisIndex._check_eviction`).
 
-**Atomicity.** ``check_and_add`` is one Lua script (sent with EVALSHA, loaded again after
-a NOSCRIPT reply when the server restarted or its scripts were flushed): it probes every
-table, checks the distances and inserts only when nothing is near, while no other client's
-command runs. Of two hosts seeing near-duplicate pages at the same moment, one keeps its
-page and the other gets it as the match. The entry under the checked key itself is
-preferred (unchanged); else, of equally near stored pages, the earliest stored (smallest
-sequence number), as in every backend. A page with nothing near replaces what its key
-stored in the same script. The script also puts the matched fingerprint's bits back in
-order and returns its stored record: a check is one round trip (two when its key stored
-another fingerprint, see :mod:`~scrapy_simhash.index.redis.scripts`).
+**Atomicity.** ``check_and_add`` runs one Lua script (sent with EVALSHA, loaded again after
+a NOSCRIPT reply when the server restarted or its scripts were flushed) that reads the
+candidates (probing every table, putting the stored fingerprints' bits back in order) and
+stores the page only when what it reads is what the verdict was made on: the verdict is
+:func:`~scrapy_simhash.index.rule.decide`'s, asked in Python, as in every backend (see
+:mod:`~scrapy_simhash.index.redis.check`). Of two hosts seeing near-duplicate pages at the
+same moment, one keeps its page and the other gets it as the match. A page with no
+candidate at all is stored by the first run (one round trip, as a duplicate); one that
+looked alike but was kept takes two (three when its key stored another fingerprint).
 
 **Redis Cluster** (``?cluster=true``): the braces make ``prefix`` a hash tag, so every key
 of one index lives in one slot, and the script stays atomic across all clients. The price:
@@ -45,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from ...anchors import ANCHORS_FORMAT, MAX_ANCHOR_PAGES, Anchors
+from ...anchors import ANCHORS_FORMAT
 from ...exceptions import (
     ConfigurationError,
     IndexCorrupt,
@@ -53,6 +52,7 @@ from ...exceptions import (
     IndexUnavailable,
     NotAnIndex,
 )
+from ...sketch import SKETCH_FORMAT
 from ..base import (
     IndexParameters,
     Match,
@@ -60,11 +60,12 @@ from ..base import (
     RequestedParameters,
     check_anchors_format,
     check_layout_version,
+    check_sketch_format,
     nearest,
     storable_key,
     stored_parameters,
 )
-from ..rule import container
+from .check import RedisCheck
 from .guards import RedisServer
 from .layout import (
     DEFAULT_BUCKET_BITS,
@@ -72,16 +73,16 @@ from .layout import (
     FORMAT,
     LAYOUT_VERSION,
     PRE_ANCHORS_VERSION,
+    PRE_SKETCH_VERSION,
     hex64,
-    parse_member,
     record_tail,
     records,
     table_layouts,
 )
-from .maintenance import SWEEP_BATCH, RedisMaintenance, page_anchors
+from .maintenance import SWEEP_BATCH, RedisMaintenance
 from .scripts import (
     ADD_EXACT_IF_NEW,
-    ADD_IF_NEW,
+    CHECK,
     CREATE_META,
     REMOVE,
     REMOVE_EXACT,
@@ -103,7 +104,7 @@ _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
 RECONNECT_PAUSE = 1.0
 
 
-class RedisIndex(RedisMaintenance, RedisServer):
+class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
     """A near-duplicate index in a Redis server, shared by every process that opens it.
 
     *client* is a ``redis.Redis`` (or ``redis.RedisCluster``) created with
@@ -167,6 +168,7 @@ class RedisIndex(RedisMaintenance, RedisServer):
         self._keys_key = f"{self._tag}:keys"
         self._anchors_key = f"{self._tag}:anchors"
         self._page_anchors_key = f"{self._tag}:pa"
+        self._sketches_key = f"{self._tag}:sk"
         self._store = client.register_script(STORE)
         self._remove = client.register_script(REMOVE)
         self._add_exact = client.register_script(ADD_EXACT_IF_NEW)
@@ -191,7 +193,8 @@ class RedisIndex(RedisMaintenance, RedisServer):
             self._layouts = table_layouts(self.parameters, self.bucket_bits)
             self._key_masks = [((1 << 64) - 1) ^ layout.rest_mask for layout in self._layouts]
             layouts = "{" + ", ".join(layout.lua() for layout in self._layouts) + "}"
-            self._add_if_new = client.register_script(ADD_IF_NEW.replace("--LAYOUTS--", layouts))
+            self._check_script = client.register_script(CHECK.replace("--LAYOUTS--", layouts))
+            self._read = None
             self._check_persistence()
             self._next_sweep = 0.0
             self._last_seq = 0
@@ -240,6 +243,7 @@ class RedisIndex(RedisMaintenance, RedisServer):
             "bucket_bits": str(bits),
             "created_at": repr(time.time()),
             "anchors": ANCHORS_FORMAT,
+            "sketch": SKETCH_FORMAT,
         }
         args = [x for item in fields.items() for x in item]
         reply = self._create_meta(keys=[self._meta_key], args=args)
@@ -258,11 +262,12 @@ class RedisIndex(RedisMaintenance, RedisServer):
                 "cluster=true&spread=true in SIMHASH_INDEX_URI"
             )
         version = int(meta.get("version", "0"))
-        if version == PRE_ANCHORS_VERSION:
-            meta = self._add_anchors(meta)
+        if version in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION):
+            meta = self._upgrade(meta, version)
             version = LAYOUT_VERSION
         check_layout_version(version, LAYOUT_VERSION, self.location, "layout version")
         check_anchors_format(meta.get("anchors"), self.location)
+        check_sketch_format(meta.get("sketch"), self.location)
         stored = stored_parameters(meta, self.location, self._meta_key)
         try:
             self.bucket_bits = int(meta["bucket_bits"])
@@ -270,26 +275,29 @@ class RedisIndex(RedisMaintenance, RedisServer):
             stored_parameters({}, self.location, self._meta_key)  # raises IndexCorrupt
         return stored
 
-    def _add_anchors(self, meta: dict[str, str]) -> dict[str, str]:
-        """Upgrade an index written before paragraph anchors when asked to (its pages
-        keep none: they are found by distance only), else refuse it naming the command."""
+    def _upgrade(self, meta: dict[str, str], version: int) -> dict[str, str]:
+        """Upgrade an index written before paragraph anchors or before text sketches when
+        asked to (its pages keep none: they are found by distance only, and hold an
+        unknown share of a page's text), else refuse it naming the command."""
         if not self._upgrade_anchors:
+            missing = "paragraph anchors" if version == PRE_ANCHORS_VERSION else "text sketches"
             raise IndexUnavailable(
-                f"The index at {self.location} has layout version {PRE_ANCHORS_VERSION}, "
-                f"written before paragraph anchors (this scrapy-simhash writes version "
-                f"{LAYOUT_VERSION}); it was left untouched. Upgrade it (its pages are kept, "
-                "and found by distance only) with: scrapy-simhash upgrade --index URI"
+                f"The index at {self.location} has layout version {version}, written before "
+                f"{missing} (this scrapy-simhash writes version {LAYOUT_VERSION}); it was "
+                "left untouched. Upgrade it (its pages are kept; a page that looks like one "
+                "of them is kept too, as the share of its text they hold is unknown) with: "
+                f"scrapy-simhash upgrade --index {self.location}"
             )
+        added = {"version": str(LAYOUT_VERSION), "sketch": SKETCH_FORMAT}
+        if version == PRE_ANCHORS_VERSION:
+            added["anchors"] = ANCHORS_FORMAT
         with self._errors("upgrade"):
-            self._client.hset(
-                self._meta_key,
-                mapping={"version": str(LAYOUT_VERSION), "anchors": ANCHORS_FORMAT},
-            )
+            self._client.hset(self._meta_key, mapping=added)
         logger.warning(
-            "Upgraded the index at %s to layout version %d (paragraph anchors, %s)",
-            self.location, LAYOUT_VERSION, ANCHORS_FORMAT,
+            "Upgraded the index at %s to layout version %d (paragraph anchors %s, sketches %s)",
+            self.location, LAYOUT_VERSION, ANCHORS_FORMAT, SKETCH_FORMAT,
         )  # fmt: skip
-        return {**meta, "version": str(LAYOUT_VERSION), "anchors": ANCHORS_FORMAT}
+        return {**meta, **added}
 
     # -- keys and members --------------------------------------------------------------
 
@@ -345,82 +353,6 @@ class RedisIndex(RedisMaintenance, RedisServer):
 
     # -- the index ---------------------------------------------------------------------
 
-    def _old_fingerprints(self, listed: str) -> tuple[list[str], list[object]]:
-        """The set keys (KEYS) and the count, hex and members (ARGV) of the fingerprints
-        listed under a key in the keys hash (*listed*, as read), for the scripts."""
-        fingerprints = sorted(
-            {value for exact, _, value in map(parse_member, json.loads(listed)) if not exact}
-        )
-        keys: list[str] = []
-        args: list[object] = [len(fingerprints)]
-        for value in fingerprints:
-            table_keys, members = self._table_keys(int(value, 16))
-            keys += table_keys
-            args += [value, *members]
-        return keys, args
-
-    def _run_check(self, script, keys: list[str], args: list[object], after: list[object]):
-        """Run a check script, again with the fingerprints stored under its key when it
-        answers that they changed (``{-3, listed}``): see redis_scripts."""
-        expected = ""
-        for _ in range(100):
-            old_keys, old_args = self._old_fingerprints(expected) if expected else ([], [0])
-            with self._errors("add"):
-                reply = script(keys=[*keys, *old_keys], args=[*args, expected, *after, *old_args])
-            status = int(reply[0])
-            if status == -1:
-                raise self._vanished()
-            if status == -2:
-                raise IndexCorrupt(
-                    f"The index at {self.location} lists fingerprint {reply[1]} but not in "
-                    f"{self._fp_key}; another program changed its keys. Restore it from a "
-                    "backup (scrapy-simhash export/import) or choose another prefix"
-                )
-            if status != -3:
-                return reply
-            expected = reply[1]
-        raise IndexUnavailable(
-            f"The index at {self.location}: the entries under one key kept changing while it "
-            "was checked (100 attempts); another client is rewriting it"
-        )
-
-    def check_and_add(
-        self, fingerprint: int, key: str, anchors: Anchors | None = None, sketch=None
-    ) -> Outcome:
-        key = storable_key(key)
-        self._recheck_eviction()
-        self._sweep_if_due()
-        keys, members = self._script_keys(fingerprint)
-        args: list[object] = [self.max_distance]
-        for member, mask in zip(members, self._key_masks, strict=True):
-            key_part = fingerprint & mask
-            args += (member, key_part >> 32, key_part & 0xFFFF_FFFF)
-        added_at = repr(time.time())
-        args += [hex64(fingerprint), record_tail(key, float(added_at)), added_at]
-        args += [self._cutoff(), key]
-        keys += [self._meta_key, self._keys_key, self._exact_key]
-        probe = (
-            json.dumps([anchors.words, anchors.cover, list(anchors.hashes), list(anchors.sizes)])
-            if anchors
-            else ""
-        )
-        reply = self._run_check(self._add_if_new, keys, args, [probe])
-        if int(reply[0]) == 0:
-            self._check_seq(int(reply[1]))
-            return Outcome("changed" if int(reply[2]) else "new")
-        if int(reply[0]) == 2:  # contained
-            found, value, seq = int(reply[1], 16), reply[2], int(reply[3])
-            (stored_key, stored_at) = next((k, at) for s, k, at in records(value) if s == seq)
-            shared = tuple(sorted(json.loads(reply[4])))
-            distance = (fingerprint ^ found).bit_count()
-            return Outcome("duplicate", Match(stored_key, found, distance, stored_at, shared))
-        found, value, distance, seq = int(reply[1], 16), reply[2], int(reply[3]), int(reply[4])
-        (stored_key, stored_at) = next((k, at) for s, k, at in records(value) if s == seq)
-        if distance == 0 and stored_key == key and stored_at == float(added_at):
-            return Outcome("new")  # a call retried after a timeout found its own insert
-        match = Match(stored_key, found, distance, stored_at)
-        return Outcome("unchanged" if int(reply[5]) else "duplicate", match)
-
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)
         cutoff = None if self.ttl is None else time.time() - self.ttl
@@ -447,37 +379,6 @@ class RedisIndex(RedisMaintenance, RedisServer):
                     if cutoff is None or at >= cutoff:
                         matches.append((distance, seq, Match(stored_key, fp, distance, at)))
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
-
-    def query_contained(self, fingerprint: int, anchors: Anchors, sketch=None) -> Match | None:
-        """As the add script's containment test, read without it (nothing is stored)."""
-        if not anchors:
-            return None
-        cutoff = None if self.ttl is None else time.time() - self.ttl
-        with self._errors("query"):
-            values = self._client.hmget(self._anchors_key, [str(h) for h in anchors.hashes])
-            hits = {
-                h: [int(s) for s in value.split("|")[1].split(",")]
-                for h, value in zip(anchors.hashes, values, strict=True)
-                if value and int(value.split("|")[0]) <= MAX_ANCHOR_PAGES
-            }
-            seqs = sorted({s for pages in hits.values() for s in pages})
-            stored = (
-                self._client.hmget(self._page_anchors_key, [str(s) for s in seqs]) if seqs else []
-            )
-            pages = {s: page_anchors(v) for s, v in zip(seqs, stored, strict=True) if v}
-            hexes = {s: json.loads(v)[0] for s, v in zip(seqs, stored, strict=True) if v}
-            found = container(
-                anchors, hits, lambda s: (s, pages[s].summary) if s in pages else None
-            )
-            if found is None:
-                return None
-            seq, shared = found
-            value = self._client.hget(self._fp_key, hexes[seq])
-        for record_seq, stored_key, at in records(value or "[]"):
-            if record_seq == seq and (cutoff is None or at >= cutoff):
-                other = int(hexes[seq], 16)
-                return Match(stored_key, other, (fingerprint ^ other).bit_count(), at, shared)
-        return None
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         key = storable_key(key)

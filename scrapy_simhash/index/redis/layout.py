@@ -17,13 +17,16 @@ Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``)::
                                         read one field
     {simhash}:drops             stream  the audit log (key, kept, distance, exact, at, and
                                         unchanged=1 for a page unchanged since stored,
-                                        shared=<n> for a page dropped as contained)
+                                        shared=<n> for a page dropped as contained,
+                                        share=<f> the share of its text the kept one holds)
     {simhash}:anchors           hash    paragraph anchor (decimal) -> "<count>|<seq>,<seq>":
                                         how many stored pages hold it, and the sequence
                                         numbers of the first MAX_ANCHOR_PAGES + 1 of them
                                         (an anchor on more pages is boilerplate)
     {simhash}:pa                hash    seq -> [hex, words, cover, anchor, ...]: a page's
                                         anchors (see scrapy_simhash.anchors), removed with it
+    {simhash}:sk                hash    seq -> the page's sketch (scrapy_simhash.sketch,
+                                        Sketch.pack in hex), removed with it
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are
 rearranged so that the table's key comes first (see :mod:`scrapy_simhash.index.blocks`). The
@@ -47,10 +50,12 @@ from ..blocks import BlockPlan
 FORMAT = "scrapy-simhash"
 #: Bumped with every change of the key layout above (2: the order of pages; 3: the keys
 #: hash, and order members that start with their kind; 4: paragraph anchors, and the
-#: anchors' format in the meta hash).
-LAYOUT_VERSION = 4
+#: anchors' format in the meta hash; 5: text sketches, and their format in the meta hash).
+LAYOUT_VERSION = 5
 #: The layout before the anchors: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_ANCHORS_VERSION = 3
+#: The layout before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_SKETCH_VERSION = 4
 DEFAULT_PREFIX = "simhash"
 DEFAULT_BUCKET_BITS = 16
 #: Members must be exact Lua numbers (doubles): at most 52 bits.

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ...anchors import Anchors
+from ...sketch import Sketch
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .layout import hex64, parse_member, record_tail, records
 
@@ -35,6 +36,16 @@ def page_anchors(value: str | None) -> Anchors | None:
     return Anchors(tuple(hashes), (), words, cover)
 
 
+def packed_sketch(sketch: Sketch | None) -> str:
+    """A sketch as ``{prefix}:sk`` stores it: :meth:`Sketch.pack` in hex (``''``: none)."""
+    return sketch.pack().hex() if sketch else ""
+
+
+def stored_sketch(value: str | None) -> Sketch | None:
+    """:func:`packed_sketch` read back."""
+    return Sketch.unpack(bytes.fromhex(value)) if value else None
+
+
 class RedisMaintenance:
     """The maintenance half of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
 
@@ -48,6 +59,7 @@ class RedisMaintenance:
         _order_key: str
         _keys_key: str
         _page_anchors_key: str
+        _sketches_key: str
         _meta_key: str
         _counters_key: str
         _next_sweep: float
@@ -77,6 +89,8 @@ class RedisMaintenance:
             fields["unchanged"] = 1
         if match.shared:
             fields["shared"] = len(match.shared)
+        if match.share is not None:
+            fields["share"] = repr(float(match.share))
         with self._errors("record a drop"):
             self._client.xadd(self._drops_key, fields)
 
@@ -95,6 +109,7 @@ class RedisMaintenance:
                     float(fields["at"]),
                     fields.get("unchanged") == "1",
                     int(fields.get("shared", 0)),
+                    float(fields["share"]) if "share" in fields else None,
                 )
                 if since is None or record.at >= since:
                     yield record
@@ -126,8 +141,8 @@ class RedisMaintenance:
         self, members: list[str], *, with_anchors: bool = True
     ) -> Iterator[tuple[int, StoredPage]]:
         """The stored pages named by members of the order (skipping ones just removed),
-        with their anchors unless *with_anchors* is false (to remove them: the scripts
-        remove the anchors with their page)."""
+        with their anchors and sketches unless *with_anchors* is false (to remove them:
+        the scripts remove both with their page)."""
         if not members:
             return
         parsed = [(seq, exact, value) for exact, seq, value in map(parse_member, members)]
@@ -138,9 +153,11 @@ class RedisMaintenance:
                 pipe.hget(self._exact_key if exact else self._fp_key, value)
             if seqs:
                 pipe.hmget(self._page_anchors_key, seqs)  # one command for the batch
+                pipe.hmget(self._sketches_key, seqs)
             values = pipe.execute()
-        held = values[-1] if seqs else []
+        held, sketched = values[-2:] if seqs else ([], [])
         anchors = {int(s): page_anchors(v) for s, v in zip(seqs, held, strict=True)}
+        sketches = {int(s): stored_sketch(v) for s, v in zip(seqs, sketched, strict=True)}
         values = values[: len(parsed)]
         for (seq, exact, hex_value), stored in zip(parsed, values, strict=True):
             if stored is None:
@@ -152,7 +169,10 @@ class RedisMaintenance:
                 continue
             for record_seq, key, at in records(stored):
                 if record_seq == seq:
-                    yield seq, StoredPage(key, int(hex_value, 16), at, anchors=anchors.get(seq))
+                    yield seq, StoredPage(
+                        key, int(hex_value, 16), at,
+                        anchors=anchors.get(seq), sketch=sketches.get(seq),
+                    )  # fmt: skip
 
     def pages(self) -> Iterator[StoredPage]:
         low = "-inf" if self.ttl is None else repr(time.time() - self.ttl)
@@ -207,6 +227,7 @@ class RedisMaintenance:
                     args.append(repr(float(page.added_at)))
                     a = page.anchors
                     args.append(json.dumps([a.words, a.cover, list(a.hashes)]) if a else "")
+                    args.append(packed_sketch(page.sketch))
                     self._store(
                         keys=[*keys, self._meta_key, self._keys_key], args=args, client=pipe
                     )

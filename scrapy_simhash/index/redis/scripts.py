@@ -17,7 +17,7 @@ one round trip, two when its key stored another fingerprint.
 
 from __future__ import annotations
 
-from ...anchors import MAX_ANCHOR_PAGES, MIN_COVER, MIN_SHARE, MIN_SHARED
+from ...anchors import MAX_ANCHOR_PAGES
 
 # Shared functions. replace(): remove every entry listed under `key` in the keys hash.
 # ARGV[base] = m, then per old fingerprint j: its hex and its n members; its n set keys
@@ -48,6 +48,17 @@ local function drop_anchors(seq)
     end
   end
   redis.call('HDEL', pages, s)
+end
+-- Remove the sketch of page seq, and its anchors (see redis_layout).
+local function drop_page(seq)
+  redis.call('HDEL', ANCHOR_TAG .. 'sk', string.format('%.0f', seq))
+  drop_anchors(seq)
+end
+-- Store the sketch (packed, in hex; '' for none) of page seq.
+local function add_sketch(seq, sketch)
+  if sketch and sketch ~= '' then
+    redis.call('HSET', ANCHOR_TAG .. 'sk', string.format('%.0f', seq), sketch)
+  end
 end
 -- Store the anchors (decoded from the JSON [words, cover, [hashes], ...]) of page seq.
 local function add_anchors(seq, hex, a)
@@ -106,7 +117,7 @@ local function replace(keys_hash, fp_hash, exact_hash, counters, order, key, n, 
         for _, r in ipairs(cjson.decode(v)) do
           if r[1] == seq then gone = gone + 1 else keep[#keep + 1] = r end
         end
-        if gone > 0 then drop_anchors(seq) end
+        if gone > 0 then drop_page(seq) end
         if gone > 0 and #keep == 0 then
           local j = given[hex]
           if not j then return nil, hex end
@@ -174,11 +185,22 @@ local function rebuild(t, r)
 end
 """
 
-# Probe every table; of the stored pages within max_distance, return the one stored under
-# the checked key if any (unchanged), else the nearest (of equally near ones the earliest
-# stored, the smallest sequence number): {1, hex, its records, distance, seq, own (0/1)}.
-# With none, replace what the key stored and insert: {0, seq, replaced}. Records stored
-# before the cutoff (the ttl) are neither returned nor counted as near.
+# The check: read the candidates of a page, and store it when the caller, having decided
+# on what an earlier call read (scrapy_simhash.index.rule.decide), says so. Nothing here
+# decides which stored page a page repeats: the script reads, and writes only when what it
+# reads is what the caller's decision was made on.
+#
+# It reads the records within max_distance (not stored before the cutoff, the ttl) and,
+# with anchors given, the anchors' entries that are not boilerplate and the pages they
+# list: its *state*, whose SHA-1 is its token. With no token given and nothing read (no
+# candidate at all: every verdict stores the page), or with the token given equal to the
+# state's, it replaces what the key stored and inserts: {0, seq, replaced}. Else it
+# writes nothing and returns what it read: {3, token, state (JSON [near, hits, pages]),
+# sketches (JSON [seq, packed sketch in hex, ...])}, where near = [[distance, hex,
+# [[seq, key, "added_at"], ...]], ...] by hex, hits = [[anchor, "seq,seq,..."], ...],
+# pages = [[seq, its anchors' value in {prefix}:pa, its fingerprint's records], ...].
+# A token of '-' never writes (a query). The state changes whenever a page is stored
+# near, or sharing an anchor, so that a decision is never stored on a stale read.
 # LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
 # outside the key) and where each block of the rest goes: {position in rest, width, shift
 # in the fingerprint}.
@@ -187,12 +209,9 @@ end
 # ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
 #       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
 #       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
-#       [words, cover, [hashes], [sizes]], or ''), then the old fingerprints (m, and per
-#       fingerprint its hex and n members).
-# With nothing near and anchors given, the earliest stored page of another key that passes
-# the containment test (scrapy_simhash.anchors.contained) is the match:
-# {2, hex, its records, seq, shared anchors (JSON)}.
-ADD_IF_NEW = (
+#       [words, cover, [hashes], [sizes]], or ''), its packed sketch in hex (or ''),
+#       token, then the old fingerprints (m, and per fingerprint its hex and n members).
+CHECK = (
     _FUNCTIONS
     + """
 local LAYOUTS = --LAYOUTS--
@@ -204,9 +223,7 @@ local cutoff = tonumber(ARGV[3 * n + 5])
 local key = ARGV[3 * n + 6]
 """
     + SCAN
-    + """local function better(a, d, seq) return not a or d < a[1] or (d == a[1] and seq < a[4]) end
-local best, own
-local seen = {}
+    + """local found, seen, seqs = {}, {}, {}
 for i = 1, #near do
   local c = near[i]
   local hex = rebuild(c[2], c[3])
@@ -214,63 +231,64 @@ for i = 1, #near do
     seen[hex] = true
     local value = redis.call('HGET', KEYS[n + 1], hex)
     if not value then return {-2, hex} end
+    local keep = {}
     for _, r in ipairs(cjson.decode(value)) do
       if not cutoff or tonumber(r[3]) >= cutoff then
-        if better(best, c[1], r[1]) then best = {c[1], hex, value, r[1]} end
-        if r[2] == key and better(own, c[1], r[1]) then own = {c[1], hex, value, r[1]} end
+        keep[#keep + 1] = r
+        seqs[#seqs + 1] = string.format('%.0f', r[1])
       end
+    end
+    if #keep > 0 then found[#found + 1] = {c[1], hex, keep} end
+  end
+end
+table.sort(found, function(a, b) return a[2] < b[2] end)
+local hits, pages = {}, {}
+local anchors = ARGV[3 * n + 8] ~= '' and cjson.decode(ARGV[3 * n + 8]) or nil
+if anchors then
+  local counts, held = ANCHOR_TAG .. 'anchors', ANCHOR_TAG .. 'pa'
+  local listed, order = {}, {}
+  for _, h in ipairs(anchors[3]) do
+    local f = string.format('%.0f', h)
+    local v = redis.call('HGET', counts, f)
+    if v then
+      local count, on = string.match(v, '^(%d+)|(.*)$')
+      if tonumber(count) <= --MAX_ANCHOR_PAGES-- then
+        hits[#hits + 1] = {f, on}
+        for s in string.gmatch(on, '%d+') do
+          if not listed[s] then listed[s] = true; order[#order + 1] = tonumber(s) end
+        end
+      end
+    end
+  end
+  table.sort(order)
+  for _, seq in ipairs(order) do
+    local s = string.format('%.0f', seq)
+    local p = redis.call('HGET', held, s)
+    if p then
+      pages[#pages + 1] = {s, p, redis.call('HGET', KEYS[n + 1], cjson.decode(p)[1]) or ''}
+      seqs[#seqs + 1] = s
     end
   end
 end
-if own then return {1, own[2], own[3], own[1], own[4], 1} end
-if best then return {1, best[2], best[3], best[1], best[4], 0} end
-local anchors = ARGV[3 * n + 8] ~= '' and cjson.decode(ARGV[3 * n + 8]) or nil
-if anchors then
-  local counts, pages = ANCHOR_TAG .. 'anchors', ANCHOR_TAG .. 'pa'
-  local shared = {}
-  for i, h in ipairs(anchors[3]) do
-    local v = redis.call('HGET', counts, string.format('%.0f', h))
-    if v then
-      local count, listed = string.match(v, '^(%d+)|(.*)$')
-      if tonumber(count) <= --MAX_ANCHOR_PAGES-- then
-        for s in string.gmatch(listed, '%d+') do
-          local e = shared[s] or {0, 0, {}}
-          e[1], e[2] = e[1] + 1, e[2] + anchors[4][i]
-          e[3][#e[3] + 1] = h
-          shared[s] = e
-        end
+local token = ARGV[3 * n + 10]
+if token ~= '' or #found > 0 or #hits > 0 then
+  local state = cjson.encode({found, hits, pages})
+  local mine = redis.sha1hex(state)
+  if token ~= mine then
+    local sketches = {}
+    if #seqs > 0 then
+      local values = redis.call('HMGET', ANCHOR_TAG .. 'sk', unpack(seqs))
+      for i, s in ipairs(seqs) do
+        if values[i] then sketches[#sketches + 1] = s; sketches[#sketches + 1] = values[i] end
       end
     end
+    return {3, mine, state, cjson.encode(sketches)}
   end
-  -- Whether the page of summary {anchors, words, cover} is contained in the other, by
-  -- the shared anchors e = {count, words} (scrapy_simhash.anchors.contained).
-  local function inside(e, page)
-    return e[1] >= --MIN_SHARE-- * page[1] and e[2] >= --MIN_SHARE-- * page[2]
-      and e[2] * page[3] >= --MIN_COVER-- * 1000 * page[2]
-  end
-  local mine, found = {#anchors[3], anchors[1], anchors[2]}
-  for s, e in pairs(shared) do
-    local seq = tonumber(s)
-    if e[1] >= --MIN_SHARED-- and (not found or seq < found[1]) then
-      local p = redis.call('HGET', pages, s)
-      p = p and cjson.decode(p)
-      local theirs = p and {#p - 3, p[2], p[3]}
-      if theirs and (inside(e, mine) or inside(e, theirs)) then
-        local value = redis.call('HGET', KEYS[n + 1], p[1])
-        for _, r in ipairs(value and cjson.decode(value) or {}) do
-          if r[1] == seq and r[2] ~= key and (not cutoff or tonumber(r[3]) >= cutoff) then
-            found = {seq, p[1], value, e[3]}
-          end
-        end
-      end
-    end
-  end
-  if found then return {2, found[2], found[3], found[1], cjson.encode(found[4])} end
 end
 local current = redis.call('HGET', KEYS[n + 5], key) or ''
 if current ~= ARGV[3 * n + 7] then return {-3, current} end
 local replaced, missing = replace(KEYS[n + 5], KEYS[n + 1], KEYS[n + 6], KEYS[n + 2],
-  KEYS[n + 3], key, n, n + 6, 3 * n + 9)
+  KEYS[n + 3], key, n, n + 6, 3 * n + 11)
 if not replaced then return {-2, missing} end
 local hex, tail = ARGV[3 * n + 2], ARGV[3 * n + 3]
 local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
@@ -288,6 +306,7 @@ local member = string.format('f:%016.0f:', seq) .. hex
 redis.call('ZADD', KEYS[n + 3], ARGV[3 * n + 4], member)
 list(KEYS[n + 5], key, member)
 if anchors then add_anchors(seq, hex, anchors) end
+add_sketch(seq, ARGV[3 * n + 9])
 return {0, seq, replaced}
 """
 )
@@ -297,7 +316,7 @@ return {0, seq, replaced}
 # KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
 #       the keys hash.
 # ARGV: n, the n members, hex fingerprint, record tail, key, added_at, anchors (JSON
-#       [words, cover, [hashes]], or '').
+#       [words, cover, [hashes]], or ''), the packed sketch in hex (or '').
 STORE = (
     _FUNCTIONS
     + """
@@ -323,6 +342,7 @@ local member = string.format('f:%016.0f:', seq) .. hex
 redis.call('ZADD', KEYS[n + 3], ARGV[n + 5], member)
 list(KEYS[n + 5], key, member)
 if ARGV[n + 6] and ARGV[n + 6] ~= '' then add_anchors(seq, hex, cjson.decode(ARGV[n + 6])) end
+add_sketch(seq, ARGV[n + 7])
 return 1
 """
 )
@@ -347,7 +367,7 @@ local keep, removed = {}, 0
 for _, r in ipairs(cjson.decode(existing)) do
   if doomed[r[1]] then
     removed = removed + 1
-    drop_anchors(r[1])
+    drop_page(r[1])
     unlist(KEYS[n + 4], r[2], string.format('f:%016.0f:', r[1]) .. hex)
   else
     keep[#keep + 1] = r
@@ -366,7 +386,7 @@ return removed
 )
 
 # Exact entries. Returns {1, the stored record} when the digest is stored (and not
-# expired); else replaces what the key stored (as ADD_IF_NEW) and stores this one:
+# expired); else replaces what the key stored (as CHECK) and stores this one:
 # {0, replaced}. With expected '*' (restoring an export) nothing under the key is
 # replaced. A stored record past the cutoff is replaced.
 # KEYS: the exact hash, the counters hash, the order, the meta hash, the keys hash, the
@@ -435,17 +455,14 @@ return redis.call('HGETALL', KEYS[1])
 
 
 def _constants(script: str) -> str:
-    """*script* with the containment test's constants written in."""
+    """*script* with the anchors' constants written in."""
     for name, value in {
         "MAX_ANCHOR_PAGES": MAX_ANCHOR_PAGES,
-        "MIN_SHARED": MIN_SHARED,
-        "MIN_SHARE": MIN_SHARE,
-        "MIN_COVER": MIN_COVER,
     }.items():
         script = script.replace(f"--{name}--", repr(value))
     return script
 
 
-ADD_IF_NEW, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT = map(
-    _constants, (ADD_IF_NEW, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT)
+CHECK, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT = map(
+    _constants, (CHECK, STORE, REMOVE, ADD_EXACT_IF_NEW, REMOVE_EXACT)
 )

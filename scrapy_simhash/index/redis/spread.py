@@ -6,12 +6,13 @@ home of its key, so no single script can make it atomic. The protocol:
 
 1. **Reserve** (one round trip, the groups in parallel): each group's script returns the
    near entries it holds, committed or pending, and adds the page as *pending* under a new
-   attempt id, unless it found a committed one. ``WAIT`` on the replicas follows each.
+   attempt id. ``WAIT`` on the replicas follows each.
 2. **Resolve** the pending entries found, through the commit records at their keys' homes,
    by *wound-wait*: an older attempt (smaller id: its time, client and counter) is waited
    for, a younger one is aborted at once; one whose owner is silent for a *lease* is aborted
-   too. A committed entry (found, or resolved) makes the page a duplicate: its own
-   reservations are released and the match returned.
+   too. The committed entries (found, or resolved) are the candidates of
+   :func:`~scrapy_simhash.index.rule.decide` (:mod:`~.spread_decide`); when it matches
+   one, the page's own reservations are released and the match returned.
 3. **Commit** (one round trip): the script at the page's home lists the entry under its key
    unless the attempt was aborted; that one write decides. ``WAIT``, then acknowledge. An
    aborted attempt starts again with a new id.
@@ -36,20 +37,27 @@ from typing import TYPE_CHECKING, Any
 import redis
 from redis.exceptions import RedisClusterException
 
-from ...anchors import ANCHORS_FORMAT, Anchors
-from ...exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
-from ..base import IndexParameters, Match, Outcome, RequestedParameters, storable_key
-from .layout import DEFAULT_BUCKET_BITS, FORMAT, hex64, record_tail
+from ...anchors import Anchors
+from ...exceptions import ConfigurationError, IndexUnavailable
+from ...sketch import Sketch
+from ..base import (
+    Match,
+    Outcome,
+    RequestedParameters,
+    refused_match,
+    storable_key,
+)
+from ..rule import Probe
+from .layout import hex64, record_tail
+from .maintenance import packed_sketch
 from .spread_anchors import SpreadAnchors, stored_anchors
 from .spread_calls import SpreadCalls
+from .spread_decide import SpreadDecide
 from .spread_io import Call, NotReplicated, SpreadIO
 from .spread_layout import (
     ABORT_TTL,
     DEFAULT_HOMES,
-    DROP_STREAMS,
     MAX_ATTEMPT_AGE,
-    SPREAD,
-    SPREAD_VERSION,
     Attempts,
     Found,
     Keys,
@@ -58,12 +66,12 @@ from .spread_layout import (
     parse_member,
 )
 from .spread_maintenance import SpreadMaintenance
+from .spread_meta import SpreadMeta
 from .spread_scripts import (
     CHECK,
     CHECK_ANCHORS,
     CHECK_EXACT,
     COMMIT,
-    CREATE_META,
     FINALIZE,
     RELEASE,
     RESOLVE,
@@ -84,7 +92,7 @@ DEFAULT_LEASE = 5.0
 MAX_ATTEMPTS = 50
 
 
-class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
+class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMaintenance):
     _driver_errors = (redis.RedisError, RedisClusterException)
 
     """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
@@ -111,7 +119,10 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
         replicas: int = 1,
         allow_eviction: bool = False,
         retry_for: float = 1.0,
+        upgrade: bool = False,
     ) -> None:
+        self._upgrade = upgrade and not read_only
+        self._found_now = None
         self._unreachable = None
         self.reconnect_pause = 0.0
         self._client = client
@@ -166,60 +177,6 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
     def _lua_layouts(group) -> str:
         return "{" + ", ".join(layout.lua() for layout in group.layouts) + "}"
 
-    # -- the lifecycle -------------------------------------------------------------------
-
-    def _read_parameters(self) -> IndexParameters | None:
-        meta = self._client.hgetall(self.keys.meta)
-        return self._parse_meta(meta) if meta else None
-
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
-        bits = self._requested_bucket_bits or DEFAULT_BUCKET_BITS
-        groups(parameters, bits)  # validates before anything is written
-        fields = {
-            "format": FORMAT,
-            "layout": SPREAD,
-            "version": str(SPREAD_VERSION),
-            "max_distance": str(parameters.max_distance),
-            "blocks": str(parameters.blocks),
-            "features": parameters.features,
-            "bucket_bits": str(bits),
-            "homes": str(DEFAULT_HOMES),
-            "drop_streams": str(DROP_STREAMS),
-            "anchors": ANCHORS_FORMAT,
-            "created_at": repr(time.time()),
-        }
-        args = [x for item in fields.items() for x in item]
-        reply = self._client.eval(CREATE_META, 1, self.keys.meta, *args)
-        return self._parse_meta(dict(zip(reply[::2], reply[1::2], strict=True)))
-
-    def _parse_meta(self, meta: dict[str, str]) -> IndexParameters:
-        from ..base import check_anchors_format, check_layout_version, stored_parameters
-
-        if meta.get("format") != FORMAT:
-            raise NotAnIndex(
-                f"{self.location} holds a key {self.keys.meta} that is not scrapy-simhash's; "
-                "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI"
-            )
-        if meta.get("layout") != SPREAD:
-            raise NotAnIndex(
-                f"The index at {self.location} keeps all its keys in one slot (it was "
-                "created without spread=true): open it without spread=true, or copy it into "
-                "a spread index with: scrapy-simhash rebuild --index OLD --into NEW"
-            )
-        check_layout_version(
-            int(meta.get("version", "0")), SPREAD_VERSION, self.location, "layout version"
-        )
-        check_anchors_format(meta.get("anchors"), self.location)
-        stored = stored_parameters(meta, self.location, self.keys.meta)
-        self.bucket_bits = int(meta.get("bucket_bits", DEFAULT_BUCKET_BITS))
-        if self._requested_bucket_bits not in (None, self.bucket_bits):
-            raise ConfigurationError(
-                f"The index at {self.location} was built with bucket_bits={self.bucket_bits}, "
-                f"not {self._requested_bucket_bits}"
-            )
-        self.keys = Keys(self.prefix, int(meta.get("homes", DEFAULT_HOMES)))
-        return stored
-
     def close(self) -> None:
         """Wait for the last clean-up and close the connections. Idempotent."""
         io, self._io = getattr(self, "_io", None), None
@@ -270,8 +227,17 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
 
     # -- the check -------------------------------------------------------------------------
 
-    def _check(self, value: int, key: str, exact: bool, anchors: Anchors | None = None) -> Outcome:
+    def _check(
+        self,
+        value: int,
+        key: str,
+        exact: bool,
+        anchors: Anchors | None = None,
+        sketch: Sketch | None = None,
+    ) -> Outcome:
         hex_value = hex64(value)
+        probe = Probe(key, value, anchors or None, sketch or None)
+        decision = None
         for _ in range(MAX_ATTEMPTS):
             txn = self._attempts.new()
             added_at = repr(time.time())
@@ -293,7 +259,12 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
                 after += self._anchor_cleanup(places, states)
                 committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
                 inside = [f for f in contains if f.committed or states.get(f.txn) == "c"]
-                if committed or inside:  # a duplicate: it never commits, so abort and release
+                if exact:
+                    outcome = self._exact_outcome(committed, key, value) if committed else None
+                else:
+                    decision = self._verdict(probe, committed, inside)
+                    outcome = self._outcome(decision, probe)
+                if outcome is not None:  # a duplicate: it never commits, so abort and release
                     if reserved or own_anchors:
                         own = Found(0, hex_value, txn, key, 0.0, False, exact)
                         after += [
@@ -302,9 +273,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
                             *self._settle_anchors(txn, own_anchors, False),
                         ]
                     self._io.later(after)
-                    if committed:  # the distance test comes first
-                        return self._outcome(committed, key, value)
-                    return Outcome("duplicate", self._containing(inside))
+                    return outcome
                 home_keys = self._home_keys(key, txn)
                 listed = member(exact, txn, hex_value)
                 reply = self._io.call(
@@ -312,7 +281,7 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
                     self._sha["commit"],
                     home_keys,
                     [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL,
-                     stored_anchors(anchors)],
+                     stored_anchors(anchors), packed_sketch(probe.sketch)],
                     wait=True,
                 )  # fmt: skip
             except BaseException:
@@ -330,7 +299,8 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
                 after += self._release(old_exact, old_hex, [old_txn])
                 after += self._release_page_anchors(old_txn, held)
             self._io.later(after)
-            return Outcome("changed" if old else "new")
+            refused = None if decision is None else refused_match(decision, value)
+            return Outcome("changed" if old else "new", refused=refused)
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
             "times in a row; is this client's clock far behind the servers'?"
@@ -360,7 +330,9 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
         except (*self._driver_errors, OSError) as e:
             logger.debug("A failed check of %s was not cleaned up: %s", self.location, e)
 
-    def _outcome(self, committed: list[Found], key: str, value: int) -> Outcome:
+    @staticmethod
+    def _exact_outcome(committed: list[Found], key: str, value: int) -> Outcome:
+        """An exact digest stored: the entry under *key* (unchanged), else the earliest."""
         own = [f for f in committed if f.key == key]
         best = min(own or committed, key=lambda f: (f.distance, f.txn))
         match = Match(best.key, int(best.hex, 16), best.distance, best.added_at)
@@ -379,10 +351,15 @@ class RedisSpreadIndex(SpreadCalls, SpreadAnchors, SpreadMaintenance):
                 ) from None
 
     def check_and_add(
-        self, fingerprint: int, key: str, anchors: Anchors | None = None, sketch=None
+        self,
+        fingerprint: int,
+        key: str,
+        anchors: Anchors | None = None,
+        sketch: Sketch | None = None,
     ) -> Outcome:
         self._recheck_eviction()
-        return self._run("add", self._check, fingerprint, storable_key(key), False, anchors)
+        key = storable_key(key)
+        return self._run("add", self._check, fingerprint, key, False, anchors, sketch)
 
     def check_and_add_exact(self, digest: int, key: str) -> Outcome:
         self._recheck_eviction()

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ...anchors import MAX_ANCHOR_PAGES, Anchors, contained
-from ..base import Match
+from ...anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors
+from ..base import Match, as_match
+from ..rule import Probe
 from .spread_io import Call
 from .spread_layout import Found
 
 if TYPE_CHECKING:
+    from ..rule import Decision
     from .spread_io import SpreadIO
     from .spread_layout import Keys
 
@@ -50,6 +52,9 @@ class SpreadAnchors:
 
         def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]: ...
         def _run(self, doing: str, function, *args): ...
+        def _verdict(
+            self, probe: Probe, near: list[Found], inside: list[Found], *, with_near: bool = True
+        ) -> Decision: ...
 
     def _anchor_calls(
         self,
@@ -98,8 +103,9 @@ class SpreadAnchors:
     def _contained(
         self, calls: list[Call], replies: list[str], anchors: Anchors, key: str, value: int
     ) -> tuple[list[Found], list[tuple[str, str, Found]]]:
-        """The pages the anchor replies show *anchors* contained in (or containing), other
-        than those under *key*: (each one found, (slot, anchor, entry) where it was
+        """The pages the anchor replies show sharing at least ``MIN_SHARED`` of *anchors*
+        (the candidates of :func:`~scrapy_simhash.index.rule.decide` found by anchors),
+        other than those under *key*: (each one found, (slot, anchor, entry) where it was
         found). An anchor held by more pages than ``MAX_ANCHOR_PAGES`` is no evidence."""
         records: dict[str, list] = {}
         where: dict[str, list[tuple[str, str]]] = {}
@@ -115,14 +121,13 @@ class SpreadAnchors:
         found, places = [], []
         for txn, (_, other, at, committed, hex_value, words, cover, hashes) in records.items():
             if other == key:
-                continue
-            shared, shared_words = anchors.shared_with(h for h in hashes if h in evidence)
-            theirs = (len(hashes), words, cover)
-            if not contained(len(shared), shared_words, anchors.summary, theirs):
-                continue
+                continue  # never a page's own (see rule.decide)
+            shared, _ = anchors.shared_with(h for h in hashes if h in evidence)
+            if len(shared) < MIN_SHARED:
+                continue  # no candidate (see rule.by_anchors)
             distance = (value ^ int(hex_value, 16)).bit_count()
             entry = Found(distance, hex_value, txn, other, float(at), committed == 1, False,
-                          tuple(sorted(shared)))  # fmt: skip
+                          tuple(sorted(shared)), (len(hashes), words, cover))  # fmt: skip
             found.append(entry)
             places += [(tag, anchor, entry) for tag, anchor in where[txn]]
         return found, places
@@ -138,12 +143,6 @@ class SpreadAnchors:
                 calls += self._settle_anchors(found.txn, {tag: [anchor]}, state == "c")
         return calls
 
-    @staticmethod
-    def _containing(found: list[Found]) -> Match:
-        """The match among committed pages found by containment: the earliest stored."""
-        first = min(found, key=lambda f: (f.added_at, f.txn))
-        return Match(first.key, int(first.hex, 16), first.distance, first.added_at, first.shared)
-
     def query_contained(self, fingerprint: int, anchors: Anchors, sketch=None) -> Match | None:
         """As the check's containment test, read without it (nothing is stored)."""
         if not anchors:
@@ -156,6 +155,10 @@ class SpreadAnchors:
             pending = [f for f in found if not f.committed]
             states = self._resolve(pending, None) if pending else {}
             committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-            return self._containing(committed) if committed else None
+            probe = Probe("\0", fingerprint, anchors, sketch or None)
+            decision = self._verdict(probe, [], committed, with_near=False)
+            if decision.candidate is None:
+                return None
+            return as_match(decision.candidate, fingerprint, decision.share)
 
         return self._run("query", read)

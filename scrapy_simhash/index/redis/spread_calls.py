@@ -76,7 +76,10 @@ class SpreadCalls:
 
     def _home_keys(self, key: str, txn: str = "") -> list[str]:
         home = self.keys.home_of(key)
-        return [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}", f"{home}:pa"]
+        return [
+            f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}", f"{home}:pa",
+            f"{home}:sk",
+        ]  # fmt: skip
 
     def _resolve_call(self, found: Found, wound: bool) -> Call:
         """The call that reads (*wound*: or aborts) the state of *found*'s attempt."""

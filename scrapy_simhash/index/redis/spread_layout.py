@@ -39,6 +39,8 @@ value, each in an *anchor slot* ``{p:a:<anchor % homes>}``::
     {p:a:<h>}:anchors                  hash    anchor -> [[txn, key, "added_at", committed,
                                                hex, words, cover, [anchors]], ...] or 'b'
     {p:h:<h>}:pa                       hash    "f:<txn>:<hex>" -> [words, cover, [anchors]]
+    {p:h:<h>}:sk                       hash    "f:<txn>:<hex>" -> the page's sketch
+                                               (scrapy_simhash.sketch, packed, in hex)
 
 Each record carries the page's whole list of anchors: two copies checked at once may meet
 in the slot of only one of the anchors they share, and that one meeting must decide. An
@@ -59,8 +61,11 @@ from .layout import TableLayout, table_layouts
 
 #: ``layout`` in ``{prefix}:meta`` of a spread index.
 SPREAD = "spread"
-#: Bumped with every change of the layout above.
-SPREAD_VERSION = 2
+#: Bumped with every change of the layout above (3: text sketches at the homes, their
+#: format in the meta hash).
+SPREAD_VERSION = 3
+#: The layout before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_SKETCH_SPREAD_VERSION = 2
 DEFAULT_HOMES = 1024
 DROP_STREAMS = 16
 #: Seconds an aborted attempt's record lives: far longer than any attempt may take.
@@ -144,6 +149,12 @@ class Attempts:
         return f"{int(time.time() * 1e6):016d}{self.client:08x}{next(self._counter) % 10**6:06d}"
 
 
+def txn_order(txn: str) -> int:
+    """The order an attempt id gives its page among the stored ones, as a number (see
+    :class:`Attempts`): by time, then client, then counter, as the ids sort."""
+    return (int(txn[:16]) << 56) | (int(txn[16:24], 16) << 24) | int(txn[24:30])
+
+
 def member(exact: bool, txn: str, hex_value: str) -> str:
     """An entry as listed under its key: ``f:<txn>:<hex>`` or ``x:...``."""
     return f"{'x' if exact else 'f'}:{txn}:{hex_value}"
@@ -168,3 +179,5 @@ class Found:
     exact: bool
     #: Found by containment: the anchors it shares with the probe (empty: by distance).
     shared: tuple[int, ...] = ()
+    #: Found by containment: its anchors' summary (see scrapy_simhash.anchors).
+    summary: tuple[int, int, int] | None = None

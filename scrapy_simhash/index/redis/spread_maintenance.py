@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .guards import RedisServer
 from .layout import hex64, record_tail
+from .maintenance import packed_sketch, stored_sketch
 from .spread_anchors import read_anchors, stored_anchors
 from .spread_layout import DROP_STREAMS, Found, crc, member, parse_member
 
@@ -84,6 +85,8 @@ class SpreadMaintenance(RedisServer):
             fields["unchanged"] = 1
         if match.shared:
             fields["shared"] = len(match.shared)
+        if match.share is not None:
+            fields["share"] = repr(float(match.share))
         with self._errors("record a drop"):
             self._client.xadd(self.keys.drops(crc(key) % DROP_STREAMS), fields)
 
@@ -111,6 +114,7 @@ class SpreadMaintenance(RedisServer):
                     float(fields["at"]),
                     fields.get("unchanged") == "1",
                     int(fields.get("shared", 0)),
+                    float(fields["share"]) if "share" in fields else None,
                 )
                 if since is None or record.at >= since:
                     yield record.at, entry, record
@@ -150,16 +154,17 @@ class SpreadMaintenance(RedisServer):
             offset += len(batch)
 
     def _with_anchors(self, home: str, found: Iterable[tuple[float, str]]) -> Iterator[tuple]:
-        """``(time, order member, its anchors or '')`` of *found* (one home's, in order),
-        their anchors read in batches."""
+        """``(time, order member, its anchors or '', its sketch or '')`` of *found* (one
+        home's, in order), their anchors and sketches read in batches."""
         batch: list[tuple[float, str]] = []
 
         def flush() -> Iterator[tuple]:
             fields = [":".join(name.split(":", 3)[:3]) for _, name in batch]
             with self._errors("list pages"):
                 held = self._client.hmget(f"{home}:pa", fields) if fields else []
-            for (score, name), value in zip(batch, held, strict=True):
-                yield score, name, value or ""
+                sketches = self._client.hmget(f"{home}:sk", fields) if fields else []
+            for (score, name), value, sketch in zip(batch, held, sketches, strict=True):
+                yield score, name, value or "", sketch or ""
 
         for item in found:
             batch.append(item)
@@ -169,18 +174,20 @@ class SpreadMaintenance(RedisServer):
         yield from flush()
 
     @staticmethod
-    def _page(score: float, name: str, anchors: str = "") -> StoredPage:
+    def _page(score: float, name: str, anchors: str = "", sketch: str = "") -> StoredPage:
         exact, _, hex_value = parse_member(name)
         key = name.split(":", 3)[3]
-        return StoredPage(key, int(hex_value, 16), score, exact, read_anchors(anchors))
+        return StoredPage(
+            key, int(hex_value, 16), score, exact, read_anchors(anchors), stored_sketch(sketch)
+        )
 
     def pages(self) -> Iterator[StoredPage]:
         orders = (
             self._with_anchors(home, self._order(home, "-inf", "+inf"))
             for home in self.keys.all_homes()
         )
-        for score, name, anchors in heapq.merge(*orders):
-            yield self._page(score, name, anchors)
+        for page in heapq.merge(*orders):
+            yield self._page(*page)
 
     def find(self, key: str) -> list[StoredPage]:
         key = storable_key(key)
@@ -212,8 +219,15 @@ class SpreadMaintenance(RedisServer):
             home_call = (
                 home,
                 sha["store_home"],
-                [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa"],
-                [page.key, listed, repr(float(page.added_at)), hex_value, stored_anchors(anchors)],
+                [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa", f"{home}:sk"],
+                [
+                    page.key,
+                    listed,
+                    repr(float(page.added_at)),
+                    hex_value,
+                    stored_anchors(anchors),
+                    "" if page.exact else packed_sketch(page.sketch),
+                ],
             )
             if page.exact:
                 tag = self.keys.exact(page.fingerprint)
@@ -261,7 +275,7 @@ class SpreadMaintenance(RedisServer):
         calls = []
         for key, names in entries:
             home = self.keys.home_of(key)
-            home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa"]
+            home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa", f"{home}:sk"]
             calls.append((home, self._sha["unlist"], home_keys, [key, *names]))
         removed = [pair for pairs in self._io.batch(calls, wait=True) for pair in pairs]
         releases = []

@@ -33,7 +33,8 @@ end
 """
 
 # Phase 1 in a group: the near entries of every table of the group, and the page reserved
-# as pending unless a committed near entry was found (the page is then a duplicate).
+# as pending (whatever was found: whether a near entry makes it a duplicate is the
+# client's verdict, rule.decide, on the entries of every group).
 # KEYS: the n set keys of the group's tables, the fingerprint hash.
 # ARGV: k, per table: member, high and low 32 bits of the probe with its rest zeroed;
 #       then hex, txn, record tail ('"key","added_at"'), cutoff ('' for none), reserve.
@@ -50,7 +51,7 @@ local cutoff = tonumber(ARGV[3 * n + 5])
 """
     + SCAN
     + """
-local found, seen, committed = {}, {}, false
+local found, seen = {}, {}
 for i = 1, #near do
   local c = near[i]
   local h = rebuild(c[2], c[3])
@@ -61,14 +62,13 @@ for i = 1, #near do
       for _, r in ipairs(cjson.decode(value)) do
         if r[1] ~= txn and (not cutoff or tonumber(r[3]) >= cutoff) then
           found[#found + 1] = {c[1], h, r[1], r[2], r[3], r[4]}
-          if r[4] == 1 then committed = true end
         end
       end
     end
   end
 end
 local reserved = 0
-if ARGV[3 * n + 6] == '1' and not committed then
+if ARGV[3 * n + 6] == '1' then
   local sets, members = {}, {}
   for t = 1, n do sets[t] = KEYS[t]; members[t] = ARGV[3 * t - 1] end
   append(KEYS[n + 1], hex, '["' .. txn .. '",' .. tail .. ',0]', txn, sets, members)
@@ -193,11 +193,14 @@ return 'p'
 
 # Phase 2, the decisive write: unless aborted (or too old to be sure its abort record would
 # still be there), list the attempt's entry as the key's only one, in the order, and count
-# it; keep its anchors (if any) in the page anchors. Returns {1, the entries listed before
-# (JSON), their anchors (JSON, '' for none)} or {0} when aborted.
-# KEYS: the keys hash, the order, the counters, the abort record, the page anchors.
+# it; keep its anchors and its sketch (if any) in the page anchors and sketches. Returns
+# {1, the entries listed before (JSON), their anchors (JSON, '' for none)} or {0} when
+# aborted.
+# KEYS: the keys hash, the order, the counters, the abort record, the page anchors, the
+#       page sketches.
 # ARGV: key, listed member, added_at, the attempt's time (us), max age (s), abort ttl (s),
-#       the page's anchors ('[words, cover, [hashes]]', '' for none).
+#       the page's anchors ('[words, cover, [hashes]]', '' for none), its packed sketch
+#       in hex ('' for none).
 COMMIT = """
 if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
 local now = redis.call('TIME')
@@ -214,19 +217,22 @@ for i, m in ipairs(old) do
   redis.call('ZREM', KEYS[2], m .. ':' .. key)
   anchors[i] = redis.call('HGET', KEYS[5], m) or ''
   redis.call('HDEL', KEYS[5], m)
+  redis.call('HDEL', KEYS[6], m)
 end
 redis.call('HSET', KEYS[1], key, cjson.encode({member}))
 redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
 redis.call('HINCRBY', KEYS[3], 'pages', 1 - #old)
 if ARGV[7] and ARGV[7] ~= '' then redis.call('HSET', KEYS[5], member, ARGV[7]) end
+if ARGV[8] and ARGV[8] ~= '' then redis.call('HSET', KEYS[6], member, ARGV[8]) end
 if #old == 0 then return {1, '[]', '[]'} end
 return {1, listed, cjson.encode(anchors)}
 """
 
 # Restore an entry under its key (import): skipped when the key lists the same fingerprint
 # (1 when this very entry is listed: the call was sent again).
-# KEYS: the keys hash, the order, the counters, the page anchors.
-# ARGV: key, member, added_at, hex, the page's anchors ('' for none). Returns 1 if listed.
+# KEYS: the keys hash, the order, the counters, the page anchors, the page sketches.
+# ARGV: key, member, added_at, hex, the page's anchors ('' for none), its sketch ('' for
+# none). Returns 1 if listed.
 STORE_HOME = """
 local key, member = ARGV[1], ARGV[2]
 local listed = redis.call('HGET', KEYS[1], key)
@@ -242,11 +248,12 @@ redis.call('HSET', KEYS[1], key, cjson.encode(all))
 redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
 redis.call('HINCRBY', KEYS[3], 'pages', 1)
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], member, ARGV[5]) end
+if ARGV[6] and ARGV[6] ~= '' then redis.call('HSET', KEYS[5], member, ARGV[6]) end
 return 1
 """
 
 # Unlist entries of a key (forget, expire): ARGV: key, then the members ('*': all).
-# KEYS: the keys hash, the order, the counters, the page anchors.
+# KEYS: the keys hash, the order, the counters, the page anchors, the page sketches.
 # Returns the members removed, each followed by its anchors ('' for none).
 UNLIST = """
 local key = ARGV[1]
@@ -261,6 +268,7 @@ for _, m in ipairs(cjson.decode(listed)) do
     removed[#removed + 1] = m
     removed[#removed + 1] = redis.call('HGET', KEYS[4], m) or ''
     redis.call('HDEL', KEYS[4], m)
+    if KEYS[5] then redis.call('HDEL', KEYS[5], m) end
     redis.call('ZREM', KEYS[2], m .. ':' .. key)
   else
     keep[#keep + 1] = m

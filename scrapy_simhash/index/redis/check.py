@@ -1,0 +1,259 @@
+"""The check of a single-slot Redis index: the candidates read by one script, the verdict
+asked of :func:`~scrapy_simhash.index.rule.decide` in Python, the page stored by the same
+script once the verdict says so.
+
+**Atomicity, optimistically.** The script (:data:`~.scripts.CHECK`) reads the candidates
+of the page (the records within the distance; with anchors, the pages listed under its
+anchors) and, with none at all, stores it at once: every verdict on no candidate stores
+the page, so a new page costs one round trip, as a duplicate does. Otherwise it returns
+what it read and a token, the SHA-1 of it; the client decides, and when the verdict is to
+store, runs the script again with the token. The script stores only when what it reads
+then is what the token says, in the same run as the store, while no other client's
+command runs; else it returns what it read now and the client decides again. A page
+stored near the checked one, or under one of its anchors, changes what is read: of two
+clients checking near-duplicates at the same moment, the second is told of the first's
+page and decides on it, so exactly one is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from ...anchors import Anchors
+from ...exceptions import IndexCorrupt, IndexUnavailable
+from ...sketch import Sketch
+from ..base import (
+    Match,
+    Outcome,
+    as_match,
+    refused_match,
+    storable_key,
+)
+from ..rule import Candidate, Probe, anchor_candidates, by_anchors
+from .layout import hex64, parse_member, record_tail
+from .maintenance import packed_sketch, page_anchors, stored_sketch
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from ..rule import Decision
+
+#: Runs of the check script at most for one check (each after another client changed
+#: what it read, or the entries under its key).
+MAX_RUNS = 100
+
+
+class _Read:
+    """What one run of the check script read (see :data:`~.scripts.CHECK`)."""
+
+    def __init__(self, state: str, sketches: str, cutoff: float | None) -> None:
+        near, hits, pages = (part or [] for part in json.loads(state))
+        listed = json.loads(sketches) or []
+        self.sketches = {
+            int(seq): stored_sketch(value)
+            for seq, value in zip(listed[::2], listed[1::2], strict=True)
+        }
+        self.cutoff = cutoff
+        self.near = [(int(d), int(hex_value, 16), rows) for d, hex_value, rows in near]
+        self.hits = {int(anchor): [int(s) for s in on.split(",") if s] for anchor, on in hits}
+        self.pages = {int(seq): (held, value) for seq, held, value in pages}
+
+    def live(self, rows) -> list[tuple[int, str, float]]:
+        return [
+            (int(seq), key, float(at))
+            for seq, key, at in rows
+            if self.cutoff is None or float(at) >= self.cutoff
+        ]
+
+
+class RedisCheck:
+    """The check-and-insert half of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
+
+    if TYPE_CHECKING:
+        location: str
+        ttl: float | None
+        max_distance: int
+        min_share: float
+        _fp_key: str
+        _meta_key: str
+        _keys_key: str
+        _exact_key: str
+        _key_masks: list[int]
+        _check_script: Any
+        _read: _Read | None
+
+        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
+        def _table_keys(self, fingerprint: int) -> tuple[list[str], list[int]]: ...
+        def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]: ...
+        def _cutoff(self) -> str: ...
+        def _check_seq(self, seq: int) -> None: ...
+        def _vanished(self) -> IndexCorrupt: ...
+        def _recheck_eviction(self) -> None: ...
+        def _sweep_if_due(self) -> None: ...
+        def _decide(self, probe: Probe, *, near: bool = True) -> Decision: ...
+        def _outcome(self, decision: Decision, probe: Probe) -> Outcome | None: ...
+
+    # -- the candidates, as the last run read them (IndexBase._decide asks) --------------
+
+    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+        read = self._read
+        assert read is not None
+        found = []
+        for distance, other, rows in read.near:
+            if distance <= max_distance:
+                for seq, key, at in read.live(rows):
+                    sketch = read.sketches.get(seq)
+                    found.append(Candidate(seq, key, other, at, seq, distance, sketch=sketch))
+        return found
+
+    def _anchored(self, probe: Probe) -> list[Candidate]:
+        read = self._read
+        assert read is not None and probe.anchors is not None
+        pages = by_anchors(read.hits)
+        stored = {}
+        for seq in pages:
+            if seq not in read.pages:
+                continue
+            held, value = read.pages[seq]
+            anchors = page_anchors(held)
+            other = int(json.loads(held)[0], 16)
+            for record_seq, key, at in read.live(json.loads(value) if value else []):
+                if record_seq == seq and anchors is not None:
+                    stored[seq] = Candidate(
+                        seq, key, other, at, seq, (probe.fingerprint ^ other).bit_count(),
+                        summary=anchors.summary, sketch=read.sketches.get(seq),
+                    )  # fmt: skip
+        return anchor_candidates(probe, pages, stored)
+
+    # -- the script ----------------------------------------------------------------------
+
+    def _old_fingerprints(self, listed: str) -> tuple[list[str], list[object]]:
+        """The set keys (KEYS) and the count, hex and members (ARGV) of the fingerprints
+        listed under a key in the keys hash (*listed*, as read), for the scripts."""
+        fingerprints = sorted(
+            {value for exact, _, value in map(parse_member, json.loads(listed)) if not exact}
+        )
+        keys: list[str] = []
+        args: list[object] = [len(fingerprints)]
+        for value in fingerprints:
+            table_keys, members = self._table_keys(int(value, 16))
+            keys += table_keys
+            args += [value, *members]
+        return keys, args
+
+    def _checked(self, script, keys, args, after, expected: str):
+        """One run of a check script; raises on the replies that say the index is broken."""
+        old_keys, old_args = self._old_fingerprints(expected) if expected else ([], [0])
+        with self._errors("add"):
+            reply = script(keys=[*keys, *old_keys], args=[*args, expected, *after, *old_args])
+        status = int(reply[0])
+        if status == -1:
+            raise self._vanished()
+        if status == -2:
+            raise IndexCorrupt(
+                f"The index at {self.location} lists fingerprint {reply[1]} but not in "
+                f"{self._fp_key}; another program changed its keys. Restore it from a "
+                "backup (scrapy-simhash export/import) or choose another prefix"
+            )
+        return reply
+
+    def _run_check(self, script, keys: list[str], args: list[object], after: list[object]):
+        """Run a check script, again with the fingerprints stored under its key when it
+        answers that they changed (``{-3, listed}``): see redis_scripts."""
+        expected = ""
+        for _ in range(MAX_RUNS):
+            reply = self._checked(script, keys, args, after, expected)
+            if int(reply[0]) != -3:
+                return reply
+            expected = reply[1]
+        raise self._busy()
+
+    def _busy(self) -> IndexUnavailable:
+        return IndexUnavailable(
+            f"The index at {self.location}: what a check read kept changing while it was "
+            f"checked ({MAX_RUNS} attempts); another client is rewriting it"
+        )
+
+    def _check_args(
+        self, fingerprint: int, key: str, added_at: str, anchors: Anchors | None
+    ) -> tuple[list[str], list[object], str]:
+        keys, members = self._script_keys(fingerprint)
+        args: list[object] = [self.max_distance]
+        for member, mask in zip(members, self._key_masks, strict=True):
+            key_part = fingerprint & mask
+            args += (member, key_part >> 32, key_part & 0xFFFF_FFFF)
+        cutoff = self._cutoff()
+        args += [hex64(fingerprint), record_tail(key, float(added_at)), added_at, cutoff, key]
+        keys += [self._meta_key, self._keys_key, self._exact_key]
+        probe = (
+            json.dumps([anchors.words, anchors.cover, list(anchors.hashes), list(anchors.sizes)])
+            if anchors
+            else ""
+        )
+        return keys, args, probe
+
+    def _decided(self, reply, probe: Probe, cutoff: str, *, near: bool = True) -> Decision:
+        """The verdict on what a run of the script read (``{3, token, state, sketches}``)."""
+        self._read = _Read(reply[2], reply[3], float(cutoff) if cutoff else None)
+        try:
+            return self._decide(probe, near=near)
+        finally:
+            self._read = None
+
+    def check_and_add(
+        self,
+        fingerprint: int,
+        key: str,
+        anchors: Anchors | None = None,
+        sketch: Sketch | None = None,
+    ) -> Outcome:
+        probe = Probe(storable_key(key), fingerprint, anchors or None, sketch or None)
+        self._recheck_eviction()
+        self._sweep_if_due()
+        added_at = repr(time.time())
+        keys, args, anchor_arg = self._check_args(fingerprint, probe.key, added_at, anchors)
+        packed = packed_sketch(probe.sketch)
+        token, expected, decision = "", "", None
+        for _ in range(MAX_RUNS):
+            reply = self._checked(
+                self._check_script, keys, args, [anchor_arg, packed, token], expected
+            )
+            status = int(reply[0])
+            if status == -3:
+                expected = reply[1]
+                continue
+            if status == 0:
+                self._check_seq(int(reply[1]))
+                refused = None if decision is None else refused_match(decision, fingerprint)
+                return Outcome("changed" if int(reply[2]) else "new", refused=refused)
+            token = reply[1]
+            decision = self._decided(reply, probe, str(args[-2]))
+            outcome = self._outcome(decision, probe)
+            if outcome is not None:
+                found = decision.candidate
+                if (
+                    decision.own
+                    and found is not None
+                    and found.fingerprint == fingerprint
+                    and found.added_at == float(added_at)
+                ):
+                    return Outcome("new")  # a call retried after a timeout found its own insert
+                return outcome
+        raise self._busy()
+
+    def query_contained(
+        self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
+    ) -> Match | None:
+        """What a check would match by shared paragraphs, read by the check script with
+        a token that never stores (nothing is stored)."""
+        if not anchors:
+            return None
+        probe = Probe("", fingerprint, anchors, sketch or None)
+        keys, args, anchor_arg = self._check_args(fingerprint, "", repr(time.time()), anchors)
+        reply = self._checked(self._check_script, keys, args, [anchor_arg, "", "-"], "")
+        decision = self._decided(reply, probe, str(args[-2]), near=False)
+        if decision.candidate is None:
+            return None
+        return as_match(decision.candidate, fingerprint, decision.share)
