@@ -24,6 +24,7 @@ setup(
                     "_case",
                     "_anchors",
                     "_ranked",
+                    "_shingles",
                 )
             ],
             depends=["csrc/_speedups.h"],

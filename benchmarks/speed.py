@@ -71,12 +71,18 @@ def load_texts(pages: Path | None) -> list[str]:
     return texts
 
 
-def ours(segmenter: str, anchors: bool = True) -> Callable[[str], object]:
+def ours(segmenter: str, anchors: bool = True, sketch: bool = True) -> Callable[[str], object]:
     """What the pipeline does with a page's text: ``Deduplicator.analyse`` (normalise,
-    count terms, TF-IDF top 128, SimHash, and the paragraph anchors unless *anchors* is
-    false, as with ``SIMHASH_ANCHORS = False``; the index is not touched)."""
+    count terms, TF-IDF top 128, SimHash, the paragraph anchors unless *anchors* is false,
+    as with ``SIMHASH_ANCHORS = False``, and the sketch unless *sketch* is false, as with
+    ``SIMHASH_MIN_SHARE = 0``; the index is not touched)."""
     count = DEFAULT_ANCHORS if anchors else 0
-    dedup = Deduplicator(None, Fingerprinter(segmenter=segmenter), anchors=count)  # type: ignore[arg-type]
+    dedup = Deduplicator(
+        None,  # type: ignore[arg-type]
+        Fingerprinter(segmenter=segmenter),
+        anchors=count,
+        sketch=sketch,
+    )
     return dedup.analyse
 
 

@@ -9,7 +9,8 @@
  * (_speedups_attribution.c) with scrapy_simhash.analysis.attribution, remove_stop_words
  * (_speedups_stop_words.c) with scrapy_simhash.analysis.function_words, lower (_speedups_case.c)
  * with str.lower (scrapy_simhash.analysis.words), unit_sizes and anchor_form (_speedups_anchors.c) and
- * anchor_forms (_speedups_ranked.c) with scrapy_simhash.analysis.anchors.
+ * anchor_forms (_speedups_ranked.c) with scrapy_simhash.analysis.anchors, shingles
+ * (_speedups_shingles.c) with scrapy_simhash.analysis.sketch.
  *
  * The regular expressions and Python loops they replace cost more than segmenting the
  * text: the engine's overhead per match and per position, and the interpreter's per
@@ -94,6 +95,14 @@ static PyMethodDef methods[] = {
      "marked_runs(text, table) -> [(start, end), ...] of the runs of characters marked "
      "in table (8192 bytes, a bit per BMP code point) or beyond the BMP."},
     {"lower", speedups_lower, METH_O, "lower(text) -> text.lower()"},
+    {"shingles", speedups_shingles, METH_VARARGS,
+     "shingles(hashes, span) -> the sorted distinct hashes of every run of span consecutive "
+     "64-bit word hashes (a list shorter than a run is one run)."},
+    {"text_shingles", speedups_text_shingles, METH_VARARGS,
+     "text_shingles(form, span, limit) -> (count, the smallest limit) of shingles() of the "
+     "MurmurHash3 hashes of the words of form (single spaces between words; a Han, kana or "
+     "Hangul character a word of its own; ASCII digits as '0'); None for a text that is not "
+     "valid UTF-8."},
     {"remove_stop_words", speedups_remove_stop_words, METH_VARARGS,
      "remove_stop_words(counts, masks, min_hits) -> True once the stop words of the text's "
      "language are removed from counts; False, counts untouched, where Python is to decide."},

@@ -79,4 +79,8 @@ PyObject *speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length);
 /* _speedups_ranked.c */
 PyObject *speedups_anchor_forms(PyObject *module, PyObject *args);
 
+/* _speedups_shingles.c */
+PyObject *speedups_shingles(PyObject *module, PyObject *args);
+PyObject *speedups_text_shingles(PyObject *module, PyObject *args);
+
 #endif

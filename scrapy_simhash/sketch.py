@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 SHINGLE_WORDS = 3
 #: Samples an index stores a page (2 bytes each).
 SAMPLES = 64
-#: Whole hashes the page being checked keeps: enough for a page this many times shorter
-#: than a stored one to still have samples at the stored page's level.
-PROBE_SAMPLES = 4096
+#: Whole hashes the page being checked keeps: 16 times a stored page's, so that it is
+#: sampled at a stored page's level or below unless it is 16 times longer, when the stored
+#: page holds a sixteenth of it at most (and the share is counted at the page's level).
+PROBE_SAMPLES = 1024
 #: A share estimated from fewer samples is unknown (a teaser a twentieth of the page it
 #: is compared with): the page is kept. At level 0 the samples are all the shingles, and
 #: the share is exact however few they are.
@@ -47,7 +48,7 @@ SKETCH_FORMAT = f"shingles-{SHINGLE_WORDS}w/num0/casefold-nopunct/{SAMPLES}x{_BI
 @dataclass(frozen=True)
 class Sketch:
     """A sample of a text's shingle hashes: those below ``2**(64 - level)``. ``shingles``
-    is the text's count of distinct shingles. ``values`` are sorted; they are whole 64-bit
+    is the text's count of shingles (a repeated one counted each time). ``values`` are sorted; they are whole 64-bit
     hashes when ``whole`` (the page being checked), else the :data:`_BITS` bits that follow
     the level's zero bits (a stored page, at most :data:`SAMPLES` of them)."""
 

@@ -1,50 +1,105 @@
 """The sketch of a text (see :mod:`scrapy_simhash.sketch`): its words as anchors compare
 them, every number one token, hashed in runs of :data:`~scrapy_simhash.sketch.SHINGLE_WORDS`
-and sampled by value. A run is hashed as one string (MurmurHash3, or BLAKE2b with a
-secret), as the fingerprint's terms are: a page's shingles are as hard to guess."""
+and sampled by value. Words are hashed as the fingerprint's terms are (MurmurHash3, or
+BLAKE2b with a secret): a page's shingles are as hard to guess."""
 
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_left
 
 from ..sketch import PROBE_SAMPLES, SHINGLE_WORDS, Sketch
-from .anchors import squeeze
+from .anchors import anchor_form
 from .fingerprint import hash_term
+from .speedups import compiled
 
-#: A token: a run of letters and digits in a spaced script, or one Han, kana or Hangul
-#: character (a word of its own, as :func:`~scrapy_simhash.analysis.anchors.words` counts).
+#: A word: a run of characters other than spaces in a spaced script, or one Han, kana or
+#: Hangul character (a word of its own, as :func:`~scrapy_simhash.analysis.anchors.words`
+#: counts). A word of ASCII digits is a number, and every number is the word ``0``: a copy
+#: with its dates, prices or version numbers changed holds the same text (the digits of a
+#: word, ``mp3``, ``ipv6``, stay).
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(f"[{_UNSPACED}]|[^\\s{_UNSPACED}]+")
-#: Every number is one token: a copy with its dates, prices or version numbers changed
-#: holds the same text. Not the digits of a word (``mp3``, ``ipv6``, ``word12``): beside
-#: a letter of a spaced script a digit is part of the word.
-_LETTER = "A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
-_NUMBER = re.compile(rf"(?<![{_LETTER}\d])\d+(?:[.,]\d+)*(?![{_LETTER}\d])")
+_TOKEN = re.compile(f"[{_UNSPACED}]|[^ {_UNSPACED}]+")
+_DIGITS = re.compile("[0-9]+")
+_ANCHOR_FORM = compiled("anchor_form")
+
+
+def sketch_form(text: str) -> str:
+    """*text* as sketches compare it: as anchors do (case-folded, punctuation dropped,
+    single spaces between words)."""
+    return (_ANCHOR_FORM or anchor_form)(text)
 
 
 def tokens(text: str) -> list[str]:
     """The words of *text* as sketches compare them."""
-    return _TOKEN.findall(squeeze(_NUMBER.sub("0", text.casefold())))
+    return ["0" if _DIGITS.fullmatch(w) else w for w in _TOKEN.findall(sketch_form(text))]
 
 
-def shingle_hashes(text: str, seed: bytes | int | None = None) -> list[int]:
-    """The distinct 64-bit hashes of the shingles of *text*, sorted; a text shorter than
-    a shingle is one shingle. Hashed as the fingerprint's terms are (with *seed*)."""
-    words = tokens(text)
-    if not words:
+_MASK64 = (1 << 64) - 1
+_ODD = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)
+
+
+def _mix(x: int) -> int:
+    """splitmix64's finaliser: every bit of the result depends on every bit of *x*."""
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & _MASK64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def combine_shingles(hashes: list[int], span: int) -> list[int]:
+    """The sorted distinct hashes of every run of *span* consecutive word *hashes* (a list
+    shorter than a run is one run): each word folded in with an odd multiplier and
+    :func:`_mix` (the pure-Python twin of the accelerator's ``shingles``)."""
+    if not hashes:
         return []
-    span = min(SHINGLE_WORDS, len(words))
-    shingles = {" ".join(words[i : i + span]) for i in range(len(words) - span + 1)}
-    return sorted(hash_term(shingle, seed) for shingle in shingles)
+    span = min(span, len(hashes))
+    runs = set()
+    for i in range(len(hashes) - span + 1):
+        x = hashes[i]
+        for j in range(1, span):
+            x = _mix((x * _ODD[j - 1] + hashes[i + j]) & _MASK64)
+        runs.add(_mix(x))
+    return sorted(runs)
+
+
+_SHINGLES = compiled("shingles")
+_TEXT_SHINGLES = compiled("text_shingles")
+
+
+def shingle_hashes(
+    text: str, seed: bytes | int | None = None, limit: int | None = None
+) -> tuple[int, list[int]]:
+    """``(count, hashes)``: how many shingles *text* has (repeats counted), and the smallest
+    *limit* of their distinct 64-bit hashes (all without one), sorted; a text shorter than a shingle is one
+    shingle. Each word is hashed as the fingerprint's terms are (with *seed*), once; a
+    shingle's hash folds its words' (:func:`combine_shingles`)."""
+    form = sketch_form(text)
+    if _TEXT_SHINGLES is not None and not seed:
+        found = _TEXT_SHINGLES(form, SHINGLE_WORDS, sys.maxsize if limit is None else limit)
+        if found is not None:
+            return found
+    known: dict[str, int] = {}
+    hashes = []
+    for word in _TOKEN.findall(form):
+        if _DIGITS.fullmatch(word):
+            word = "0"
+        if word not in known:
+            known[word] = hash_term(word, seed)
+        hashes.append(known[word])
+    runs = (_SHINGLES or combine_shingles)(hashes, SHINGLE_WORDS)
+    count = max(1, len(hashes) - SHINGLE_WORDS + 1) if hashes else 0
+    return count, runs if limit is None else runs[:limit]
 
 
 def text_sketch(text: str, seed: bytes | int | None = None) -> Sketch:
     """The sketch of *text* as the page being checked keeps it: its shingle hashes at the
     lowest level that leaves at most :data:`~scrapy_simhash.sketch.PROBE_SAMPLES`."""
-    hashes = shingle_hashes(text, seed)
+    count, hashes = shingle_hashes(text, seed, PROBE_SAMPLES + 1)
     level = 0
     while bisect_left(hashes, 1 << (64 - level)) > PROBE_SAMPLES:
         level += 1
     kept = hashes[: bisect_left(hashes, 1 << (64 - level))]
-    return Sketch(level, len(hashes), tuple(kept), whole=True)
+    return Sketch(level, count, tuple(kept), whole=True)

@@ -1,6 +1,6 @@
 """The whole analysis gives the same terms, weights and fingerprints with the C accelerator
 and without it (SCRAPY_SIMHASH_PURE_PYTHON=1, in a process of its own), on generated texts
-that exercise every compiled step at once."""
+that exercise every compiled step at once (the sketch's shingles included)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,9 @@ def analyse_all(items: list[str]) -> list[list[object]]:
     for text in items:
         terms = [[term, weight.hex()] for term, weight in fingerprinter.terms(text)]
         analysis = analyser.analyse(text)
-        results.append([terms, format_fingerprint(analysis.value), analysis.kind])
+        sketch = analysis.sketch
+        shingles = [sketch.level, sketch.shingles, list(sketch.values)] if sketch else None
+        results.append([terms, format_fingerprint(analysis.value), analysis.kind, shingles])
     return results
 
 
@@ -80,4 +82,4 @@ def test_same_analysis_with_and_without_the_accelerator():
     for text, slow, fast in zip(items, pure, compiled, strict=True):
         assert slow == fast, text
     # The texts reach the steps they are meant for: kinds of both sorts, capped weights.
-    assert {kind for _, _, kind in compiled} == {"simhash", "short"}
+    assert {kind for _, _, kind, _ in compiled} == {"simhash", "short"}
