@@ -48,9 +48,10 @@ SKETCH_FORMAT = f"shingles-{SHINGLE_WORDS}w/num0/casefold-nopunct/{SAMPLES}x{_BI
 @dataclass(frozen=True)
 class Sketch:
     """A sample of a text's shingle hashes: those below ``2**(64 - level)``. ``shingles``
-    is the text's count of shingles (a repeated one counted each time). ``values`` are sorted; they are whole 64-bit
-    hashes when ``whole`` (the page being checked), else the :data:`_BITS` bits that follow
-    the level's zero bits (a stored page, at most :data:`SAMPLES` of them)."""
+    is the text's count of shingles (a repeated one counted each time). ``values`` are
+    sorted; they are whole 64-bit hashes when ``whole`` (the page being checked), else
+    the :data:`_BITS` bits that follow the level's zero bits (a stored page, at most
+    :data:`SAMPLES` of them)."""
 
     level: int = 0
     shingles: int = 0

@@ -72,10 +72,11 @@ _TEXT_SHINGLES = compiled("text_shingles")
 def shingle_hashes(
     text: str, seed: bytes | int | None = None, limit: int | None = None
 ) -> tuple[int, list[int]]:
-    """``(count, hashes)``: how many shingles *text* has (repeats counted), and the smallest
-    *limit* of their distinct 64-bit hashes (all without one), sorted; a text shorter than a shingle is one
-    shingle. Each word is hashed as the fingerprint's terms are (with *seed*), once; a
-    shingle's hash folds its words' (:func:`combine_shingles`)."""
+    """``(count, hashes)``: how many shingles *text* has (repeats counted), and the
+    smallest *limit* of their distinct 64-bit hashes (all without one), sorted; a text
+    shorter than a shingle is one shingle. Each word is hashed as the fingerprint's
+    terms are (with *seed*), once; a shingle's hash folds its words'
+    (:func:`combine_shingles`)."""
     form = sketch_form(text)
     if _TEXT_SHINGLES is not None and not seed:
         found = _TEXT_SHINGLES(form, SHINGLE_WORDS, sys.maxsize if limit is None else limit)
