@@ -79,16 +79,13 @@ def by_anchors(hits: Mapping[int, Iterable[object]]) -> dict[object, list[int]]:
     return {page: anchors for page, anchors in by_page.items() if len(anchors) >= MIN_SHARED}
 
 
-def _anchored(probe: Probe, c: Candidate, min_share: float) -> bool:
+def _anchored(probe: Probe, c: Candidate) -> bool:
     """Whether a ``contained`` candidate is one: it shares ``MIN_SHARED`` anchors with
-    the page; with the share check off, the two pages also pass
-    :func:`~scrapy_simhash.anchors.contained` (the share check is the better test: it
-    reads the whole text, where the anchors see its eight largest paragraphs)."""
-    if probe.anchors is None or len(c.shared) < MIN_SHARED:
-        return False
-    if min_share > 0:
-        return True
-    if c.summary is None:
+    the page, and the two pass :func:`~scrapy_simhash.anchors.contained` by them. The share
+    decides after that; the anchors' test keeps out pairs whose eight largest paragraphs
+    say that they differ where the page's fingerprinted text does not (a list of links, a
+    page whose code or tables the extractor left out)."""
+    if probe.anchors is None or len(c.shared) < MIN_SHARED or c.summary is None:
         return False
     _, words = probe.anchors.shared_with(c.shared)
     return contained(len(c.shared), words, probe.anchors.summary, c.summary)
@@ -117,7 +114,7 @@ def decide(
         if c.found == "near":
             if c.distance > max_distance:
                 continue
-        elif c.key == probe.key or not _anchored(probe, c, min_share):
+        elif c.key == probe.key or not _anchored(probe, c):
             continue
         fraction = share(probe.sketch, c.sketch) if min_share > 0 else None
         confirmed = min_share <= 0 or holds(probe.sketch, c.sketch, min_share)

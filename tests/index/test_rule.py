@@ -77,18 +77,20 @@ def test_beyond_the_distance_a_near_candidate_is_none():
     assert found.candidate is None and found.refused == 0
 
 
-def test_contained_candidates_need_two_shared_anchors_and_the_share():
+def test_contained_candidates_need_the_anchors_test_and_the_share():
     anchors = Anchors((1, 2, 3), (40, 40, 40), 120, 1000)
     summary = (3, 120, 1000)
     one = stored(PAGE, "a", 1, distance=20, found="contained", shared=(1,), summary=summary)
-    two = replace(one, shared=(1, 2))
+    two_of_three = replace(one, shared=(1, 2))  # two thirds of either page's: not enough
+    three = replace(one, shared=(1, 2, 3))
     mine = probe(anchors=anchors)
-    assert decide(mine, [one], max_distance=3, min_share=0.8).candidate is None
-    assert decide(mine, [two], max_distance=3, min_share=0.8).candidate.found == "contained"
-    holds_half = replace(two, sketch=text_sketch(HALF).stored())
+    for refused in (one, two_of_three):
+        assert decide(mine, [refused], max_distance=3, min_share=0.8).candidate is None
+    assert decide(mine, [three], max_distance=3, min_share=0.8).candidate.found == "contained"
+    holds_half = replace(three, sketch=text_sketch(HALF).stored())
     assert decide(mine, [holds_half], max_distance=3, min_share=0.8).candidate is None
     # A contained candidate under the page's own key is none (a re-crawl is near or new).
-    assert decide(probe(anchors=anchors, key="a"), [two], max_distance=3,
+    assert decide(probe(anchors=anchors, key="a"), [three], max_distance=3,
                   min_share=0.8).candidate is None  # fmt: skip
 
 
