@@ -47,7 +47,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import lxml.html
@@ -60,6 +60,8 @@ from scrapy_simhash.anchors import DEFAULT_ANCHORS, MAX_ANCHOR_PAGES, contained
 from scrapy_simhash.dedup import Analyser
 from scrapy_simhash.extract.extractors import get_extractor, visible_text
 from scrapy_simhash.extract.text import exact_form, normalize_text
+from scrapy_simhash.index.rule import Candidate, Probe, decide
+from scrapy_simhash.sketch import DEFAULT_MIN_SHARE
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 MAX_DISTANCE = 3
@@ -253,6 +255,57 @@ class OursAnchors(Ours):
                 if contained(len(hashes), chars, mine.summary, theirs.summary):
                     found.add((a, b))
         return found
+
+
+class OursShared(OursAnchors):
+    """Ours at its defaults: a pair found by distance or by paragraph anchors, confirmed
+    by the share check (``SIMHASH_MIN_SHARE``) of the later page held by the earlier, as
+    the crawl's one rule (``scrapy_simhash.index.rule.decide``) says."""
+
+    def __init__(self, extractor: str = "builtin") -> None:
+        super().__init__(extractor)
+        self.name = f"ours ({extractor}, anchors and share check)"
+
+    def sign(self, doc: Doc) -> object:
+        analysis = self.dedup.analyse(self.text(doc))
+        return (analysis.kind, analysis.value, analysis.anchors, analysis.sketch)
+
+    @staticmethod
+    def flagged(signatures, distance: int = MAX_DISTANCE):
+        bare = [(kind, value, anchors) for kind, value, anchors, _ in signatures]
+        candidates = Ours.flagged([(k, v) for k, v, _ in bare], distance)
+        holders: dict[int, list[int]] = defaultdict(list)
+        for i, (_, _, anchors) in enumerate(bare):
+            for h in anchors.hashes if anchors else ():
+                holders[h].append(i)
+        for docs in holders.values():
+            if len(docs) <= MAX_ANCHOR_PAGES + 1:
+                candidates.update((a, b) for x, a in enumerate(docs) for b in docs[x + 1 :])
+        return {pair for pair in candidates if _confirmed(signatures, *pair, distance)}
+
+
+def _confirmed(signatures, a: int, b: int, distance: int) -> bool:
+    """Whether the crawl's rule drops page *b* checked with page *a* stored."""
+    kind_a, value_a, anchors_a, sketch_a = signatures[a]
+    kind_b, value_b, anchors_b, sketch_b = signatures[b]
+    if kind_a != kind_b or kind_a == "empty":
+        return False
+    if kind_a == "short":
+        return value_a == value_b
+    apart = (value_a ^ value_b).bit_count()
+    stored = sketch_a.stored() if sketch_a else None
+    near = Candidate(a, "a", value_a, 0.0, a, apart, sketch=stored)
+    found = [near]
+    if anchors_a and anchors_b:
+        shared, _ = anchors_b.shared_with(anchors_a.hashes)
+        found.append(
+            replace(near, found="contained", shared=tuple(shared), summary=anchors_a.summary)
+        )
+    probe = Probe("b", value_b, anchors_b, sketch_b)
+    return (
+        decide(probe, found, max_distance=distance, min_share=DEFAULT_MIN_SHARE).candidate
+        is not None
+    )
 
 
 class SimhashPackage(Method):
@@ -912,7 +965,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--anchors-only",
         action="store_true",
-        help="ours with and without paragraph anchors, and MinHash LSH; no other peer or extractor",
+        help="ours by distance, with paragraph anchors, with anchors and the share check (the "
+        "defaults), and MinHash LSH; no other peer or extractor",
     )
     parser.add_argument(
         "--thresholds",
@@ -928,7 +982,7 @@ def main(argv: list[str] | None = None) -> None:
     SHOW_FALSE_POSITIVES = args.false_positives
 
     if args.anchors_only:
-        chosen = [Ours("builtin"), OursAnchors("builtin"), MinHashLSH()]
+        chosen = [Ours("builtin"), OursAnchors("builtin"), OursShared("builtin"), MinHashLSH()]
     else:
         chosen = methods(extractors=True, peers=not args.no_peers)
     print(
