@@ -165,11 +165,11 @@ def test_a_parquet_without_the_text_field_warns_naming_the_fields(tmp_path):
 # -- 5. an output hard-linked to the input -----------------------------------------------
 
 
-@pytest.mark.parametrize("engine", [None, "local"])
-@pytest.mark.parametrize("option", ["-o", "--report", "--decisions"])
+@pytest.mark.parametrize(
+    ("engine", "option"),
+    [(None, "-o"), (None, "--report"), ("local", "-o"), ("local", "--decisions")],
+)
 def test_an_output_hard_linked_to_the_input_is_refused(tmp_path, engine, option):
-    if option == "--report" and engine or option == "--decisions" and not engine:
-        pytest.skip("--report is the one-feed option, --decisions the archive job's")
     feed = tmp_path / "a.jl"
     data = write_feed(feed)
     other = tmp_path / "sub" / "hard.jl"
@@ -234,9 +234,7 @@ def test_a_scheduler_that_never_answers_is_one_line_after_the_timeout(tmp_path, 
     feed = tmp_path / "a.jl"
     write_feed(feed)
     start = time.monotonic()
-    result = dedup(
-        str(feed), "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2"
-    )
+    result = dedup(str(feed), "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2")
     took = time.monotonic() - start
     assert accepted, "the client never connected"
     assert_one_line_error(result, f"127.0.0.1:{port}", "2")
@@ -263,16 +261,20 @@ def test_connect_timeout_on_the_command_line_in_a_real_process(tmp_path, silent_
     # The real command, as a user runs it: a bounded wait, one line on stderr, exit 1.
     import subprocess
 
+    from pipelines import subprocess_env
+
     pytest.importorskip("distributed", reason="needs the [dask] extra")
     port, _ = silent_server
     feed = tmp_path / "a.jl"
     write_feed(feed)
+    scheduler = f"tcp://127.0.0.1:{port}"
+    command = ["dedup", str(feed), "--scheduler", scheduler, "--connect-timeout", "2"]
     out = subprocess.run(
-        [sys.executable, "-m", "scrapy_simhash", "dedup", str(feed)]
-        + ["--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2"],
+        [sys.executable, "-m", "scrapy_simhash", *command],
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=subprocess_env(),
         timeout=120,
     )
     assert out.returncode == 1, (out.stdout, out.stderr)

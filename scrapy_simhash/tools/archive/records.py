@@ -13,9 +13,13 @@ TEXT_FIELD: the decoded payload}`` with the first configured text field.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import os
+import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,27 +182,82 @@ PAGE_RECORDS = ("response", "conversion", "resource")
 
 def _warc_records(part: Part, key_field: str, text_field: str) -> Iterator[tuple[int, Any]]:
     ArchiveIterator = optional("warcio.archiveiterator", "warc").ArchiveIterator
+    from warcio.exceptions import ArchiveLoadFailed
 
-    with open(part.path, "rb") as f:
+    with open(part.path, "rb") as f, _quiet_stderr():
         records = ArchiveIterator(f)
-        for record in records:
-            if record.rec_type not in PAGE_RECORDS:
-                continue
-            # The payload first: asking warcio for the offset first leaves it empty.
-            payload = record.content_stream().read()
-            offset = records.get_record_offset()
-            content_type = (
-                record.http_headers.get_header("Content-Type", "")
-                if record.http_headers
-                else record.rec_headers.get_header("Content-Type", "")
-            ) or ""
-            yield (
-                offset,
-                {
-                    key_field: record.rec_headers.get_header("WARC-Target-URI"),
-                    text_field: payload.decode(_charset(content_type), errors="replace"),
-                },
-            )
+        offset = end = 0
+        try:
+            for record in records:
+                page = record.rec_type in PAGE_RECORDS
+                # The payload first: asking warcio for the offset first leaves it empty.
+                payload = record.content_stream().read() if page else b""
+                offset = records.get_record_offset()  # reads the record to its end
+                _check_complete(part.path, records, record, offset)
+                end = offset + records.get_record_length()
+                if not page:
+                    continue
+                content_type = (
+                    record.http_headers.get_header("Content-Type", "")
+                    if record.http_headers
+                    else record.rec_headers.get_header("Content-Type", "")
+                ) or ""
+                yield (
+                    offset,
+                    {
+                        key_field: record.rec_headers.get_header("WARC-Target-URI"),
+                        text_field: payload.decode(_charset(content_type), errors="replace"),
+                    },
+                )
+        except ArchiveLoadFailed as e:
+            # warcio quotes the record's first line: bytes of a binary file, not shown.
+            what = str(e).split(":", 1)[0].strip() or "not a WARC record"
+            raise FeedError(
+                f"{part.path} is not a valid WARC/WET file after byte {offset} ({what}); "
+                "check the file, or leave it out"
+            ) from None
+        except (EOFError, zlib.error) as e:
+            raise _truncated(part.path, offset, str(e)) from None
+        # warcio ends quietly at a record whose headers are cut: only the blank lines that
+        # close the last record may follow it.
+        f.seek(end)
+        rest = f.read(64)
+        if rest.strip(b"\r\n"):
+            raise _truncated(part.path, end, "it ends inside a record's headers")
+
+
+def _check_complete(path: str, records, record, offset: int) -> None:
+    """Raise if *record*, read to its end, ended before its Content-Length (a cut
+    ``.warc``) or inside its gzip member (a cut or corrupt ``.warc.gz``): the archive is
+    incomplete, and what it holds must not be taken for the whole."""
+    remaining = getattr(record.raw_stream, "limit", 0)
+    if remaining > 0:
+        raise _truncated(path, offset, f"its last record lacks {remaining} bytes")
+    reader = records.reader
+    decompressor = reader.decompressor if reader is not None else None
+    # A member ends at its gzip trailer (eof); warcio stops reading at the file's end.
+    # (With a next line the file is one gzip stream of many records: warcio says so.)
+    if decompressor is not None and not decompressor.eof and not records.next_line:
+        raise _truncated(path, offset, "its last gzip member has no end")
+
+
+def _truncated(path: str, offset: int, why: str) -> FeedError:
+    return FeedError(
+        f"{path} is truncated or corrupt: {why} (the record at byte {offset}); copy or "
+        "download it again, or leave it out"
+    )
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    # warcio writes each gzip error and each record whose length is off to stderr, one line
+    # per block; _check_complete turns them into one error.
+    saved = sys.stderr
+    sys.stderr = io.StringIO()
+    try:
+        yield
+    finally:
+        sys.stderr = saved
 
 
 def _charset(content_type: str) -> str:
