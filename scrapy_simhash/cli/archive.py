@@ -20,7 +20,7 @@ from ..tools.archive import (
     write_decisions,
     write_kept_records,
 )
-from .main import Env, echo_json
+from .main import Env, echo_json, refuse_overwrite
 
 
 def archive_mode(inputs: tuple[Path, ...], engine: str | None, scheduler: str | None) -> bool:
@@ -65,13 +65,10 @@ def run_archive(
         i: str(output if output is not None else kept_path(path)) for i, path in enumerate(inputs)
     }
     decisions = decisions or decisions_path(inputs[0])
-    resolved = {p.resolve() for p in inputs}
-    for path, option in [
-        *((Path(o), "--output") for o in outputs.values()),
-        (decisions, "--decisions"),
-    ]:
-        if path.resolve() in resolved:
-            raise click.ClickException(f"{option} {path} would overwrite an input; choose another")
+    refuse_overwrite(
+        [*(("--output", Path(o)) for o in outputs.values()), ("--decisions", decisions)],
+        list(inputs),
+    )
     job = ArchiveJob(
         config.analysis_params,
         tuple(text_fields),

@@ -17,6 +17,7 @@ from .main import (
     json_option,
     main,
     raw_csv_option,
+    refuse_overwrite,
 )
 
 
@@ -164,9 +165,7 @@ def dedup(
     (feed,) = inputs
     output = output or kept_path(feed)
     report = report or report_path(feed)
-    for path, option in ((output, "--output"), (report, "--report")):
-        if path.resolve() == feed.resolve():
-            raise click.ClickException(f"{option} {path} would overwrite the feed; choose another")
+    refuse_overwrite([("--output", output), ("--report", report)], [feed], "the feed")
     items = read_feed(feed)
     dedup = config.open_deduplicator(index_uri)
     with dedup.index as index:
