@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..exceptions import FeedError
+from ..index.uri import redact
 from ..tools.archive import (
     ArchiveJob,
     input_format,
@@ -111,7 +112,7 @@ def run_archive(
         click.echo(f"Kept records of {source}: {target}")
     click.echo(f"Decisions: {decisions}")
     if add_kept:
-        click.echo(f"Added {added} pages to {index_uri}")
+        click.echo(f"Added {added} pages to {redact(index_uri)}")
 
 
 def _on_dask(paths, job, stored, progress, scheduler: str | None, workers: int):
