@@ -242,6 +242,23 @@ def test_a_scheduler_that_never_answers_is_one_line_after_the_timeout(tmp_path, 
     assert not (tmp_path / "a.kept.jl").exists()
 
 
+def test_a_real_scheduler_still_runs_the_job(tmp_path):
+    # The bounded first connection must not get in the way of a scheduler that answers.
+    distributed = pytest.importorskip("distributed", reason="needs the [dask] extra")
+    feed = tmp_path / "a.jl"
+    write_feed(feed)
+    local = dedup(str(feed), "--engine", "local", "-o", str(tmp_path / "local.jl"))
+    assert local.exit_code == 0, local.output
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        result = dedup(
+            str(feed), "--scheduler", cluster.scheduler_address, "-o", str(tmp_path / "d.jl")
+        )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "d.jl").read_bytes() == (tmp_path / "local.jl").read_bytes()
+
+
 def test_a_refused_scheduler_with_credentials_is_one_line_without_them(tmp_path):
     pytest.importorskip("distributed", reason="needs the [dask] extra")
     feed = tmp_path / "a.jl"
