@@ -17,6 +17,7 @@ from ..tools.archive import (
     input_format,
     kept_pages,
     kept_path,
+    parquet_fields,
     run_dask,
     run_local,
     write_decisions,
@@ -84,6 +85,7 @@ def run_archive(
         click.echo(f"{stage}: {detail}", err=True)
 
     paths = [str(p) for p in inputs]
+    _warn_of_missing_fields(paths, text_fields)
     with config.open_index(index_uri) as index:
         stored = list(index.pages())
         if stored:
@@ -115,6 +117,22 @@ def run_archive(
     click.echo(f"Decisions: {decisions}")
     if add_kept:
         click.echo(f"Added {added} pages to {redact(index_uri)}")
+
+
+def _warn_of_missing_fields(paths: list[str], text_fields: list[str]) -> None:
+    """Warn of each Parquet input that has none of the text fields: each of its records
+    would be kept "without text", and the run end well."""
+    for path in paths:
+        if input_format(path) != "parquet":
+            continue
+        names = parquet_fields(path)
+        if not set(text_fields) & set(names):
+            click.echo(
+                f"Warning: {path} has no field {', '.join(text_fields)}: every record is kept "
+                f"without text; its fields are {', '.join(names) or '(none)'} (choose with "
+                "--fields)",
+                err=True,
+            )
 
 
 def _on_dask(

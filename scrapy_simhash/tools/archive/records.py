@@ -167,13 +167,33 @@ def optional(module: str, extra: str):
 
 
 def _parquet_rows(part: Part) -> Iterator[tuple[int, Any]]:
-    pq = optional("pyarrow.parquet", "parquet")
-
     position = 0
-    for batch in pq.ParquetFile(part.path).iter_batches():
-        for row in batch.to_pylist():
-            position += 1
-            yield position, row
+    try:
+        for batch in parquet_file(part.path).iter_batches():
+            for row in batch.to_pylist():
+                position += 1
+                yield position, row
+    except optional("pyarrow", "parquet").ArrowException as e:
+        raise FeedError(
+            f"{part.path} cannot be read as Parquet after row {position} "
+            f"({str(e).splitlines()[0][:200]})"
+        ) from None
+
+
+def parquet_file(path: str):
+    """*path* opened as Parquet, or a :class:`FeedError` saying it is not Parquet."""
+    pq = optional("pyarrow.parquet", "parquet")
+    try:
+        return pq.ParquetFile(path)
+    except optional("pyarrow", "parquet").ArrowException as e:
+        raise FeedError(
+            f"{path} is not a Parquet file, or a corrupt one ({str(e).splitlines()[0][:200]})"
+        ) from None
+
+
+def parquet_fields(path: str) -> list[str]:
+    """The names of the columns of Parquet file *path*."""
+    return list(parquet_file(path).schema_arrow.names)
 
 
 #: WARC record types that hold a page's content.
@@ -324,6 +344,7 @@ def _spans(path: str, fmt: str, f) -> Iterator[tuple[int, int]]:
 __all__ = [
     "Part",
     "input_format",
+    "parquet_fields",
     "plan_parts",
     "read_part",
     "record_order",
