@@ -204,40 +204,46 @@ def _warc_records(part: Part, key_field: str, text_field: str) -> Iterator[tuple
     ArchiveIterator = optional("warcio.archiveiterator", "warc").ArchiveIterator
     from warcio.exceptions import ArchiveLoadFailed
 
-    with open(part.path, "rb") as f, _quiet_stderr():
+    with open(part.path, "rb") as f:
         records = ArchiveIterator(f)
+        their = iter(records)
         offset = end = 0
-        try:
-            for record in records:
-                page = record.rec_type in PAGE_RECORDS
-                # The payload first: asking warcio for the offset first leaves it empty.
-                payload = record.content_stream().read() if page else b""
-                offset = records.get_record_offset()  # reads the record to its end
-                _check_complete(part.path, records, record, offset)
-                end = offset + records.get_record_length()
-                if not page:
-                    continue
-                content_type = (
-                    record.http_headers.get_header("Content-Type", "")
-                    if record.http_headers
-                    else record.rec_headers.get_header("Content-Type", "")
-                ) or ""
-                yield (
-                    offset,
-                    {
-                        key_field: record.rec_headers.get_header("WARC-Target-URI"),
-                        text_field: payload.decode(_charset(content_type), errors="replace"),
-                    },
-                )
-        except ArchiveLoadFailed as e:
-            # warcio quotes the record's first line: bytes of a binary file, not shown.
-            what = str(e).split(":", 1)[0].strip() or "not a WARC record"
-            raise FeedError(
-                f"{part.path} is not a valid WARC/WET file after byte {offset} ({what}); "
-                "check the file, or leave it out"
-            ) from None
-        except (EOFError, zlib.error) as e:
-            raise _truncated(part.path, offset, str(e)) from None
+        while True:
+            # warcio's messages are silenced while it reads, never while the caller runs.
+            with _quiet_stderr():
+                try:
+                    record = next(their, None)
+                    if record is None:
+                        break
+                    page = record.rec_type in PAGE_RECORDS
+                    # The payload first: asking warcio for the offset first leaves it empty.
+                    payload = record.content_stream().read() if page else b""
+                    offset = records.get_record_offset()  # reads the record to its end
+                    _check_complete(part.path, records, record, offset)
+                    end = offset + records.get_record_length()
+                except ArchiveLoadFailed as e:
+                    # warcio quotes the record's first line: bytes of a binary file.
+                    what = str(e).split(":", 1)[0].strip() or "not a WARC record"
+                    raise FeedError(
+                        f"{part.path} is not a valid WARC/WET file after byte {offset} "
+                        f"({what}); check the file, or leave it out"
+                    ) from None
+                except (EOFError, zlib.error) as e:
+                    raise _truncated(part.path, offset, str(e)) from None
+            if not page:
+                continue
+            content_type = (
+                record.http_headers.get_header("Content-Type", "")
+                if record.http_headers
+                else record.rec_headers.get_header("Content-Type", "")
+            ) or ""
+            yield (
+                offset,
+                {
+                    key_field: record.rec_headers.get_header("WARC-Target-URI"),
+                    text_field: payload.decode(_charset(content_type), errors="replace"),
+                },
+            )
         # warcio ends quietly at a record whose headers are cut: only the blank lines that
         # close the last record may follow it.
         f.seek(end)
