@@ -4,23 +4,26 @@ or a Dask cluster, with a decisions table (see :mod:`scrapy_simhash.tools.archiv
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
 import click
 
 from ..exceptions import FeedError
+from ..index.uri import redact
 from ..tools.archive import (
     ArchiveJob,
     input_format,
     kept_pages,
     kept_path,
+    parquet_fields,
     run_dask,
     run_local,
     write_decisions,
     write_kept_records,
 )
-from .main import Env, echo_json
+from .main import Env, echo_json, refuse_overwrite
 
 
 def archive_mode(inputs: tuple[Path, ...], engine: str | None, scheduler: str | None) -> bool:
@@ -52,6 +55,7 @@ def run_archive(
     engine: str | None,
     scheduler: str | None,
     workers: int,
+    connect_timeout: float = 30.0,
     raw_csv: bool,
     as_json: bool,
 ) -> None:
@@ -65,13 +69,10 @@ def run_archive(
         i: str(output if output is not None else kept_path(path)) for i, path in enumerate(inputs)
     }
     decisions = decisions or decisions_path(inputs[0])
-    resolved = {p.resolve() for p in inputs}
-    for path, option in [
-        *((Path(o), "--output") for o in outputs.values()),
-        (decisions, "--decisions"),
-    ]:
-        if path.resolve() in resolved:
-            raise click.ClickException(f"{option} {path} would overwrite an input; choose another")
+    refuse_overwrite(
+        [*(("--output", Path(o)) for o in outputs.values()), ("--decisions", decisions)],
+        list(inputs),
+    )
     job = ArchiveJob(
         config.analysis_params,
         tuple(text_fields),
@@ -84,12 +85,13 @@ def run_archive(
         click.echo(f"{stage}: {detail}", err=True)
 
     paths = [str(p) for p in inputs]
+    _warn_of_missing_fields(paths, text_fields)
     with config.open_index(index_uri) as index:
         stored = list(index.pages())
         if stored:
             click.echo(f"index: {len(stored):,} stored pages from {index.location}", err=True)
         if engine == "dask" or scheduler:
-            result = _on_dask(paths, job, stored, progress, scheduler, workers)
+            result = _on_dask(paths, job, stored, progress, scheduler, workers, connect_timeout)
         else:
             result = run_local(paths, job, stored=stored, progress=progress)
         added = index.add_pages(kept_pages(result, time.time())) if add_kept else 0
@@ -114,10 +116,28 @@ def run_archive(
         click.echo(f"Kept records of {source}: {target}")
     click.echo(f"Decisions: {decisions}")
     if add_kept:
-        click.echo(f"Added {added} pages to {index_uri}")
+        click.echo(f"Added {added} pages to {redact(index_uri)}")
 
 
-def _on_dask(paths, job, stored, progress, scheduler: str | None, workers: int):
+def _warn_of_missing_fields(paths: list[str], text_fields: list[str]) -> None:
+    """Warn of each Parquet input that has none of the text fields: each of its records
+    would be kept "without text", and the run end well."""
+    for path in paths:
+        if input_format(path) != "parquet":
+            continue
+        names = parquet_fields(path)
+        if not set(text_fields) & set(names):
+            click.echo(
+                f"Warning: {path} has no field {', '.join(text_fields)}: every record is kept "
+                f"without text; its fields are {', '.join(names) or '(none)'} (choose with "
+                "--fields)",
+                err=True,
+            )
+
+
+def _on_dask(
+    paths, job, stored, progress, scheduler: str | None, workers: int, connect_timeout: float
+):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -127,7 +147,7 @@ def _on_dask(paths, job, stored, progress, scheduler: str | None, workers: int):
     # The shuffle logs each start and end at WARNING; the stages say what matters.
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     if scheduler:
-        with Client(scheduler) as client:
+        with _scheduler_client(Client, scheduler, connect_timeout) as client:
             return run_dask(paths, job, client, stored=stored, progress=progress)
     click.echo(f"dask: a local cluster of {workers} worker processes", err=True)
     with (
@@ -135,6 +155,99 @@ def _on_dask(paths, job, stored, progress, scheduler: str | None, workers: int):
         Client(cluster) as client,
     ):
         return run_dask(paths, job, client, stored=stored, progress=progress)
+
+
+def _scheduler_client(Client, scheduler: str, timeout: float):
+    """A client of the Dask *scheduler*, connected within *timeout* seconds, or one line
+    saying why not (the address shown without credentials, Dask's traceback left out).
+
+    Dask bounds the TCP connect by its timeout but not the handshake after it: a server
+    that accepts and never answers would hold ``Client()`` for ever. A first connection,
+    handshake included, is bounded here; the client's own connection then follows."""
+    import asyncio
+
+    from distributed.comm import connect, parse_address
+    from distributed.comm.registry import get_backend
+
+    shown = redact(scheduler)
+
+    async def reach() -> None:
+        # The connection alone, tried again until the deadline (a scheduler starting).
+        scheme, location = parse_address(scheduler)
+        connector = get_backend(scheme).get_connector()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                left = max(deadline - time.monotonic(), 0.01)
+                comm = await asyncio.wait_for(connector.connect(location), left)
+                comm.abort()
+                return
+            except OSError as e:  # Dask's CommClosedError included
+                if time.monotonic() + 0.2 >= deadline:
+                    cause = e.__cause__ or e.__context__ or e
+                    raise ConnectionError(
+                        getattr(cause, "strerror", None) or "no connection"
+                    ) from None
+                await asyncio.sleep(0.2)
+
+    async def probe() -> None:
+        try:
+            await reach()
+        except asyncio.TimeoutError:
+            raise ConnectionError("no connection") from None
+        # Then Dask's handshake, which only the scheduler answers.
+        try:
+            comm = await asyncio.wait_for(connect(scheduler, timeout=timeout), timeout)
+        except asyncio.TimeoutError:
+            raise
+        except Exception as e:  # an answer, but not Dask's (some read 3 EiB from it)
+            raise _NotAScheduler(f"its answer is not Dask's: {type(e).__name__}") from None
+        await comm.close()
+
+    def probe_in_a_thread() -> None:
+        # A loop of its own: the caller's thread may run one already (Dask's, a test's).
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                asyncio.run(probe())
+            except BaseException as e:
+                failed.append(e)
+
+        thread = threading.Thread(target=run, name="scheduler-probe", daemon=True)
+        thread.start()
+        thread.join()
+        if failed:
+            raise failed[0]
+
+    try:
+        probe_in_a_thread()
+        return Client(scheduler, timeout=timeout)
+    except (ValueError, TypeError):
+        raise click.ClickException(
+            f"--scheduler {shown} is not a Dask scheduler address: use tcp://host:8786"
+        ) from None
+    except asyncio.TimeoutError:
+        raise click.ClickException(
+            f"The Dask scheduler at {shown} accepted a connection but did not answer within "
+            f"{timeout:g} s; check that it is a Dask scheduler and it runs "
+            "(--connect-timeout to wait longer)"
+        ) from None
+    except ConnectionError as e:
+        raise click.ClickException(
+            f"Cannot reach the Dask scheduler at {shown} within {timeout:g} s ({e}); check "
+            "the address and that the scheduler runs (--connect-timeout to wait longer)"
+        ) from None
+    except (_NotAScheduler, OSError) as e:
+        raise click.ClickException(
+            f"The server at {shown} did not answer as a Dask scheduler "
+            f"({type(e).__name__ if isinstance(e, OSError) else e}); check the address and "
+            "that the scheduler runs a matching version of Dask"
+        ) from None
+
+
+class _NotAScheduler(Exception):
+    """What answered at the scheduler's address does not speak Dask's protocol."""
 
 
 __all__ = ["archive_mode", "run_archive"]

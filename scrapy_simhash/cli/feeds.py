@@ -17,6 +17,7 @@ from .main import (
     json_option,
     main,
     raw_csv_option,
+    refuse_overwrite,
 )
 
 
@@ -82,6 +83,14 @@ def report_path(feed: Path) -> Path:
     help="Run the archive job on this Dask scheduler (tcp://host:8786); implies --engine dask.",
 )
 @click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the --scheduler to connect and answer.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(1),
     default=2,
@@ -112,6 +121,7 @@ def dedup(
     index_uri: str,
     engine: str | None,
     scheduler: str | None,
+    connect_timeout: float,
     workers: int,
     decisions: Path | None,
     add_kept: bool,
@@ -154,6 +164,7 @@ def dedup(
             engine=engine,
             scheduler=scheduler,
             workers=workers,
+            connect_timeout=connect_timeout,
             raw_csv=raw_csv,
             as_json=as_json,
         )
@@ -164,9 +175,7 @@ def dedup(
     (feed,) = inputs
     output = output or kept_path(feed)
     report = report or report_path(feed)
-    for path, option in ((output, "--output"), (report, "--report")):
-        if path.resolve() == feed.resolve():
-            raise click.ClickException(f"{option} {path} would overwrite the feed; choose another")
+    refuse_overwrite([("--output", output), ("--report", report)], [feed], "the feed")
     items = read_feed(feed)
     dedup = config.open_deduplicator(index_uri)
     with dedup.index as index:

@@ -242,6 +242,36 @@ def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")(f)
 
 
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether paths *a* and *b* name one file: by name (``./``, ``../``, symlinks) and,
+    where both exist, by identity (device and inode: a hard link is the same file under
+    another name)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False  # one of them does not exist (yet): not the same file
+
+
+def refuse_overwrite(
+    outputs: list[tuple[str, os.PathLike[str]]], inputs: list, what: str = "an input"
+) -> None:
+    """Refuse each output (option, path) that is one of *inputs*, before anything is read
+    or written."""
+    for option, path in outputs:
+        for given in inputs:
+            if same_file(path, given):
+                shown = (
+                    ""
+                    if os.path.realpath(path) == os.path.realpath(given)
+                    else f" (the same file as {given}, a hard link)"
+                )
+                raise click.ClickException(
+                    f"{option} {path} would overwrite {what}{shown}; choose another"
+                )
+
+
 def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 

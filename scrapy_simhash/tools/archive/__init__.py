@@ -21,7 +21,7 @@ from typing import Any
 
 from .job import ArchiveJob, ArchiveResult, run_local
 from .output import kept_pages, kept_path, write_decisions, write_kept_records
-from .records import input_format
+from .records import input_format, parquet_fields
 
 __all__ = [
     "ArchiveJob",
@@ -29,6 +29,7 @@ __all__ = [
     "input_format",
     "kept_pages",
     "kept_path",
+    "parquet_fields",
     "run_dask",
     "run_local",
     "write_decisions",

@@ -13,9 +13,13 @@ TEXT_FIELD: the decoded payload}`` with the first configured text field.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import os
+import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,13 +167,33 @@ def optional(module: str, extra: str):
 
 
 def _parquet_rows(part: Part) -> Iterator[tuple[int, Any]]:
-    pq = optional("pyarrow.parquet", "parquet")
-
     position = 0
-    for batch in pq.ParquetFile(part.path).iter_batches():
-        for row in batch.to_pylist():
-            position += 1
-            yield position, row
+    try:
+        for batch in parquet_file(part.path).iter_batches():
+            for row in batch.to_pylist():
+                position += 1
+                yield position, row
+    except optional("pyarrow", "parquet").ArrowException as e:
+        raise FeedError(
+            f"{part.path} cannot be read as Parquet after row {position} "
+            f"({str(e).splitlines()[0][:200]})"
+        ) from None
+
+
+def parquet_file(path: str):
+    """*path* opened as Parquet, or a :class:`FeedError` saying it is not Parquet."""
+    pq = optional("pyarrow.parquet", "parquet")
+    try:
+        return pq.ParquetFile(path)
+    except optional("pyarrow", "parquet").ArrowException as e:
+        raise FeedError(
+            f"{path} is not a Parquet file, or a corrupt one ({str(e).splitlines()[0][:200]})"
+        ) from None
+
+
+def parquet_fields(path: str) -> list[str]:
+    """The names of the columns of Parquet file *path*."""
+    return list(parquet_file(path).schema_arrow.names)
 
 
 #: WARC record types that hold a page's content.
@@ -178,15 +202,36 @@ PAGE_RECORDS = ("response", "conversion", "resource")
 
 def _warc_records(part: Part, key_field: str, text_field: str) -> Iterator[tuple[int, Any]]:
     ArchiveIterator = optional("warcio.archiveiterator", "warc").ArchiveIterator
+    from warcio.exceptions import ArchiveLoadFailed
 
     with open(part.path, "rb") as f:
         records = ArchiveIterator(f)
-        for record in records:
-            if record.rec_type not in PAGE_RECORDS:
+        their = iter(records)
+        offset = end = 0
+        while True:
+            # warcio's messages are silenced while it reads, never while the caller runs.
+            with _quiet_stderr():
+                try:
+                    record = next(their, None)
+                    if record is None:
+                        break
+                    page = record.rec_type in PAGE_RECORDS
+                    # The payload first: asking warcio for the offset first leaves it empty.
+                    payload = record.content_stream().read() if page else b""
+                    offset = records.get_record_offset()  # reads the record to its end
+                    _check_complete(part.path, records, record, offset)
+                    end = offset + records.get_record_length()
+                except ArchiveLoadFailed as e:
+                    # warcio quotes the record's first line: bytes of a binary file.
+                    what = str(e).split(":", 1)[0].strip() or "not a WARC record"
+                    raise FeedError(
+                        f"{part.path} is not a valid WARC/WET file after byte {offset} "
+                        f"({what}); check the file, or leave it out"
+                    ) from None
+                except (EOFError, zlib.error) as e:
+                    raise _truncated(part.path, offset, str(e)) from None
+            if not page:
                 continue
-            # The payload first: asking warcio for the offset first leaves it empty.
-            payload = record.content_stream().read()
-            offset = records.get_record_offset()
             content_type = (
                 record.http_headers.get_header("Content-Type", "")
                 if record.http_headers
@@ -199,6 +244,46 @@ def _warc_records(part: Part, key_field: str, text_field: str) -> Iterator[tuple
                     text_field: payload.decode(_charset(content_type), errors="replace"),
                 },
             )
+        # warcio ends quietly at a record whose headers are cut: only the blank lines that
+        # close the last record may follow it.
+        f.seek(end)
+        rest = f.read(64)
+        if rest.strip(b"\r\n"):
+            raise _truncated(part.path, end, "it ends inside a record's headers")
+
+
+def _check_complete(path: str, records, record, offset: int) -> None:
+    """Raise if *record*, read to its end, ended before its Content-Length (a cut
+    ``.warc``) or inside its gzip member (a cut or corrupt ``.warc.gz``): the archive is
+    incomplete, and what it holds must not be taken for the whole."""
+    remaining = getattr(record.raw_stream, "limit", 0)
+    if remaining > 0:
+        raise _truncated(path, offset, f"its last record lacks {remaining} bytes")
+    reader = records.reader
+    decompressor = reader.decompressor if reader is not None else None
+    # A member ends at its gzip trailer (eof); warcio stops reading at the file's end.
+    # (With a next line the file is one gzip stream of many records: warcio says so.)
+    if decompressor is not None and not decompressor.eof and not records.next_line:
+        raise _truncated(path, offset, "its last gzip member has no end")
+
+
+def _truncated(path: str, offset: int, why: str) -> FeedError:
+    return FeedError(
+        f"{path} is truncated or corrupt: {why} (the record at byte {offset}); copy or "
+        "download it again, or leave it out"
+    )
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    # warcio writes each gzip error and each record whose length is off to stderr, one line
+    # per block; _check_complete turns them into one error.
+    saved = sys.stderr
+    sys.stderr = io.StringIO()
+    try:
+        yield
+    finally:
+        sys.stderr = saved
 
 
 def _charset(content_type: str) -> str:
@@ -265,6 +350,7 @@ def _spans(path: str, fmt: str, f) -> Iterator[tuple[int, int]]:
 __all__ = [
     "Part",
     "input_format",
+    "parquet_fields",
     "plan_parts",
     "read_part",
     "record_order",
