@@ -144,3 +144,13 @@ def holds(page: Sketch | None, other: Sketch | None, min_share: float) -> bool:
     if exact:
         return value >= min_share
     return value - math.sqrt(value * (1 - value) / samples) >= min_share
+
+
+def share_bucket(share: float) -> str:
+    """A share's bucket in per cent, as stats and reports count drops: ``100``, ``90-99``,
+    ``80-89``..."""
+    percent = int(share * 100 + 1e-9)
+    if percent >= 100:
+        return "100"
+    low = percent // 10 * 10
+    return f"{low}-{low + 9}"

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..tools.calibrate import advice, calibrate, render_html, render_text
+from ..tools.shares import render_shares, summarise_shares
 from .main import INDEX_SETTINGS, Env, echo_json, honours, index_option, json_option, main
 
 
@@ -57,7 +58,8 @@ def calibrate_command(
 ) -> None:
     """Histogram of nearest-neighbour distances between stored pages, and of the
     distances of drops, with example pairs at each distance: look at real pairs around
-    the threshold before changing SIMHASH_MAX_DISTANCE.
+    the threshold before changing SIMHASH_MAX_DISTANCE. Then the drops by the share of
+    their text the kept page holds, and what a higher SIMHASH_MIN_SHARE would keep.
 
     \b
     Example:
@@ -66,6 +68,7 @@ def calibrate_command(
     """
     with env.open(index_uri, read_only=True) as index:
         result = calibrate(index, sample=sample, pairs=pairs, seed=seed)
+        shares = summarise_shares(index.drops(), env.settings.min_share)
         location = index.location
     if html_path is not None:
         try:
@@ -76,9 +79,12 @@ def calibrate_command(
         except OSError as e:
             raise click.ClickException(f"Cannot write {html_path}: {e.strerror}") from None
     if as_json:
-        echo_json(result.as_dict())
+        echo_json({**result.as_dict(), "shares": shares.as_dict()})
     else:
         click.echo(render_text(result))
+        share_lines = render_shares(shares)
+        if share_lines:
+            click.echo("\n" + "\n".join(share_lines))
         steps = advice(result, location)
         if steps:
             click.echo("\n" + "\n".join(steps))

@@ -39,6 +39,7 @@ from ..settings import (
     unknown_settings,
     with_spider_arguments,
 )
+from ..sketch import share_bucket
 from .indexthread import IndexThread
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
@@ -59,15 +60,6 @@ Action = Literal["keep", "unchanged", "flag", "drop"]
 def held_text(share: float | None) -> str:
     """The drop line's words on the share of the dropped page's text the kept page holds."""
     return "" if share is None else f"; {share:.0%} of its text is in the kept page"
-
-
-def share_bucket(share: float) -> str:
-    """The stats' bucket of a drop's share: ``100``, ``90-99``, ``80-89``... (per cent)."""
-    percent = int(share * 100 + 1e-9)
-    if percent >= 100:
-        return "100"
-    low = percent // 10 * 10
-    return f"{low}-{low + 9}"
 
 
 def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
