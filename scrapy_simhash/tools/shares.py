@@ -84,15 +84,19 @@ def render_shares(summary: ShareSummary) -> list[str]:
     if summary.lowest:
         lines.append("Lowest shares:")
         lines += [f"  {s:.2f}  {d}  ~  {k}  ({t})" for s, d, k, t in summary.lowest]
-    for bar in WHAT_IF:
-        if bar > summary.min_share:
-            kept = summary.kept_at(bar)
-            lines.append(
-                f"SIMHASH_MIN_SHARE = {bar:g} would have kept {kept} of these "
-                f"{len(summary.shares)} drops."
-            )
-            if kept:
-                break
+    higher = [bar for bar in WHAT_IF if bar > summary.min_share]
+    keeping = [bar for bar in higher if summary.kept_at(bar)]
+    if keeping:
+        bar = keeping[0]
+        lines.append(
+            f"SIMHASH_MIN_SHARE = {bar:g} would have kept {summary.kept_at(bar)} of these "
+            f"{len(summary.shares)} drops."
+        )
+    elif higher and summary.shares:
+        lines.append(
+            f"Every drop held all of its page's text: no SIMHASH_MIN_SHARE up to "
+            f"{higher[-1]:g} would have kept any."
+        )
     lines.append(
         "SIMHASH_ANCHORS = False would keep the contained drops; SIMHASH_MIN_SHARE = 0 drops "
         "what looks alike without asking."
