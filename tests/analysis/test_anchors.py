@@ -125,6 +125,7 @@ def random_text(rng: random.Random) -> str:
     return "".join(lines[: rng.randint(max(0, len(lines) - 1), len(lines))])
 
 
+@pytest.mark.slow
 def test_the_compiled_anchor_forms_are_the_python_twins():
     compiled = compiled_or_skip("_ANCHOR_FORMS")
     rng = random.Random(7)
@@ -191,6 +192,7 @@ def test_ranked_lines_leave_every_wrapped_text_to_units():
     assert wrapped_texts > 100
 
 
+@pytest.mark.slow
 def test_the_compiled_anchor_form_is_the_python_twin():
     compiled = compiled_or_skip("_ANCHOR_FORM")
     for point in range(0x10000):

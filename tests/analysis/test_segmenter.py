@@ -71,6 +71,7 @@ def test_rjieba_matches_jieba_on_samples(text, fingerprinters):
     assert fast.fingerprint(text) == slow.fingerprint(text)
 
 
+@pytest.mark.slow
 @needs_rjieba
 @pytest.mark.corpus
 def test_rjieba_matches_jieba_on_every_chinese_handbook_page(corpora, fingerprinters):

@@ -150,6 +150,7 @@ async def test_same_bad_item_twice_is_a_duplicate_not_a_crash(tmp_path):
     pipeline.close_spider()
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_50_mb_page_is_cut_and_counted(tmp_path):
     pipeline = make_pipeline(tmp_path)
@@ -166,6 +167,7 @@ async def test_50_mb_page_is_cut_and_counted(tmp_path):
     pipeline.close_spider()
 
 
+@pytest.mark.slow
 def test_hostile_50_mb_of_nested_tags_is_bounded():
     page = "<html><body>" + "<div>a " * 7_000_000
     started = time.perf_counter()
@@ -193,6 +195,7 @@ async def test_deeply_nested_page_keeps_its_text(tmp_path):
 # -- known traps -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "rjieba"])
 def test_long_run_of_one_han_character_is_fast(backend):
     # With the HMM on, jieba takes minutes on this input (quadratic); it is off.
@@ -280,6 +283,7 @@ print(json.dumps([[a.kind, a.value] for a in analyses]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "rjieba"])
 def test_fingerprints_are_the_same_in_another_process(backend):
     pytest.importorskip(backend)

@@ -123,6 +123,7 @@ def test_negative_workers_is_refused():
         settings_from_crawler(get_crawler(settings_dict={"SIMHASH_WORKERS": -1}))
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_a_dead_worker_is_replaced_and_no_page_goes_unchecked(tmp_path):
     pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1)
@@ -206,6 +207,7 @@ async def test_pages_waiting_on_a_closed_pool_fail_with_worker_died():
         await pending
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_workers_that_keep_dying_are_given_up_for_a_thread(tmp_path):
     pipeline = make_pipeline(tmp_path, SIMHASH_WORKERS=1)
@@ -230,6 +232,7 @@ async def test_workers_that_keep_dying_are_given_up_for_a_thread(tmp_path):
     assert "simhash/errors/analysis" not in stats
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_a_worker_that_dies_while_idle_is_replaced_and_its_successor_answers():
     # The successor's socket and sentinel may get the file descriptor numbers of the dead
@@ -327,6 +330,7 @@ async def test_a_dead_worker_that_cannot_be_replaced_leaves_no_page_unchecked(
     assert stats["simhash/errors/workers"] >= MAX_RESTARTS
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_a_hung_worker_is_killed_and_its_page_let_through_counted(tmp_path, caplog):
     # 5 s: long enough for a fresh worker to load its dictionary on a busy machine.

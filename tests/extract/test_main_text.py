@@ -307,6 +307,7 @@ def _read_and_extract(page: str) -> tuple[str, MainText]:
     return everything, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "body",
     [
@@ -327,6 +328,7 @@ _MENU = "".join(f"<li><a href='/{i}'>link number {i} of the menu</a></li>" for i
 _LONG = "A paragraph of more than eighty characters, which counts as the page's paragraph text."
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("inside", "after", "fallback"),
     [("", f"<p>{BUDGET[:60]}</p>", "page"), (f"<p>{_LONG}</p>", "", "chrome")],

@@ -51,6 +51,7 @@ pair_within_k = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(pair_within_k)
 def test_every_pair_within_k_shares_a_key(args):

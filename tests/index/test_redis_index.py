@@ -318,6 +318,7 @@ def test_user_and_password_with_acl(make_redis_server):
         assert index.check_and_add(flip(FP, 2), "b").match.key == "a"
 
 
+@pytest.mark.slow
 def test_rediss_with_tls_and_password(make_redis_server, tmp_path):
     import shutil
 
@@ -401,6 +402,7 @@ def test_server_down_at_open_names_host_and_port():
     assert PASSWORD not in message
 
 
+@pytest.mark.slow
 def test_server_restart_mid_crawl_then_reconnect(make_redis_server):
     server = make_redis_server("--appendonly", "yes")
     with open_index(f"{server.url}?prefix=restart") as index:
@@ -433,6 +435,7 @@ ARTICLE = (
 )
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_pipeline_keeps_items_while_redis_is_down_then_dedups_again(make_redis_server):
     """SIMHASH_ON_INDEX_ERROR='keep': an outage lets items through, counted; after the
@@ -494,6 +497,7 @@ def _open_new_indexes_at_once(uris: list[str], worker: int, barrier, results) ->
     results.put(errors)
 
 
+@pytest.mark.slow
 def test_processes_creating_one_new_index_at_once_all_open_it(redis_server):
     # The first process writes the parameters and then its pages; another that found no
     # parameters a moment before must not take those pages for foreign keys.
@@ -515,6 +519,7 @@ def test_processes_creating_one_new_index_at_once_all_open_it(redis_server):
             assert len(index) == 1, "one page per index: the others were near-duplicates"
 
 
+@pytest.mark.slow
 def test_processes_adding_near_duplicates_at_once_keep_one_of_each(uri):
     rng = random.Random(5)
     bases = [rng.getrandbits(64) for _ in range(150)]
@@ -571,6 +576,7 @@ def test_ttl_expired_pages_are_swept_by_a_check_not_at_open(uri, client, prefix)
         assert [d.key for d in index.drops()] == ["x"], "drops younger than the ttl stay"
 
 
+@pytest.mark.slow
 def test_ttl_sweep_runs_again_after_its_interval(uri, client, prefix):
     with open_index(uri + "&ttl=2.4") as index:  # sweeps at most every 0.1 s
         assert index.check_and_add(FP, "a").match is None

@@ -185,6 +185,7 @@ def zeros(total: int, chunk: int = 1 << 22):
     return (bytes(chunk),) * (total // chunk)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("pages", "error"),
     [
