@@ -169,6 +169,7 @@ async def test_an_article_in_another_sites_chrome_is_contained_in_it(tmp_path):
     assert middleware.runner.stats.get_value("simhash/middleware/dropped/contained") == 1
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_workers_fingerprint_pages_in_other_processes(tmp_path):
     middleware = make_middleware(tmp_path, SIMHASH_WORKERS=1)

@@ -598,6 +598,7 @@ CHECKPOINT_PAGES = 32
 COMMITS = 1_500
 
 
+@pytest.mark.slow
 def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
     monkeypatch.setattr(sqlite_module, "AUTOCHECKPOINT_PAGES", CHECKPOINT_PAGES)
     # The log is checkpointed when it reaches CHECKPOINT_PAGES pages (4 KB each); one

@@ -279,6 +279,7 @@ def test_a_format_1_file_still_imports(memory_index, tmp_path):
         assert all(page.anchors is None for page in target.pages())
 
 
+@pytest.mark.slow
 def test_import_holds_no_key_while_it_reads_pages(tmp_path):
     # 2,000 keys of 16 KB that compress to a few bytes each: before, an import held every
     # key (and copies of them) at once; now it checks them as they are decompressed and
