@@ -200,6 +200,14 @@ def test_keys_of_other_prefixes_do_not_matter(uri, prefix, client):
     client.set(f"{prefix}:plain", "x")  # no braces: another application's key
     with open_index(uri) as index:
         assert len(index) == 0
+        # What the index writes, forgets, expires and compacts leaves that key alone.
+        assert index.check_and_add(FP, "a").status == "new"
+        assert index.forget("a") == 1
+        index.add_pages([StoredPage("b", FP, 1.0)])
+        assert index.expire(2.0) == 1
+        index.compact()
+        assert len(index) == 0
+    assert client.get(f"{prefix}:plain") == "x", "another application's key survives"
 
 
 def test_warns_when_appendonly_is_off(uri, caplog):
