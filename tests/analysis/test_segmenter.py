@@ -101,6 +101,7 @@ def test_choosing_rjieba_does_not_load_it():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_a_broken_rjieba_falls_back_to_jieba_words(tmp_path, monkeypatch, caplog):
     # Found on the path, fails to import: "auto" segments with jieba and says why; asking
     # for rjieba by name raises.

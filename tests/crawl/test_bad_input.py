@@ -194,6 +194,7 @@ async def test_deeply_nested_page_keeps_its_text(tmp_path):
 # -- known traps -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "rjieba"])
 def test_the_hmm_that_is_quadratic_on_a_run_of_one_character_is_off(backend):
     # With the HMM on, jieba takes minutes on '的' * 100_000 (quadratic). It is off: it
@@ -204,6 +205,7 @@ def test_the_hmm_that_is_quadratic_on_a_run_of_one_character_is_off(backend):
     assert words[:2] == ["小", "明"] and "中国科学院" in words
 
 
+@pytest.mark.slow
 def test_jieba_cache_is_private(tmp_path, monkeypatch):
     """A dictionary cache planted in the shared temp directory is never loaded."""
     shared = tmp_path / "shared-tmp"

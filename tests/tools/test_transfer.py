@@ -267,6 +267,7 @@ def as_format_1(data: bytes) -> bytes:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_format_1_file_still_imports(memory_index, tmp_path):
     data = io.BytesIO()
     export_index(memory_index, data)
