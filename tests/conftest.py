@@ -6,20 +6,65 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CORPORA = PROJECT_ROOT.parent / "shared" / "corpora"
 
 
+# No deadline and no too_slow health check: on a loaded machine an example or its data
+# can take seconds, which says nothing about the code. A test's own @settings may still
+# set max_examples and the like; it keeps these two unless it names them.
+settings.register_profile(
+    "scrapy-simhash", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("scrapy-simhash")
+
+
 E2E = Path(__file__).resolve().parent / "e2e"
+
+#: The fixtures that start or use a redis-server, and those that start a Redis Cluster.
+REDIS_FIXTURES = frozenset({"redis_server", "redis_client", "make_redis_server"})
+CLUSTER_FIXTURES = frozenset({"redis_cluster", "make_redis_cluster"})
 
 
 def pytest_collection_modifyitems(items):
-    # The end-to-end tests (real crawls in subprocesses) are those under tests/e2e/:
-    # `pytest -m "not e2e"` leaves them out.
+    # Markers follow from what a test uses, so `-m` selects by cost without a list to keep:
+    #   e2e      every test under tests/e2e/ (real crawls or CLI runs in subprocesses);
+    #   redis    it uses a redis-server (redis_server, redis_client, make_redis_server)
+    #            or a cluster of them;
+    #   cluster  it uses a Redis Cluster (redis_cluster, make_redis_cluster: six servers);
+    #   slow     e2e and cluster tests, and those marked by hand (worker pools, 50 MB
+    #            pages, more than about a second): `pytest -m "not slow"` is the fast lane.
+    # A fixture asked for at run time (request.getfixturevalue) is not in fixturenames:
+    # such a test's parameter carries the marker itself, and _used_fixtures_are_marked
+    # fails a test that uses one of these fixtures without its marker.
     for item in items:
+        used = set(item.fixturenames)
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+        if used & (REDIS_FIXTURES | CLUSTER_FIXTURES):
+            item.add_marker(pytest.mark.redis)
+        if used & CLUSTER_FIXTURES:
+            item.add_marker(pytest.mark.cluster)
+        if item.get_closest_marker("e2e") or item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _used_fixtures_are_marked(request):
+    """After the test: every fixture it used, asked for by name or at run time, has its
+    marker on the test (else `-m "not redis"` or `-m "not slow"` would run it anyway)."""
+    yield
+    used = set(request.fixturenames)
+    for fixtures, marker in (
+        (REDIS_FIXTURES | CLUSTER_FIXTURES, "redis"),
+        (CLUSTER_FIXTURES, "cluster"),
+    ):
+        if used & fixtures and request.node.get_closest_marker(marker) is None:
+            pytest.fail(f"uses {sorted(used & fixtures)} but is not marked {marker!r}")
+    if used & CLUSTER_FIXTURES and request.node.get_closest_marker("slow") is None:
+        pytest.fail("uses a Redis Cluster but is not marked 'slow'")
 
 
 def pytest_runtest_setup(item):

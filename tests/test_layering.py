@@ -235,6 +235,7 @@ def test_the_checks_see_a_cycle_closed_by_a_lazy_import(fake_modules):
     )
 
 
+@pytest.mark.slow
 def test_a_crawl_on_an_existing_index_imports_neither_numpy_nor_sqlite_utils(tmp_path):
     # Every module a crawl's process imports stays alive, and every full garbage collection
     # of the crawl walks its objects: numpy and sqlite-utils (with click) are thousands.

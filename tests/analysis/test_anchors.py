@@ -125,6 +125,7 @@ def random_text(rng: random.Random) -> str:
     return "".join(lines[: rng.randint(max(0, len(lines) - 1), len(lines))])
 
 
+@pytest.mark.slow
 def test_the_compiled_anchor_forms_are_the_python_twins():
     compiled = compiled_or_skip("_ANCHOR_FORMS")
     rng = random.Random(7)
@@ -154,6 +155,7 @@ def reference_anchors(text: str, seed: bytes | None = None, count: int = DEFAULT
     return tuple(chosen), tuple(chosen.values())
 
 
+@pytest.mark.slow
 def test_the_anchors_are_those_of_their_definition():
     rng = random.Random(19)
     for _ in range(1500):
@@ -178,6 +180,7 @@ def test_two_paragraphs_of_one_anchor_count_once():
     assert (anchors.hashes, anchors.sizes) == reference_anchors(text, count=2)
 
 
+@pytest.mark.slow
 def test_ranked_lines_leave_every_wrapped_text_to_units():
     # A text ranked_lines ranks is one whose lines units() keeps as they are.
     rng = random.Random(11)
@@ -191,6 +194,7 @@ def test_ranked_lines_leave_every_wrapped_text_to_units():
     assert wrapped_texts > 100
 
 
+@pytest.mark.slow
 def test_the_compiled_anchor_form_is_the_python_twin():
     compiled = compiled_or_skip("_ANCHOR_FORM")
     for point in range(0x10000):

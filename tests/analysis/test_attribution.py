@@ -143,6 +143,7 @@ _LINES = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_LINES) | st.text(max_size=30), max_size=12))
 def test_candidate_search_strips_what_every_line_test_strips(lines):

@@ -65,6 +65,7 @@ _PIECES = st.sampled_from(
 _TEXTS = st.lists(_PIECES | st.text(max_size=5), max_size=40).map("".join)
 
 
+@pytest.mark.slow
 @pytest.mark.needs_compiled
 def test_line_starts_of_every_first_character():
     # Each character as the first of a line, alone, after non-word characters, and
@@ -106,6 +107,7 @@ def test_line_starts_examples():
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.needs_compiled
 def test_line_starts_of_every_character_after_a_digit():
     # A line led by a digit is a candidate while its word characters are digits (of any

@@ -68,6 +68,7 @@ def texts(corpora) -> dict[str, str]:
     return corpus_texts(corpora)
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_fingerprints_as_recorded(texts):
     # The default segmenter (rjieba when installed); tests/test_segmenter.py shows that

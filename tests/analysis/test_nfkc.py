@@ -19,6 +19,7 @@ _ALL = "".join(chr(p) for p in range(0x110000) if not 0xD800 <= p < 0xE000)
 _NEIGHBOURS = "ae\u0301\u0323\u1100\u1161\u11a8\uac00\uff76\uff9e\u3099\u0b47\u0b3e\U0001109a"
 
 
+@pytest.mark.slow
 def test_every_code_point_in_order_and_shuffled():
     assert nfkc(_ALL) == unicodedata.normalize("NFKC", _ALL)
     chars = list(_ALL[:0x10000] + _NEIGHBOURS * 2000)

@@ -64,6 +64,7 @@ def analyse_all(items: list[str]) -> list[list[object]]:
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(heaviest_compiled is None, reason="the C accelerator is not built")
 def test_same_analysis_with_and_without_the_accelerator():
     pytest.importorskip("rjieba")

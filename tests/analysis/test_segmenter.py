@@ -71,6 +71,7 @@ def test_rjieba_matches_jieba_on_samples(text, fingerprinters):
     assert fast.fingerprint(text) == slow.fingerprint(text)
 
 
+@pytest.mark.slow
 @needs_rjieba
 @pytest.mark.corpus
 def test_rjieba_matches_jieba_on_every_chinese_handbook_page(corpora, fingerprinters):
@@ -100,6 +101,7 @@ def test_choosing_rjieba_does_not_load_it():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_a_broken_rjieba_falls_back_to_jieba_words(tmp_path, monkeypatch, caplog):
     # Found on the path, fails to import: "auto" segments with jieba and says why; asking
     # for rjieba by name raises.

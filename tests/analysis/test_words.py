@@ -31,6 +31,7 @@ def both(text: str) -> tuple[tuple[list, str], tuple[list, str]]:
     return (list(slow.items()), slow_han), (list(fast.items()), fast_han)
 
 
+@pytest.mark.slow
 @pytest.mark.needs_compiled
 def test_every_code_point_is_classified_as_re_does():
     # Each character between two spaces, then between two letters, then next to Han:

@@ -99,6 +99,7 @@ def test_a_warc_file_decides_as_the_pipeline_and_keeps_a_valid_warc(items, confi
     assert kept == [r["key"] for r in rows if r["decision"] == "kept"]
 
 
+@pytest.mark.slow
 def test_parquet_in_parquet_out(items, config, tmp_path):
     pa = pytest.importorskip("pyarrow", reason="needs the [parquet] extra")
     import pyarrow.parquet as pq

@@ -502,11 +502,18 @@ def test_import_refuses_other_features(run, index_uri, tmp_path):
     assert result.output.count("\n") == 1
 
 
-def test_import_a_damaged_file(run, tmp_path):
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        (b"SIMHASHX\x01\x00\x00\x00\x05{}", "truncated"),  # a header of 5 bytes, 2 there
+        (b"SIMHASHX\x01\x00\x00\x00\x05{bad}", "damaged"),  # 5 bytes, not JSON
+    ],
+)
+def test_import_a_damaged_file(run, tmp_path, data, what):
     bad = tmp_path / "bad.simhash"
-    bad.write_bytes(b"SIMHASHX\x01\x00\x00\x00\x05{}")
+    bad.write_bytes(data)
     result = run("import", str(bad), "--index", f"sqlite:///{tmp_path / 'x.db'}", code=1)
-    assert "is truncated" in result.output or "is damaged" in result.output
+    assert result.output == f"Error: {bad} is {what}: its header cannot be read\n"
 
 
 # -- expire / forget / vacuum ------------------------------------------------------------

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from scrapy_simhash import NearDuplicate
 from scrapy_simhash.analysis.fingerprint import Fingerprinter, hash_term
 from scrapy_simhash.analysis.terms import Segmenter
 from scrapy_simhash.dedup import Deduplicator
-from scrapy_simhash.extract.fields import field_text
+from scrapy_simhash.extract.fields import MAX_FIELD_LENGTH, field_text
 from scrapy_simhash.extract.text import normalize_text
 from scrapy_simhash.index.memory import MemoryIndex
 
@@ -119,6 +118,7 @@ async def test_bad_item_is_handled_and_counted(tmp_path, name):
     pipeline.close_spider()
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_nested_and_self_holding_lists_reach_worker_processes(tmp_path):
     # Sent to a SIMHASH_WORKERS process, they must give the text they give in the crawl's
@@ -150,31 +150,32 @@ async def test_same_bad_item_twice_is_a_duplicate_not_a_crash(tmp_path):
     pipeline.close_spider()
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_50_mb_page_is_cut_and_counted(tmp_path):
+    # Unbounded, this page takes lxml and the tokenizer well over a minute: only its first
+    # MAX_FIELD_LENGTH characters are read (no bound on time here, which a loaded machine
+    # could break: the cut is what bounds the work, and it is counted).
     pipeline = make_pipeline(tmp_path)
     paragraph = "<p>" + ARTICLE + "</p>\n"
     page = "<html><body>" + paragraph * (50_000_000 // len(paragraph)) + "</body></html>"
     assert len(page) > 49_000_000
-    started = time.perf_counter()
     await pipeline.process_item({"url": "big", "content": page})
-    elapsed = time.perf_counter() - started
     assert simhash_stats(pipeline)["truncated"] == 1
-    # Unbounded, this page takes lxml and the tokenizer well over a minute here; the
-    # bound is generous for slow CI machines.
-    assert elapsed < 60, f"a 50 MB page took {elapsed:.1f} s"
+    # What was fingerprinted is the page cut at the limit: its copy cut there is a duplicate.
+    with pytest.raises(NearDuplicate, match="cut is a near-duplicate of big"):
+        await pipeline.process_item({"url": "cut", "content": page[:MAX_FIELD_LENGTH]})
     pipeline.close_spider()
 
 
+@pytest.mark.slow
 def test_hostile_50_mb_of_nested_tags_is_bounded():
     page = "<html><body>" + "<div>a " * 7_000_000
-    started = time.perf_counter()
     text = field_text(page)
-    elapsed = time.perf_counter() - started
-    # Only the first MAX_FIELD_LENGTH characters are parsed.
+    # Only the first MAX_FIELD_LENGTH characters are parsed (no bound on time, which a
+    # loaded machine could break: the cut bounds the work).
     assert text.startswith("a\na\na")
-    assert len(text) < 3_000_000
-    assert elapsed < 60, f"took {elapsed:.1f} s"
+    assert len(text) < 3_000_000  # all of it would be 14 million characters
 
 
 @deferred_f_from_coro_f
@@ -193,18 +194,18 @@ async def test_deeply_nested_page_keeps_its_text(tmp_path):
 # -- known traps -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "rjieba"])
-def test_long_run_of_one_han_character_is_fast(backend):
-    # With the HMM on, jieba takes minutes on this input (quadratic); it is off.
+def test_the_hmm_that_is_quadratic_on_a_run_of_one_character_is_off(backend):
+    # With the HMM on, jieba takes minutes on '的' * 100_000 (quadratic). It is off: it
+    # would guess the unknown name 小明 as one word. (The time of such a run is printed by
+    # benchmarks/han_run.py, not asserted: a loaded machine could break any bound.)
     pytest.importorskip(backend)
-    fingerprinter = Fingerprinter(segmenter=backend)
-    fingerprinter.terms("的")  # load the dictionary outside the timing
-    started = time.perf_counter()
-    fingerprinter.fingerprint("的" * 100_000)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 20, f"{backend} took {elapsed:.1f} s on '的' * 100_000"
+    words = Segmenter(backend).cut("小明硕士毕业于中国科学院计算所")
+    assert words[:2] == ["小", "明"] and "中国科学院" in words
 
 
+@pytest.mark.slow
 def test_jieba_cache_is_private(tmp_path, monkeypatch):
     """A dictionary cache planted in the shared temp directory is never loaded."""
     shared = tmp_path / "shared-tmp"
@@ -272,7 +273,7 @@ import json, sys
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.analysis.fingerprint import Fingerprinter, hash_term
 from scrapy_simhash.index.memory import MemoryIndex
-from scrapy_simhash.extract.fields import field_text
+from scrapy_simhash.extract.fields import MAX_FIELD_LENGTH, field_text
 samples = json.loads(sys.stdin.read())
 dedup = Deduplicator(MemoryIndex(), Fingerprinter(segmenter=sys.argv[1]))
 analyses = [dedup.analyse(field_text(s)) for s in samples]
@@ -280,6 +281,7 @@ print(json.dumps([[a.kind, a.value] for a in analyses]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "rjieba"])
 def test_fingerprints_are_the_same_in_another_process(backend):
     pytest.importorskip(backend)

@@ -176,6 +176,7 @@ async def test_an_article_is_contained_in_a_page_framing_it_and_not_the_other_wa
     assert middleware.runner.stats.get_value("simhash/middleware/kept/own_text") == 1
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_workers_fingerprint_pages_in_other_processes(tmp_path):
     middleware = make_middleware(tmp_path, SIMHASH_WORKERS=1)

@@ -54,10 +54,11 @@ def assert_consistent(path: Path) -> None:
         assert_tables_match_pages(index)
 
 
-def run_while_a_crawl_writes(path: Path, command, committed) -> tuple[float, bool]:
+def run_while_a_crawl_writes(path: Path, command, committed) -> bool:
     """Run *command* in a thread; once *committed()* says its first batch is in, add a page
-    from another connection. Return how long the add took and whether the command was
-    still running when it was done."""
+    from another connection. Return whether the command was still running when the add was
+    done (an order of events: how long the add took is no test, a loaded machine can make
+    any bound fail)."""
     errors: list[BaseException] = []
 
     def target() -> None:
@@ -72,14 +73,12 @@ def run_while_a_crawl_writes(path: Path, command, committed) -> tuple[float, boo
         while not committed() and thread.is_alive():
             time.sleep(0.005)
         with SqliteIndex(path, create=False) as crawl:
-            started = time.perf_counter()
             crawl.check_and_add(random.getrandbits(64), "https://example.com/new")
-            waited = time.perf_counter() - started
         still_running = thread.is_alive()
     finally:
         thread.join()
     assert not errors, errors
-    return waited, still_running
+    return still_running
 
 
 def test_expire_lets_a_crawl_write_between_batches(tmp_path, small_batches):
@@ -91,11 +90,8 @@ def test_expire_lets_a_crawl_write_between_batches(tmp_path, small_batches):
         with SqliteIndex(path, create=False) as maintenance:
             maintenance.expire(2000.0)
 
-    waited, still_running = run_while_a_crawl_writes(
-        path, expire, lambda: count_pages(path) < PAGES
-    )
+    still_running = run_while_a_crawl_writes(path, expire, lambda: count_pages(path) < PAGES)
     assert still_running, "the crawl's page was only written after the whole expire"
-    assert waited < 2, f"the crawl waited {waited:.2f} s"
     assert count_pages(path) == 1  # the crawl's page; every old one expired
     assert_consistent(path)
 
@@ -109,9 +105,8 @@ def test_import_lets_a_crawl_write_between_batches(tmp_path, small_batches):
         with SqliteIndex(path, create=False) as maintenance:
             maintenance.add_pages(pages)
 
-    waited, still_running = run_while_a_crawl_writes(path, import_, lambda: count_pages(path) > 0)
+    still_running = run_while_a_crawl_writes(path, import_, lambda: count_pages(path) > 0)
     assert still_running, "the crawl's page was only written after the whole import"
-    assert waited < 2, f"the crawl waited {waited:.2f} s"
     assert count_pages(path) == PAGES + 1
     assert_consistent(path)
 

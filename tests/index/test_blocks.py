@@ -51,7 +51,8 @@ pair_within_k = st.tuples(
 )
 
 
-@settings(max_examples=500)
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None)  # 500 examples; no deadline on a loaded machine
 @given(pair_within_k)
 def test_every_pair_within_k_shares_a_key(args):
     """The pigeonhole guarantee: recall is exact, not probabilistic."""

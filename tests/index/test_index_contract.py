@@ -83,13 +83,15 @@ BACKENDS = {b.name: b for b in (MemoryBackend, SqliteBackend, RedisBackend, Redi
 #: Every test on the cluster runs in one pytest-xdist worker, so the session starts one.
 ON_CLUSTER = pytest.mark.xdist_group("redis-cluster")
 
+#: The markers of a backend's tests (conftest.py cannot see a fixture asked for at run
+#: time, and checks that these are right).
+MARKS = {
+    "redis": [pytest.mark.redis],
+    "redis-spread": [pytest.mark.redis, pytest.mark.cluster, pytest.mark.slow, ON_CLUSTER],
+}
 
-@pytest.fixture(
-    params=[
-        pytest.param(name, marks=[ON_CLUSTER] if name == "redis-spread" else [])
-        for name in sorted(BACKENDS)
-    ]
-)
+
+@pytest.fixture(params=[pytest.param(name, marks=MARKS.get(name, [])) for name in sorted(BACKENDS)])
 def backend(request, tmp_path) -> Backend:
     return BACKENDS[request.param](tmp_path, request)
 

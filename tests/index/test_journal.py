@@ -16,8 +16,17 @@ from scrapy_simhash.index.journal import CrawlRecord, journal_for
     params=[
         "memory",
         "sqlite",
-        "redis",
-        pytest.param("redis-spread", marks=pytest.mark.xdist_group("redis-cluster")),
+        # Asked for at run time, so not seen by conftest.py: the markers are given here.
+        pytest.param("redis", marks=pytest.mark.redis),
+        pytest.param(
+            "redis-spread",
+            marks=[
+                pytest.mark.redis,
+                pytest.mark.cluster,
+                pytest.mark.slow,
+                pytest.mark.xdist_group("redis-cluster"),
+            ],
+        ),
     ]
 )
 def index_uri(request, tmp_path):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scrapy_simhash.index.base import StoredPage
 
 
+@pytest.mark.slow
 def test_the_log_stays_bounded_beside_a_reader_of_every_page(tmp_path, monkeypatch):
     """A rebuild, export or expire reads every page, slowly when its target is slow; a
     crawl's commits meanwhile must still be checkpointed. Before pages() read in short

@@ -63,10 +63,20 @@ def assert_refused(path: Path, error: type[Exception], *words: str) -> str:
     return message
 
 
-@pytest.fixture
-def index_file(tmp_path) -> Path:
-    path = tmp_path / "index.db"
+@pytest.fixture(scope="module")
+def _filled(tmp_path_factory) -> Path:
+    """An index of 2,000 pages, filled once for the module (the tests damage copies)."""
+    path = tmp_path_factory.mktemp("filled") / "index.db"
     fill(path)
+    return path
+
+
+@pytest.fixture
+def index_file(_filled, tmp_path) -> Path:
+    """A copy of the filled index, alone in its directory, as fill() leaves one."""
+    assert [p.name for p in _filled.parent.iterdir()] == ["index.db"]
+    path = tmp_path / "index.db"
+    shutil.copyfile(_filled, path)
     return path
 
 
@@ -599,6 +609,7 @@ CHECKPOINT_PAGES = 32
 COMMITS = 1_500
 
 
+@pytest.mark.slow
 def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
     monkeypatch.setattr(sqlite_module, "AUTOCHECKPOINT_PAGES", CHECKPOINT_PAGES)
     # The log is checkpointed when it reaches CHECKPOINT_PAGES pages (4 KB each); one

@@ -21,7 +21,7 @@ from scrapy_simhash.tools.archive import run_local
 from scrapy_simhash.tools.feeds import read_feed, write_feed
 
 distributed = pytest.importorskip("distributed", reason="needs the [dask] extra")
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus, pytest.mark.slow]  # a Dask cluster of worker processes
 
 
 @pytest.fixture(scope="module")

@@ -185,6 +185,7 @@ def zeros(total: int, chunk: int = 1 << 22):
     return (bytes(chunk),) * (total // chunk)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("pages", "error"),
     [
@@ -266,6 +267,7 @@ def as_format_1(data: bytes) -> bytes:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_format_1_file_still_imports(memory_index, tmp_path):
     data = io.BytesIO()
     export_index(memory_index, data)
@@ -278,6 +280,7 @@ def test_a_format_1_file_still_imports(memory_index, tmp_path):
         assert all(page.anchors is None for page in target.pages())
 
 
+@pytest.mark.slow
 def test_import_holds_no_key_while_it_reads_pages(tmp_path):
     # 2,000 keys of 16 KB that compress to a few bytes each: before, an import held every
     # key (and copies of them) at once; now it checks them as they are decompressed and
