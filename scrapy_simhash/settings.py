@@ -53,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_DROP_UNCHANGED": True,
     "SIMHASH_RESET": False,
     "SIMHASH_FLAG_FIELD": "simhash_duplicate_of",
+    "SIMHASH_CONTAINS_FIELD": "simhash_contains",
     "SIMHASH_MIDDLEWARE_CONTENT_TYPES": ["text/html", "application/xhtml+xml"],
 }
 
@@ -114,6 +115,9 @@ class SimhashSettings:
     #: Forget every page of the index when the crawl opens it (as DELTAFETCH_RESET).
     reset: bool = DEFAULTS["SIMHASH_RESET"]
     flag_field: str = DEFAULTS["SIMHASH_FLAG_FIELD"]
+    #: Flag-only: the item field (and middleware ``response.meta`` key) set to the stored
+    #: page a kept page contains (it holds that page's text and adds its own).
+    contains_field: str = DEFAULTS["SIMHASH_CONTAINS_FIELD"]
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = tuple(DEFAULTS["SIMHASH_MIDDLEWARE_CONTENT_TYPES"])
     #: The 16 bytes derived from *secret* (``None`` without one): what keys the term hash.
@@ -144,6 +148,7 @@ class SimhashSettings:
         for name, value in (
             ("SIMHASH_KEY_FIELD", self.key_field),
             ("SIMHASH_FLAG_FIELD", self.flag_field),
+            ("SIMHASH_CONTAINS_FIELD", self.contains_field),
         ):
             if not value.strip():
                 raise ConfigurationError(f"{name} is empty; name an item field, e.g. 'url'")
@@ -333,6 +338,7 @@ class SimhashSettings:
             drop_unchanged=getbool("SIMHASH_DROP_UNCHANGED"),
             reset=getbool("SIMHASH_RESET"),
             flag_field=getstr("SIMHASH_FLAG_FIELD").strip(),
+            contains_field=getstr("SIMHASH_CONTAINS_FIELD").strip(),
             middleware_content_types=_media_types(
                 setting_list(
                     "SIMHASH_MIDDLEWARE_CONTENT_TYPES", get("SIMHASH_MIDDLEWARE_CONTENT_TYPES")

@@ -444,6 +444,8 @@ class CrawlDeduplicator:
             if verdict.refused is not None:
                 # Looked alike, but dropping it would lose text found nowhere else.
                 self.inc("kept/own_text")
+                if verdict.refused.contained_in_page is not None:
+                    self.inc("kept/contains")
                 logger.debug("%s", self.describe_refused(key, verdict.refused))
             return
         self.inc("flagged" if self.config.flag_only else "dropped")
@@ -484,7 +486,29 @@ class CrawlDeduplicator:
             else f"distance {refused.distance}"
         )
         share = "an unknown share" if refused.share is None else f"{refused.share:.0%}"
-        return f"Kept {key}: it looks like {refused.key} ({how}), which holds {share} of its text"
+        told = f"Kept {key}: it looks like {refused.key} ({how}), which holds {share} of its text"
+        if refused.contained_in_page is not None:
+            told += f"; it holds {refused.contained_in_page:.0%} of that page's and adds its own"
+        return told
+
+    def contained_key(self, verdict: Verdict | None) -> str | None:
+        """Flag-only: the stored page that the kept page of *verdict* contains (it holds
+        that page's text and adds its own), else ``None``."""
+        if not self.config.flag_only or verdict is None or verdict.refused is None:
+            return None
+        return verdict.refused.key if verdict.refused.contained_in_page is not None else None
+
+    def mark_contained(self, item: Any, verdict: Verdict | None) -> None:
+        """Flag-only: set ``SIMHASH_CONTAINS_FIELD`` of a kept *item* to the stored page it
+        contains, where the item has that field (counted in ``contains_field_missing``
+        where it has not)."""
+        contained = self.contained_key(verdict)
+        if contained is None:
+            return
+        try:
+            ItemAdapter(item)[self.config.contains_field] = contained
+        except (KeyError, AttributeError, TypeError):
+            self.inc("contains_field_missing")
 
     def mark(self, item: Any, verdict: Verdict) -> bool:
         """Flag-only mode: set ``SIMHASH_FLAG_FIELD`` of *item* to the kept page's key.

@@ -95,7 +95,12 @@ class SimhashDedupMiddleware:
         verdict = await self._check(response)
         action = self.runner.action(verdict)
         if action == "keep":
+            contained = self.runner.contained_key(verdict)
+            if contained is not None:
+                response.meta[self.config.contains_field] = contained
             async for output in result:
+                if contained is not None and not isinstance(output, Request):
+                    self.runner.mark_contained(output, verdict)
                 yield output
             return
         message = self.runner.describe(response.url, verdict)

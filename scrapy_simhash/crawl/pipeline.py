@@ -202,6 +202,7 @@ class SimhashDedupPipeline:
                 self.output.nothing_stored(key)
         action = self.runner.action(verdict)
         if action == "keep":
+            self.runner.mark_contained(item, verdict)
             return item
         message = self.runner.describe(key, verdict)
         if action == "unchanged":

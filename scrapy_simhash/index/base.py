@@ -43,6 +43,9 @@ class Match:
     #: The share of the probed page's text that this page holds (see
     #: :func:`~scrapy_simhash.sketch.share`); ``None`` where unknown or not asked.
     share: float | None = None
+    #: A stored page refused (see :attr:`Outcome.refused`) whose text the probed page
+    #: holds: the share of it held, at least the check's ``min_share``; else ``None``.
+    contained_in_page: float | None = None
 
     @property
     def contained(self) -> bool:
@@ -469,7 +472,7 @@ def refused_match(decision: Decision, fingerprint: int) -> Match | None:
     if decision.closest is None:
         return None
     candidate, share = decision.closest
-    return as_match(candidate, fingerprint, share)
+    return replace(as_match(candidate, fingerprint, share), contained_in_page=decision.contains)
 
 
 def check_sketch_format(stored: str | None, location: str) -> None:

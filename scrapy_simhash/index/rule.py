@@ -64,6 +64,9 @@ class Decision:
     refused: int = 0
     #: the best refused candidate and its share, for people judging a kept page
     closest: tuple[Candidate, float | None] | None = None
+    #: the share of the closest refused candidate's text that the page holds: at least
+    #: ``min_share``, the page contains that one (and adds text of its own)
+    contains: float | None = None
 
 
 def by_anchors(hits: Mapping[int, Iterable[object]]) -> dict[object, list[int]]:
@@ -128,13 +131,30 @@ def decide(
             near.append(((c.distance, c.order), c, fraction))
         else:
             held.append(((c.order,), c, fraction))
-    closest = max(refused, key=lambda r: (r[0], -r[1].order)) if refused else None
-    extra = {"refused": len(refused), "closest": closest[1:] if closest else None}
+    extra = {"refused": len(refused), **_closest(probe, refused, min_share)}
     for group, is_own in ((own, True), (near, False), (held, False)):
         if group:
             _, best, fraction = min(group, key=lambda g: g[0])
             return Decision(best, fraction, is_own, **extra)
     return Decision(**extra)
+
+
+def _closest(
+    probe: Probe, refused: list[tuple[float, Candidate, float | None]], min_share: float
+) -> dict:
+    """``closest`` and ``contains`` of a :class:`Decision`: of the refused candidates, the
+    earliest whose text the page holds (a longer page holding a stored one), else the one
+    holding most of the page's text, earliest first."""
+    if not refused:
+        return {"closest": None, "contains": None}
+    for _, candidate, fraction in sorted(refused, key=lambda r: r[1].order):
+        if min_share > 0 and holds(candidate.sketch, probe.sketch, min_share):
+            return {
+                "closest": (candidate, fraction),
+                "contains": share(candidate.sketch, probe.sketch),
+            }
+    _, candidate, fraction = max(refused, key=lambda r: (r[0], -r[1].order))
+    return {"closest": (candidate, fraction), "contains": None}
 
 
 def anchor_candidates(

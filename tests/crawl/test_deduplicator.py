@@ -7,6 +7,7 @@ import logging
 
 import pytest
 from pipelines import make_pipeline
+from prose import prose
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import NearDuplicate, open_index
@@ -59,6 +60,27 @@ async def test_flag_only_keeps_and_marks_items(tmp_path, caplog):
     assert "simhash/dropped" not in stats
     assert list(pipeline.dedup.index.drops()) == [], "nothing was dropped"
     assert len(pipeline.dedup.index) == 1, "the duplicate is not stored"
+
+
+@deferred_f_from_coro_f
+async def test_a_longer_page_holding_a_kept_one_is_kept_and_said_to_contain_it(tmp_path):
+    teaser = "\n".join(prose(400, 1))
+    article = teaser + "\n" + "\n".join(prose(300, 2))
+    pipeline = make_pipeline(tmp_path, SIMHASH_FLAG_ONLY=True)
+    await pipeline.process_item({"url": "https://a.example/teaser", "content": teaser})
+    full = await pipeline.process_item({"url": "https://a.example/full", "content": article})
+    assert full["simhash_contains"] == "https://a.example/teaser"
+    assert "simhash_duplicate_of" not in full
+    stats = pipeline.stats.get_stats()
+    assert stats["simhash/kept/own_text"] == stats["simhash/kept/contains"] == 1
+    assert len(pipeline.dedup.index) == 2
+    # Without flag-only the page is kept the same, and no field is set.
+    (tmp_path / "plain").mkdir()
+    pipeline = make_pipeline(tmp_path / "plain")
+    await pipeline.process_item({"url": "https://a.example/teaser", "content": teaser})
+    full = await pipeline.process_item({"url": "https://a.example/full", "content": article})
+    assert "simhash_contains" not in full
+    assert pipeline.stats.get_value("simhash/kept/contains") == 1
 
 
 @deferred_f_from_coro_f
