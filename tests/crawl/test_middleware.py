@@ -174,6 +174,18 @@ async def test_an_article_is_contained_in_a_page_framing_it_and_not_the_other_wa
     await run(middleware, html("a"), [])
     assert await run(middleware, html("b", body=framed), [{"x": 1}]) == [{"x": 1}]
     assert middleware.runner.stats.get_value("simhash/middleware/kept/own_text") == 1
+    assert middleware.runner.stats.get_value("simhash/middleware/kept/contains") == 1
+    # Flag-only: the framing page's items and response say which page it contains.
+    (tmp_path / "flagged").mkdir()
+    middleware = make_middleware(
+        tmp_path / "flagged", SIMHASH_EXTRACTOR="none", SIMHASH_ANCHORS=True, SIMHASH_FLAG_ONLY=True
+    )
+    await run(middleware, html("a"), [])
+    framing = html("b", body=framed)
+    assert await run(middleware, framing, [{"x": 1}]) == [
+        {"x": 1, "simhash_contains": "https://site.example/a"}
+    ]
+    assert framing.meta["simhash_contains"] == "https://site.example/a"
 
 
 @pytest.mark.slow
