@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from ..index.base import DropRecord, NearDuplicateIndex
 from .calibrate import Calibration, advice, calibrate, histogram_svg
 from .clusters import Cluster, clusters_of, reason_of, why
-from .passages import mark, marked_html
+from .passages import mark, marked_html, own_passages, shared_fraction
 from .report_page import SCRIPT, STYLE, bar_chart, link
 
 __all__ = ["Limits", "Report", "gather", "render", "site_of"]
@@ -161,7 +161,7 @@ def _cluster(cluster: Cluster, report: Report, texts: Callable | None, limits: L
     return (
         f'<section class="cluster" id="c{cluster.id}" data-filter="{html.escape(keys)}">'
         f"<h3>Cluster {cluster.id}: kept {link(cluster.kept)} "
-        f'<span class="note">({len(cluster.copies)} copies)</span></h3>'
+        f'<span class="note">({_copies(len(cluster.copies))})</span></h3>'
         "<table><thead><tr><th>copy (dropped)</th><th>reason</th><th>distance</th>"
         "<th>share in kept</th><th>why</th></tr></thead><tbody>"
         + "".join(rows)
@@ -169,6 +169,10 @@ def _cluster(cluster: Cluster, report: Report, texts: Callable | None, limits: L
         + "".join(pairs)
         + "</section>"
     )
+
+
+def _copies(n: int) -> str:
+    return "1 copy" if n == 1 else f"{n} copies"
 
 
 def _share(share: float | None) -> str:
@@ -186,8 +190,16 @@ def _pair(drop: DropRecord, kept: str, texts: Callable | None, limits: Limits) -
         )
     copy_text, kept_text = copy_text[: limits.chars], kept_text[: limits.chars]
     copy_marked, kept_marked = mark(copy_text, kept_text)
+    own = own_passages(copy_marked)
+    listed = "".join(f"<li><ins>{html.escape(t)}</ins></li>" for t in own)
+    said = (
+        f"its own text, longest first:</p><ul>{listed}</ul>" if own else "no text of its own.</p>"
+    )
     return (
-        '<div class="pair">'
+        f'<p class="note own">{html.escape(drop.key)}: '
+        f"{shared_fraction(copy_marked):.0%} of the words shown are in the kept page; "
+        + said
+        + '<div class="pair">'
         f'<div class="copy-text"><h4>copy: {html.escape(drop.key)}</h4>'
         f"{marked_html(copy_marked)}</div>"
         f'<div class="kept-text"><h4>kept: {html.escape(kept)}</h4>'

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["RUN", "Segment", "mark", "marked_html"]
+__all__ = ["RUN", "Segment", "mark", "marked_html", "own_passages", "shared_fraction"]
 
 #: Words in a row that must appear in both texts for them to count as shared.
 RUN = 6
@@ -67,3 +67,18 @@ def marked_html(segments: list[Segment]) -> str:
         f"<mark>{html.escape(text)}</mark>" if shared else f"<ins>{html.escape(text)}</ins>"
         for text, shared in segments
     )
+
+
+def shared_fraction(segments: list[Segment]) -> float:
+    """The part of a text's words (by characters) that the other text holds."""
+    sizes = [(len("".join(text.split())), shared) for text, shared in segments]
+    total = sum(n for n, _ in sizes)
+    return sum(n for n, shared in sizes if shared) / total if total else 0.0
+
+
+def own_passages(segments: list[Segment], limit: int = 5, chars: int = 200) -> list[str]:
+    """Up to *limit* of a text's own stretches (those the other text lacks), longest
+    first, each cut to *chars* characters."""
+    own = [" ".join(text.split()) for text, shared in segments if not shared]
+    own = sorted((t for t in own if t), key=len, reverse=True)[:limit]
+    return [t if len(t) <= chars else t[: chars - 1] + "…" for t in own]

@@ -14,7 +14,8 @@ table { border-collapse: collapse; margin: .5em 0; }
 td, th { border: 1px solid #ccc; padding: .25em .5em; text-align: left; vertical-align: top; }
 td.n { text-align: right; }
 .charts { display: flex; flex-wrap: wrap; gap: 2em; }
-.cluster { border: 1px solid #bbb; border-radius: 4px; padding: .4em .9em; margin: .8em 0; }
+.cluster { border: 1px solid #bbb; border-radius: 4px; padding: .4em .9em; margin: .8em 0;
+  content-visibility: auto; contain-intrinsic-size: auto 12em; }
 .cluster h3 { margin: .3em 0; font-size: 1.05em; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; margin: .5em 0; }
 .pair > div { border: 1px solid #ddd; padding: .5em; max-height: 24em; overflow: auto;
