@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
@@ -92,7 +91,6 @@ def report(
       scrapy-simhash report -o report.html --feed kept.jl --clusters clusters.csv
     """
     refuse_overwrite([("--output", output)], list(feeds), "a feed")
-    started = time.perf_counter()
     with env.open(index_uri, read_only=True) as index:
         gathered = gather(index, sample=sample)
         rows = 0
@@ -117,7 +115,7 @@ def report(
     shown = min(limit, len(gathered.clusters))
     click.echo(
         f"Report: {output} ({shown} of {len(gathered.clusters)} clusters with copies, "
-        f"{gathered.pages} stored pages; {time.perf_counter() - started:.1f} s)"
+        f"{gathered.pages} stored pages)"
     )
     if clusters_path is not None:
         click.echo(f"Clusters: {clusters_path} ({rows} pages)")
