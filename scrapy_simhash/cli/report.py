@@ -96,7 +96,9 @@ def report(
         rows = 0
         if clusters_path is not None:
             rows = write_rows(
-                clusters_path, cluster_rows(gathered.clusters, index), CLUSTER_COLUMNS
+                clusters_path,
+                cluster_rows(gathered.clusters, (p.key for p in index.pages())),
+                CLUSTER_COLUMNS,
             )
     texts = None
     if not no_texts:

@@ -24,6 +24,7 @@ __all__ = [
     "Cluster",
     "cluster_rows",
     "clusters_of",
+    "index_rows",
     "reason_of",
     "why",
     "write_rows",
@@ -89,9 +90,10 @@ def clusters_of(drops: Iterable[DropRecord]) -> list[Cluster]:
     ]
 
 
-def cluster_rows(clusters: list[Cluster], index: NearDuplicateIndex) -> Iterator[dict[str, Any]]:
-    """One row per page (see :data:`CLUSTER_COLUMNS`): the clusters' pages, then every
-    other stored page as a cluster of its own, numbered on."""
+def cluster_rows(clusters: list[Cluster], kept_keys: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """One row per page (see :data:`CLUSTER_COLUMNS`): the clusters' pages, then each
+    other kept page (of *kept_keys*: an index's stored pages, streamed) as a cluster of
+    its own, numbered on."""
     seen: set[str] = set()
     for cluster in clusters:
         seen.add(cluster.kept)
@@ -101,11 +103,16 @@ def cluster_rows(clusters: list[Cluster], index: NearDuplicateIndex) -> Iterator
             reason = reason_of(drop)
             yield _row(cluster.id, drop.key, cluster.kept, reason, drop.distance, drop.share)
     number = len(clusters)
-    for page in index.pages():
-        if page.key not in seen:
-            seen.add(page.key)
+    for key in kept_keys:
+        if key not in seen:
+            seen.add(key)
             number += 1
-            yield _row(number, page.key, page.key, "kept", None, None)
+            yield _row(number, key, key, "kept", None, None)
+
+
+def index_rows(index: NearDuplicateIndex) -> Iterator[dict[str, Any]]:
+    """:func:`cluster_rows` of an index: its drops' clusters, then its other pages."""
+    return cluster_rows(clusters_of(index.drops()), (page.key for page in index.pages()))
 
 
 def _row(cluster: int, key: str, kept: str, reason: str, distance, share) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from scrapy_simhash.cli import main
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.index.base import DropRecord, Match
 from scrapy_simhash.settings import SimhashSettings
-from scrapy_simhash.tools.clusters import CLUSTER_COLUMNS, cluster_rows, clusters_of, write_rows
+from scrapy_simhash.tools.clusters import CLUSTER_COLUMNS, clusters_of, index_rows, write_rows
 from scrapy_simhash.tools.fingerprinted import fingerprinted_text, item_from_page
 from scrapy_simhash.tools.html_report import Limits, gather, render, site_of
 from scrapy_simhash.tools.passages import mark, own_passages, shared_fraction
@@ -78,8 +78,7 @@ def test_clusters_largest_first_and_each_page_once():
 
 def test_cluster_rows_give_every_page_a_cluster(index_uri, pages_dir):
     with open_index(index_uri, read_only=True) as index:
-        clusters = clusters_of(index.drops())
-        rows = list(cluster_rows(clusters, index))
+        rows = list(index_rows(index))
     assert len(rows) == len(PAGES) + len(COPIES)
     assert {r["key"] for r in rows} == {(pages_dir / n).as_uri() for n in [*PAGES, *COPIES]}
     copies = {Path(r["key"]).name: r for r in rows if r["reason"] != "kept"}
