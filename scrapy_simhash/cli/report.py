@@ -92,14 +92,11 @@ def report(
     """
     refuse_overwrite([("--output", output)], list(feeds), "a feed")
     with env.open(index_uri, read_only=True) as index:
-        gathered = gather(index, sample=sample)
-        rows = 0
-        if clusters_path is not None:
-            rows = write_rows(
-                clusters_path,
-                cluster_rows(gathered.clusters, (p.key for p in index.pages())),
-                CLUSTER_COLUMNS,
-            )
+        gathered = gather(index, sample=sample, keys=clusters_path is not None)
+    rows = 0
+    if clusters_path is not None:
+        table = cluster_rows(gathered.clusters, gathered.keys)
+        rows = write_rows(clusters_path, table, CLUSTER_COLUMNS)
     texts = None
     if not no_texts:
         key_field = env.settings.key_field if feeds else "url"

@@ -40,6 +40,8 @@ class Report:
     advice: list[str]
     site_pages: Counter[str] = field(default_factory=Counter)
     site_drops: Counter[str] = field(default_factory=Counter)
+    #: The stored pages' keys, in the index's order, where asked for (``keys=True``).
+    keys: list[str] = field(default_factory=list)
 
     @property
     def copies(self) -> list[DropRecord]:
@@ -54,11 +56,17 @@ def site_of(key: str) -> str:
     return f"{parts.scheme}:" if parts.scheme else "(no site)"
 
 
-def gather(index: NearDuplicateIndex, *, sample: int = 500, seed: int = 0) -> Report:
-    """The clusters, per-site counts and calibration of *index* (its pages streamed)."""
+def gather(
+    index: NearDuplicateIndex, *, sample: int = 500, seed: int = 0, keys: bool = False
+) -> Report:
+    """The clusters, per-site counts and calibration of *index* (its pages streamed);
+    with *keys*, the stored pages' keys too (for ``--clusters``)."""
     site_pages: Counter[str] = Counter()
+    stored: list[str] = []
     for page in index.pages():
         site_pages[site_of(page.key)] += 1
+        if keys:
+            stored.append(page.key)
     clusters = clusters_of(index.drops())
     result = calibrate(index, sample=sample, pairs=3, seed=seed)
     report = Report(
@@ -69,6 +77,7 @@ def gather(index: NearDuplicateIndex, *, sample: int = 500, seed: int = 0) -> Re
         result,
         advice(result, index.location),
         site_pages,
+        keys=stored,
     )
     report.site_drops.update(site_of(drop.key) for drop in report.copies)
     return report
