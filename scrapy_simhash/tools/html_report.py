@@ -128,7 +128,8 @@ def _summary(report: Report, limits: Limits, clusters_file: str | None) -> str:
     total, copies = len(report.clusters), len(report.copies)
     shown = min(total, limits.clusters)
     reasons = Counter(reason_of(d) for d in report.copies)
-    said = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) or "none"
+    how = {"distance": "by distance", "contained": "contained", "exact": "exact texts"}
+    said = ", ".join(f"{n} {how[r]}" for r, n in sorted(reasons.items())) or "none"
     rest = (
         f"the rest are in {html.escape(clusters_file)}"
         if clusters_file
@@ -141,7 +142,7 @@ def _summary(report: Report, limits: Limits, clusters_file: str | None) -> str:
     )
     return (
         f'<p id="summary">{report.pages} stored pages; <strong>{copies}</strong> pages '
-        f"dropped as copies (by {said}) in <strong>{total}</strong> clusters, each a kept "
+        f"dropped as copies ({said}) in <strong>{total}</strong> clusters, each a kept "
         f"page and its copies; threshold (max distance) {report.max_distance}.{capped} "
         f"Written {time.strftime('%Y-%m-%d %H:%M:%S')}.</p>"
     )
@@ -222,7 +223,7 @@ def _charts(report: Report) -> str:
     by_distance = Counter(d.distance for d in near)
     distances = [(str(d), by_distance.get(d, 0)) for d in range(top + 1)]
     shares = Counter(min(9, int(d.share * 10)) for d in report.copies if d.share is not None)
-    share_bars = [(f"{10 * b}%", shares.get(b, 0)) for b in range(10)]
+    share_bars = [(f"{10 * b}-{10 * b + 10}%", shares.get(b, 0)) for b in range(10)]
     return (
         '<h2>Distances and shares of the copies</h2><div class="charts">'
         + bar_chart(distances, label="copies by distance", colour="#d9534f", css_class="distances")
