@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from scrapy_simhash import open_index
 from scrapy_simhash.cli import main
 from scrapy_simhash.dedup import Deduplicator
+from scrapy_simhash.exceptions import FeedError
 from scrapy_simhash.index.base import DropRecord, Match
 from scrapy_simhash.settings import SimhashSettings
 from scrapy_simhash.tools.clusters import CLUSTER_COLUMNS, clusters_of, index_rows, write_rows
@@ -183,3 +184,29 @@ def test_match_share_reaches_the_page(tmp_path):
     assert "contained in the kept page: 2 long paragraphs shared" in page
     assert "80% of its text is in the kept page" in page
     assert 'data-filter="b.example"' in page
+
+
+def test_page_texts_from_a_feed_then_from_files(tmp_path):
+    from scrapy_simhash.tools.page_texts import PageTexts
+
+    feed = tmp_path / "kept.jl"
+    feed.write_text('{"url": "https://a.example/1", "body": "from the feed"}\n\n', "utf-8")
+    page = tmp_path / "p.html"
+    page.write_text("<html><body><p>from the file</p></body></html>", "utf-8")
+    read = []
+
+    def text_of(value):
+        read.append(value)
+        return "text of " + (value if isinstance(value, str) else value.decode())
+
+    texts = PageTexts(text_of, feeds=[feed])
+    assert texts("https://a.example/1").startswith('text of {"url"')
+    assert "from the file" in texts(page.as_uri())
+    assert texts("https://b.example/not-fetched") is None  # no --fetch
+    assert texts((tmp_path / "gone.html").as_uri()) is None and texts.failures == 1
+    texts(page.as_uri())
+    assert len(read) == 2  # each page read once
+    bad = tmp_path / "bad.jl"
+    bad.write_text("not json\n", "utf-8")
+    with pytest.raises(FeedError, match=r"bad\.jl:1: not a JSON line"):
+        PageTexts(text_of, feeds=[bad])
