@@ -91,6 +91,8 @@ def report(
       scrapy-simhash report -o report.html --feed kept.jl --clusters clusters.csv
     """
     refuse_overwrite([("--output", output)], list(feeds), "a feed")
+    if clusters_path is not None:
+        refuse_overwrite([("--clusters", clusters_path)], [output, *feeds], "another file")
     with env.open(index_uri, read_only=True) as index:
         gathered = gather(index, sample=sample, keys=clusters_path is not None)
     rows = 0

@@ -179,8 +179,11 @@ def test_match_share_reaches_the_page(tmp_path):
         index.record_drop(
             "https://b.example/copy", Match("https://a.example/kept", 1, 2, 0.0, (1, 2), 0.8)
         )
+        hostile = 'https://c.example/"><script>alert(1)</script>'
+        index.record_drop(hostile, Match("https://a.example/kept", 1, 1, 0.0))
         report = gather(index, sample=5)
     page = render(report)
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
     assert "contained in the kept page: 2 long paragraphs shared" in page
     assert "80% of its text is in the kept page" in page
     assert 'data-filter="b.example"' in page
