@@ -144,7 +144,7 @@ def _summary(report: Report, limits: Limits, clusters_file: str | None) -> str:
         f'<p id="summary">{report.pages} stored pages; <strong>{copies}</strong> pages '
         f"dropped as copies ({said}) in <strong>{total}</strong> clusters, each a kept "
         f"page and its copies; threshold (max distance) {report.max_distance}.{capped} "
-        f"Written {time.strftime('%Y-%m-%d %H:%M:%S')}.</p>"
+        f"Written {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.</p>"
     )
 
 
@@ -167,7 +167,8 @@ def _cluster(cluster: Cluster, report: Report, texts: Callable | None, limits: L
     more = len(cluster.copies) - limits.copies
     if more > 0:
         rows.append(f'<tr><td colspan="5">and {more} more (see --clusters)</td></tr>')
-    pairs = [_pair(d, cluster.kept, texts, limits) for d in cluster.copies[: limits.compared]]
+    compared = cluster.copies[: limits.compared] if texts is not None else []
+    pairs = [_pair(d, cluster.kept, texts, limits) for d in compared]
     return (
         f'<section class="cluster" id="c{cluster.id}" data-filter="{html.escape(keys)}">'
         f"<h3>Cluster {cluster.id}: kept {link(cluster.kept)} "
@@ -195,8 +196,8 @@ def _pair(drop: DropRecord, kept: str, texts: Callable | None, limits: Limits) -
     if copy_text is None or kept_text is None:
         missing = drop.key if copy_text is None else kept
         return (
-            f'<p class="note notext">No text of {html.escape(missing)} to compare: pass the '
-            "crawl's items with --feed, or keep its pages readable.</p>"
+            f'<p class="note notext">No text of {html.escape(missing)} to compare (give the '
+            "crawl's items with --feed, or --fetch for http pages).</p>"
         )
     copy_text, kept_text = copy_text[: limits.chars], kept_text[: limits.chars]
     copy_marked, kept_marked = mark(copy_text, kept_text)

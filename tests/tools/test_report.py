@@ -146,7 +146,9 @@ def test_render_with_and_without_texts(index_uri, pages_dir):
     bare = render(report, None, limits=Limits(clusters=1), clusters_file="all.csv")
     assert bare.count('<section class="cluster"') == 1 and '<div class="pair">' not in bare
     assert "the <strong>1 largest</strong> of 2 clusters; the rest are in all.csv" in bare
-    assert "No text of" in bare
+    assert "No text of" not in bare  # no texts asked for: nothing to say about them
+    unreadable = render(report, lambda key: None)
+    assert unreadable.count("No text of") == 2 and '<div class="pair">' not in unreadable
 
 
 def test_report_command(index_uri, pages_dir, tmp_path, monkeypatch):
