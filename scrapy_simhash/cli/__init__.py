@@ -9,6 +9,7 @@ with exit status 1. The commands are grouped by what users do:
 * :mod:`.feeds`: ``dedup``
 * :mod:`.calibrate`: ``calibrate``
 * :mod:`.text`: ``text``, the text fingerprinted for a page and why
+* :mod:`.report`: ``report``, an HTML page of the clusters
 * :mod:`.secret`: ``secret``
 
 :mod:`.main` holds the group, the shared options and the project's settings.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from ..durations import parse_cutoff
 
 # Imported for their commands, which register themselves on the group.
-from . import calibrate, feeds, inspect, maintain, secret, text  # noqa: F401
+from . import calibrate, feeds, inspect, maintain, report, secret, text  # noqa: F401
 from .main import main
 
 __all__ = ["main", "parse_cutoff"]

@@ -20,6 +20,7 @@ from ..tools.archive import (
     parquet_fields,
     run_dask,
     run_local,
+    write_clusters,
     write_decisions,
     write_kept_records,
 )
@@ -48,6 +49,7 @@ def run_archive(
     *,
     output: Path | None,
     decisions: Path | None,
+    clusters: Path | None = None,
     text_fields: list[str],
     key_field: str,
     index_uri: str,
@@ -70,7 +72,11 @@ def run_archive(
     }
     decisions = decisions or decisions_path(inputs[0])
     refuse_overwrite(
-        [*(("--output", Path(o)) for o in outputs.values()), ("--decisions", decisions)],
+        [
+            *(("--output", Path(o)) for o in outputs.values()),
+            ("--decisions", decisions),
+            *((("--clusters", clusters),) if clusters else ()),
+        ],
         list(inputs),
     )
     job = ArchiveJob(
@@ -97,12 +103,15 @@ def run_archive(
         added = index.add_pages(kept_pages(result, time.time())) if add_kept else 0
     written = write_kept_records(result, outputs, raw_csv=raw_csv)
     write_decisions(result, decisions)
+    if clusters is not None:
+        write_clusters(result, clusters)
     summary = {
         **result.summary(),
         "added_to_index": added,
         "outputs": {paths[i]: outputs[i] for i in outputs},
         "kept_written": sum(written.values()),
         "decisions": str(decisions),
+        "clusters": str(clusters) if clusters else None,
         "stages": dict(result.stages),
     }
     if as_json:
@@ -115,6 +124,8 @@ def run_archive(
     for source, target in summary["outputs"].items():
         click.echo(f"Kept records of {source}: {target}")
     click.echo(f"Decisions: {decisions}")
+    if clusters is not None:
+        click.echo(f"Clusters: {clusters}")
     if add_kept:
         click.echo(f"Added {added} pages to {redact(index_uri)}")
 

@@ -104,6 +104,12 @@ def report_path(feed: Path) -> Path:
     "[default: FEED.decisions.csv]",
 )
 @click.option(
+    "--clusters",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Archive job: also write one row per record (cluster, key, kept, reason, distance, "
+    "share), as report --clusters does (.csv/.jl/.parquet).",
+)
+@click.option(
     "--add-kept",
     is_flag=True,
     help="Archive job: add the kept records to --index.",
@@ -124,6 +130,7 @@ def dedup(
     connect_timeout: float,
     workers: int,
     decisions: Path | None,
+    clusters: Path | None,
     add_kept: bool,
     raw_csv: bool,
     as_json: bool,
@@ -157,6 +164,7 @@ def dedup(
             inputs,
             output=output,
             decisions=decisions,
+            clusters=clusters,
             text_fields=text_fields,
             key_field=key_field,
             index_uri=index_uri,
@@ -169,7 +177,11 @@ def dedup(
             as_json=as_json,
         )
         return
-    for option, value in (("--decisions", decisions), ("--add-kept", add_kept or None)):
+    for option, value in (
+        ("--decisions", decisions),
+        ("--clusters", clusters),
+        ("--add-kept", add_kept or None),
+    ):
         if value is not None:
             raise click.ClickException(f"{option} is for an archive job (add --engine local)")
     (feed,) = inputs

@@ -22,7 +22,15 @@ import numpy as np
 
 from ..index.base import NearDuplicateIndex, StoredPage
 
-__all__ = ["Calibration", "FingerprintTable", "Pair", "calibrate", "render_html", "render_text"]
+__all__ = [
+    "Calibration",
+    "FingerprintTable",
+    "Pair",
+    "calibrate",
+    "histogram_svg",
+    "render_html",
+    "render_text",
+]
 
 _M1, _M2, _M4, _H01 = (
     np.uint64(m)
@@ -316,7 +324,7 @@ _SVG_WIDTH, _SVG_HEIGHT, _MARGIN = 760, 300, 40
 _DROPPED_COLOUR, _NEAREST_COLOUR = "#d9534f", "#337ab7"
 
 
-def _svg(result: Calibration) -> str:
+def histogram_svg(result: Calibration) -> str:
     distances = list(result.distances)
     peak = max([*result.nearest.values(), *result.dropped.values(), 1])
     plot_w, plot_h = _SVG_WIDTH - 2 * _MARGIN, _SVG_HEIGHT - 2 * _MARGIN
@@ -401,7 +409,7 @@ Nearest stored neighbour of {result.sampled} of {result.stored} stored pages, an
 distance to the page kept &nbsp;
 <span class="key" style="background:{_NEAREST_COLOUR}"></span> kept pages, by the distance
 to their nearest kept neighbour</p>
-<figure>{_svg(result)}</figure>
+<figure>{histogram_svg(result)}</figure>
 <p>Kept pairs just above the threshold that are really the same page suggest a higher
 threshold; dropped pairs at the threshold that are different pages suggest a lower one.</p>
 <h2>Example pairs</h2>

@@ -57,6 +57,36 @@ def test_an_archive_job_keeps_what_the_one_feed_dedup_keeps(items, tmp_path):
     assert all(r["matched_record"].startswith("items.jl@") and r["distance"] for r in dropped)
 
 
+def test_an_archive_job_writes_the_clusters_report_writes(items, tmp_path):
+    feed = tmp_path / "items.jl"
+    write_feed(feed, items)
+    table = tmp_path / "clusters.jl"
+    done = dedup(str(feed), "--engine", "local", "--clusters", str(table))
+    assert done.exit_code == 0, done.output
+    assert f"Clusters: {table}" in done.output
+    rows = [json.loads(line) for line in table.read_text(encoding="utf-8").splitlines()]
+    assert list(rows[0]) == ["cluster", "key", "kept", "reason", "distance", "share"]
+    decided = {r["key"]: r for r in decisions(tmp_path / "items.jl.decisions.csv")}
+    assert {r["key"] for r in rows} == set(decided)
+    cluster_of_kept = {r["key"]: r["cluster"] for r in rows if r["reason"] == "kept"}
+    for row in rows:
+        decision = decided[row["key"]]
+        if row["reason"] == "kept":
+            assert decision["decision"] == "kept" and row["kept"] == row["key"]
+        else:
+            assert decision["decision"] == "dropped" and row["kept"] == decision["matched_key"]
+            assert row["cluster"] == cluster_of_kept[row["kept"]]
+            assert row["distance"] == int(decision["distance"])
+    assert sum(r["reason"] != "kept" for r in rows) > 5
+
+
+def test_clusters_is_for_an_archive_job(tmp_path):
+    feed = tmp_path / "items.jl"
+    feed.write_text('{"url": "a", "content": "x"}\n', encoding="utf-8")
+    done = dedup(str(feed), "--clusters", str(tmp_path / "c.csv"))
+    assert done.exit_code == 1 and "--clusters is for an archive job" in done.output
+
+
 def warc_of(items: list[dict], path) -> None:
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter

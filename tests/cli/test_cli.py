@@ -83,6 +83,7 @@ def test_every_command_has_help_with_an_example(run):
             "forget",
             "import",
             "rebuild",
+            "report",
             "secret",
             "text",
             "stats",

@@ -7,7 +7,7 @@ the decisions do not depend on the partitioning or the number of workers.
 * :func:`run_local`: one machine, numpy sorts (no extra dependency);
 * :func:`run_dask`: any ``dask.distributed`` cluster (``pip install
   'scrapy-simhash[dask]'``);
-* :func:`write_kept_records`, :func:`write_decisions`: the outputs.
+* :func:`write_kept_records`, :func:`write_decisions`, :func:`write_clusters`: the outputs.
 
 Modules: :mod:`.records` (inputs and orders), :mod:`.job` (fingerprints, local mode),
 :mod:`.candidates` (near pairs by sorting), :mod:`.decide` (the rule, in rounds),
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .job import ArchiveJob, ArchiveResult, run_local
-from .output import kept_pages, kept_path, write_decisions, write_kept_records
+from .output import kept_pages, kept_path, write_clusters, write_decisions, write_kept_records
 from .records import input_format, parquet_fields
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "parquet_fields",
     "run_dask",
     "run_local",
+    "write_clusters",
     "write_decisions",
     "write_kept_records",
 ]

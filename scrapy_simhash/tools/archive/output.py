@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ...exceptions import FeedError
-from ...index.base import StoredPage
+from ...index.base import DropRecord, StoredPage
+from ..clusters import CLUSTER_COLUMNS, cluster_rows, clusters_of, write_rows
 from ..feeds import spreadsheet_safe
 from .batch import EMPTY, NO_MATCH, SHORT, STATUSES
 from .decide import EVIDENCE_NAMES
@@ -100,6 +101,39 @@ def write_decisions(result: ArchiveResult, path: str | os.PathLike[str]) -> int:
     except OSError as e:
         raise FeedError(f"Cannot write {os.fspath(path)}: {e.strerror}") from None
     return written
+
+
+def write_clusters(result: ArchiveResult, path: str | os.PathLike[str]) -> int:
+    """Write one row per record to *path*, with the columns of ``scrapy-simhash report
+    --clusters`` (:data:`~scrapy_simhash.tools.clusters.CLUSTER_COLUMNS`): each dropped
+    record in the cluster of the page it matched; each kept record (and one unchanged since
+    it was stored) a cluster of its own unless copies matched it. The share is not kept by
+    the job: empty."""
+    o = result.outcomes
+    drops: list[DropRecord] = []
+    kept: list[str] = []
+    for order, key, is_kept, status, matched, matched_key, distance, evidence in zip(
+        o.order.tolist(),
+        o.key.tolist(),
+        o.kept.tolist(),
+        o.status.tolist(),
+        o.matched.tolist(),
+        o.matched_key.tolist(),
+        o.distance.tolist(),
+        o.evidence.tolist(),
+        strict=True,
+    ):
+        key = key or result.label(order)
+        if is_kept or matched == NO_MATCH or STATUSES[status] == "unchanged":
+            kept.append(key)
+            continue
+        how = EVIDENCE_NAMES[evidence]
+        drops.append(
+            DropRecord(
+                key, matched_key, distance, how == "exact", 0.0, shared=int(how == "contained")
+            )
+        )
+    return write_rows(path, cluster_rows(clusters_of(drops), kept), CLUSTER_COLUMNS)
 
 
 def write_kept_records(
