@@ -1,0 +1,143 @@
+"""A feed disk that fills for a few seconds loses no page (issue #43, failure 1).
+
+A real crawl writes its JSON-lines feed to a small tmpfs of the test's own, filled to the
+last block before the crawl starts; once the crawl has checked (and stored) some pages,
+the room is made again, and the crawl goes on and ends. Scrapy's exporter raised on the
+items it could not write meanwhile: their pages must stay pending in the crawl's journal
+(so the crawl forgets them at its end) and the crawl must say it failed; the next crawl
+then keeps and exports them. Before, their keys left the journal at the next successful
+flush, the crawl said ``finished``, and the next crawl dropped them as unchanged."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from crawls import crawl_command, run_crawl
+from pipelines import subprocess_env
+
+from scrapy_simhash import open_index
+
+pytestmark = pytest.mark.slow
+
+PAGES = 400
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB tmpfs (needs root and mount permission; skipped otherwise)."""
+    mount = tmp_path / "feeddisk"
+    mount.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command: cannot make a small file system that fills here")
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        pytest.skip(
+            "cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN) to fill a feed's "
+            f"disk: {result.stderr.strip()}"
+        )
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def feed_urls(feed: Path) -> set[str]:
+    """The URLs of the items of a JSON-lines feed (a line that is not JSON is skipped)."""
+    urls = set()
+    for line in feed.read_text(encoding="utf-8", errors="replace").splitlines():
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            urls.add(json.loads(line)["url"])
+    return urls
+
+
+def stored_pages(uri: str) -> int:
+    with open_index(uri, create=False, read_only=True) as index:
+        return len(index)
+
+
+def fill(path: Path) -> None:
+    """Write *path* until its file system has no block left."""
+    chunk = b"\0" * 65536
+    with path.open("wb", buffering=0) as f:
+        while True:
+            try:
+                f.write(chunk)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC, e
+                chunk = chunk[: len(chunk) // 2]
+                if not chunk:
+                    return
+
+
+def stat(log: str, name: str) -> str | None:
+    found = re.search(rf"'{re.escape(name)}': '?([^,'\n]+)", log)
+    return found.group(1) if found else None
+
+
+def test_a_feed_disk_full_for_a_while_loses_no_page(tmp_path, small_disk):
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    first_feed = small_disk / "feed-1.jl"
+    filler = small_disk / "filler"
+    fill(filler)
+
+    process = subprocess.Popen(
+        crawl_command(tmp_path, uri, PAGES, str(first_feed), CONCURRENT_REQUESTS="8"),
+        env=subprocess_env(),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Full while the crawl checks its first 60 pages (40 KB of lines, far more than
+        # an exporter buffers), and a second more; then the room is made again.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+            try:
+                if stored_pages(uri) >= 60:
+                    break
+            except Exception:  # not created yet
+                continue
+        time.sleep(1)
+        assert process.poll() is None, "the crawl ended before the disk was freed"
+        filler.unlink()
+        log = process.communicate(timeout=120)[1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    first = feed_urls(first_feed)
+    assert "No space left on device" in log, log[-3000:]  # the disk was full: lines failed
+    assert 0 < len(first) < PAGES, "some items were written after the room was made"
+
+    second_feed = tmp_path / "feed-2.jl"
+    second_log = run_crawl(tmp_path, uri, PAGES, str(second_feed), CONCURRENT_REQUESTS="8")
+    assert stat(second_log, "finish_reason") == "finished", second_log[-3000:]
+    assert "Traceback" not in second_log, second_log[-3000:]
+
+    every = {(tmp_path / "site" / f"{n}.html").as_uri() for n in range(PAGES)}
+    missing = every - first - feed_urls(second_feed)
+    assert not missing, (
+        f"{len(missing)} of {PAGES} pages in no feed after a second crawl "
+        f"({len(first)} in the first one's), e.g. {sorted(missing)[:3]}"
+    )
+
+    # The first crawl said it failed: an ERROR line, a stat, a finish reason that is not
+    # success.
+    assert re.search(r"ERROR: \d+ items? could not be written to the feeds", log), log[-3000:]
+    assert int(stat(log, "simhash/errors/feed_export") or 0) > 0, log[-3000:]
+    assert stat(log, "finish_reason") == "feed_export_failed", log[-3000:]
