@@ -14,7 +14,13 @@ output once it has left every item pipeline (``item_scraped``) and:
   feed, at the end of the crawl (``feed_exporter_closed``), when no store failed.
 
 An item dropped or failed in a later pipeline never reaches the output: its page stays
-pending and is forgotten when the crawl ends.
+pending and is forgotten when the crawl ends. So does an item that a feed could not take:
+Scrapy's feed exporter writes items in its ``item_scraped`` handler, and when the write
+raises (a full disk: ``No space left on device``) Scrapy only logs it and goes on; a later
+flush that succeeds puts the *other* items in the file, never that one. The exporter's
+handler is therefore called through :meth:`Output._export`, which notes the items whose
+export raised: those are never confirmed, whatever later flushes do, and they are counted
+(``simhash/errors/feed_export``) and reported at the end (:meth:`Output.report`).
 """
 
 from __future__ import annotations
@@ -82,10 +88,19 @@ class Output:
         #: Keys to remove from the journal with no wait (nothing of theirs was stored).
         self._nothing_stored: list[str] = []
         self.lost = 0
+        #: id(item) of the items whose export to a feed raised, until their
+        #: ``item_scraped`` reaches :meth:`_item_scraped` (at once, in the same signal).
+        self._failed: set[int] = set()
+        #: How many items could not be written to the feeds, and the first error.
+        self.export_failures = 0
+        self._first_failure: str | None = None
+        #: The feed exporter whose ``item_scraped`` handler :meth:`_export` calls.
+        self._exporter: Any = None
         #: Without an engine (a pipeline driven by a script or a test), nothing sends
         #: ``item_scraped``: whoever called the pipeline has the item when it returns.
         self._engine = _has_engine(crawler)
         if self._engine:
+            self._wrap_exporter()  # before _item_scraped: the export is known when it runs
             crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
             crawler.signals.connect(self._item_lost, signal=signals.item_dropped)
             crawler.signals.connect(self._item_lost, signal=signals.item_error)
@@ -101,16 +116,80 @@ class Output:
         """*key* was written to the journal, but its check stored nothing."""
         self._nothing_stored.append(key)
 
+    def _wrap_exporter(self) -> None:
+        """Call the feed exporter's ``item_scraped`` handler through :meth:`_export`, so
+        that an item it could not write is known (Scrapy would only log the exception)."""
+        exporter = _feed_exporter(self.crawler)
+        if exporter is None:
+            return
+        try:
+            self.crawler.signals.disconnect(exporter.item_scraped, signal=signals.item_scraped)
+        except Exception as e:  # not connected the usual way: leave it as it is
+            logger.warning(
+                "Could not follow the feed exporter's writes (%s): an item a feed fails to "
+                "write may leave the crawl's journal all the same",
+                e,
+            )
+            return
+        self._exporter = exporter
+        self.crawler.signals.connect(self._export, signal=signals.item_scraped)
+
+    def _export(self, item: Any, spider: Any) -> None:
+        """The feed exporter's ``item_scraped``; an item whose export raises is noted."""
+        try:
+            self._exporter.item_scraped(item, spider)
+        except Exception as e:
+            self._failed.add(id(item))
+            self.export_failures += 1
+            stats = getattr(self.crawler, "stats", None)
+            if stats is not None:
+                stats.inc_value("simhash/errors/feed_export")
+            entry = self._stored.get(id(item))
+            what = f"the item of {entry[1]}" if entry is not None else "an item"
+            if self._first_failure is None:
+                self._first_failure = f"{type(e).__name__}: {e}"
+                logger.error(
+                    "Could not write %s to the feeds: %s; its page stays pending and is "
+                    "forgotten at the end of the crawl, so the next crawl exports it again",
+                    what,
+                    e,
+                    exc_info=True,
+                )
+            else:
+                logger.error("Could not write %s to the feeds: %s", what, e)
+
     def _item_scraped(self, item: Any) -> None:
+        failed = id(item) in self._failed
+        self._failed.discard(id(item))
         entry = self._stored.pop(id(item), None)
-        if entry is not None:
+        if entry is not None and not failed:
             self._scraped.append(entry[1])
+        # An item a feed could not write: its line is in no file, whatever later flushes
+        # do; its key stays pending until the crawl ends.
+
+    def report(self) -> None:
+        """At the end of the crawl: one line for the items the feeds could not take."""
+        if self.export_failures:
+            logger.error(
+                "%d item%s could not be written to the feeds (the first: %s); their pages "
+                "stay pending and are forgotten from the index at the end of the crawl, so "
+                "that the next crawl keeps and exports them again",
+                self.export_failures,
+                "" if self.export_failures == 1 else "s",
+                self._first_failure,
+            )
 
     def _item_lost(self, item: Any) -> None:
         # Dropped or failed in a later pipeline (the pipeline's own drops are never in
         # _stored): not in the output; the key stays pending until the crawl ends.
         if self._stored.pop(id(item), None) is not None:
             self.lost += 1
+
+    @property
+    def follows_items(self) -> bool:
+        """Whether a running engine sends the crawl's item signals (not a script or a
+        test driving the pipeline by hand)."""
+        return self._engine
 
     @property
     def waits_for_the_end(self) -> bool:
@@ -150,6 +229,10 @@ class Output:
         )
 
     def disconnect(self) -> None:
+        if self._exporter is not None:
+            self.crawler.signals.disconnect(self._export, signal=signals.item_scraped)
+            self.crawler.signals.connect(self._exporter.item_scraped, signal=signals.item_scraped)
+            self._exporter = None
         if self._engine:
             self.crawler.signals.disconnect(self._item_scraped, signal=signals.item_scraped)
             self.crawler.signals.disconnect(self._item_lost, signal=signals.item_dropped)
