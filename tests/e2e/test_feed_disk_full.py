@@ -141,3 +141,52 @@ def test_a_feed_disk_full_for_a_while_loses_no_page(tmp_path, small_disk):
     assert re.search(r"ERROR: \d+ items? could not be written to the feeds", log), log[-3000:]
     assert int(stat(log, "simhash/errors/feed_export") or 0) > 0, log[-3000:]
     assert stat(log, "finish_reason") == "feed_export_failed", log[-3000:]
+
+
+FLAKY_EXPORTER = '''
+import errno
+import os
+
+from scrapy.exporters import JsonLinesItemExporter
+
+
+class FlakyExporter(JsonLinesItemExporter):
+    """Raises, as a full disk does, on the items of every 7th page, writing nothing."""
+
+    def export_item(self, item):
+        number = int(item["url"].rsplit("/", 1)[1].split(".")[0])
+        if number % 7 == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        super().export_item(item)
+'''
+
+
+def test_an_item_the_feed_exporter_raised_on_is_exported_by_the_next_crawl(tmp_path):
+    """Without root: an exporter that raises on some items, in a real crawl. Exactly those
+    items' pages are forgotten at the end and kept by the next crawl."""
+    pages = 120
+    (tmp_path / "flaky_exporter.py").write_text(FLAKY_EXPORTER, encoding="utf-8")
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    first_feed, second_feed = tmp_path / "feed-1.jl", tmp_path / "feed-2.jl"
+    failing = {(tmp_path / "site" / f"{n}.html").as_uri() for n in range(0, pages, 7)}
+
+    first_log = run_crawl(
+        tmp_path,
+        uri,
+        pages,
+        str(first_feed),
+        FEED_EXPORTERS='{"jsonlines": "flaky_exporter.FlakyExporter"}',
+    )
+    first = feed_urls(first_feed)
+    assert not first & failing and len(first) == pages - len(failing), first_log[-3000:]
+
+    log = run_crawl(tmp_path, uri, pages, str(second_feed))
+    assert stat(log, "finish_reason") == "finished", log[-3000:]
+    assert feed_urls(second_feed) == failing  # the others: dropped as unchanged
+
+    log = first_log
+    assert stat(log, "finish_reason") == "feed_export_failed", log[-3000:]
+    assert stat(log, "simhash/errors/feed_export") == str(len(failing)), log[-3000:]
+    assert stat(log, "simhash/journal/not_output") == str(len(failing)), log[-3000:]
+    assert f"ERROR: {len(failing)} items could not be written to the feeds" in log
+    assert log.count("Traceback") == 1  # the first failure's, once
