@@ -135,28 +135,89 @@ class Output:
         self.crawler.signals.connect(self._export, signal=signals.item_scraped)
 
     def _export(self, item: Any, spider: Any) -> None:
-        """The feed exporter's ``item_scraped``; an item whose export raises is noted."""
+        """The feed exporter's ``item_scraped``; an item whose export raises is noted, and
+        so are the items of a batch file whose last lines cannot be written."""
+        exporter = self._exporter
+        before, failed_stores = list(exporter.slots), self._failed_stores()
         try:
-            self._exporter.item_scraped(item, spider)
+            exporter.item_scraped(item, spider)
         except Exception as e:
-            self._failed.add(id(item))
-            self.export_failures += 1
-            stats = getattr(self.crawler, "stats", None)
-            if stats is not None:
-                stats.inc_value("simhash/errors/feed_export")
-            entry = self._stored.get(id(item))
-            what = f"the item of {entry[1]}" if entry is not None else "an item"
-            if self._first_failure is None:
-                self._first_failure = f"{type(e).__name__}: {e}"
-                logger.error(
-                    "Could not write %s to the feeds: %s; its page stays pending and is "
-                    "forgotten at the end of the crawl, so the next crawl exports it again",
-                    what,
-                    e,
-                    exc_info=True,
-                )
-            else:
-                logger.error("Could not write %s to the feeds: %s", what, e)
+            self._export_failed(item, e)
+            return
+        for slot in before:
+            if any(slot is current for current in exporter.slots):
+                continue
+            # A batch ended with this item (``batch_item_count``): Scrapy closes its file
+            # later, and a close that fails is only logged. Write what it holds now.
+            error = self._retire(slot, failed_stores)
+            if error is not None:
+                self._batch_failed(item, slot, error)
+
+    def _failed_stores(self) -> int:
+        stats = getattr(self.crawler, "stats", None)
+        if stats is None:
+            return 0
+        return sum(
+            value or 0
+            for name, value in stats.get_stats().items()
+            if name.startswith("feedexport/failed_count/")
+        )
+
+    def _retire(self, slot: Any, failed_stores: int) -> str | None:
+        """Flush the file of a batch that has just ended; the error, if it failed."""
+        file = slot.file
+        if file is None or not _local(slot):
+            return None  # stored at the end: confirmed only once every feed is stored
+        if file.closed:  # Scrapy closed it already (without asyncio): did that fail?
+            if self._failed_stores() > failed_stores:
+                return "Scrapy could not store it"
+            return None
+        try:
+            _flush(slot)
+        except (OSError, ValueError) as e:
+            return f"{type(e).__name__}: {e}"
+        return None
+
+    def _batch_failed(self, item: Any, slot: Any, error: str) -> None:
+        """The items written to *slot* since the last confirmation may not be in its file:
+        none of those waiting is confirmed (some are kept twice, none is lost)."""
+        waiting, self._scraped = self._scraped, []
+        self._failed.add(id(item))
+        count = len(waiting) + (id(item) in self._stored)
+        self._count_failures(count, error)
+        logger.error(
+            "Could not write the end of the feed batch %s: %s; the %d items waiting to be "
+            "confirmed stay pending and are forgotten at the end of the crawl, so the next "
+            "crawl exports them again",
+            slot.uri,
+            error,
+            count,
+        )
+
+    def _count_failures(self, count: int, error: str) -> None:
+        self.export_failures += count
+        if self._first_failure is None:
+            self._first_failure = error
+        stats = getattr(self.crawler, "stats", None)
+        if stats is not None and count:
+            stats.inc_value("simhash/errors/feed_export", count)
+
+    def _export_failed(self, item: Any, e: Exception) -> None:
+        self._failed.add(id(item))
+        first = self._first_failure is None
+        self._count_failures(1, f"{type(e).__name__}: {e}")
+        entry = self._stored.get(id(item))
+        what = f"the item of {entry[1]}" if entry is not None else "an item"
+        if first:
+            logger.error(
+                "Could not write %s to the feeds: %s; its page stays pending and is "
+                "forgotten at the end of the crawl, so the next crawl exports it again",
+                what,
+                e,
+                exc_info=(type(e), e, e.__traceback__),
+            )
+        else:
+            logger.error("Could not write %s to the feeds: %s", what, e)
 
     def _item_scraped(self, item: Any) -> None:
         failed = id(item) in self._failed
