@@ -96,6 +96,7 @@ class Output:
         self._first_failure: str | None = None
         #: The feed exporter whose ``item_scraped`` handler :meth:`_export` calls.
         self._exporter: Any = None
+        self._batches = False
         #: Without an engine (a pipeline driven by a script or a test), nothing sends
         #: ``item_scraped``: whoever called the pipeline has the item when it returns.
         self._engine = _has_engine(crawler)
@@ -132,13 +133,19 @@ class Output:
             )
             return
         self._exporter = exporter
+        #: Whether some feed is written in batches (``batch_item_count``).
+        self._batches = any(
+            (options or {}).get("batch_item_count") for options in exporter.feeds.values()
+        )
         self.crawler.signals.connect(self._export, signal=signals.item_scraped)
 
     def _export(self, item: Any, spider: Any) -> None:
         """The feed exporter's ``item_scraped``; an item whose export raises is noted, and
         so are the items of a batch file whose last lines cannot be written."""
         exporter = self._exporter
-        before, failed_stores = list(exporter.slots), self._failed_stores()
+        before, failed_stores = (
+            (list(exporter.slots), self._failed_stores()) if self._batches else ((), 0)
+        )
         try:
             exporter.item_scraped(item, spider)
         except Exception as e:
