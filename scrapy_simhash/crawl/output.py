@@ -20,7 +20,11 @@ raises (a full disk: ``No space left on device``) Scrapy only logs it and goes o
 flush that succeeds puts the *other* items in the file, never that one. The exporter's
 handler is therefore called through :meth:`Output._export`, which notes the items whose
 export raised: those are never confirmed, whatever later flushes do, and they are counted
-(``simhash/errors/feed_export``) and reported at the end (:meth:`Output.report`).
+(``simhash/errors/feed_export``) and reported at the end (:meth:`Output.report`). A
+feed written in batches (``batch_item_count``) needs one more step: no export raises while
+the lines fit the file's buffer, and Scrapy closes a finished batch's file later, only
+logging a close that fails; so when a batch ends its file is flushed at once, and if that
+fails, none of the items waiting to be confirmed is.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pydispatch.robustapply import robustApply
 from scrapy import signals
 
 if TYPE_CHECKING:
@@ -139,7 +144,7 @@ class Output:
         )
         self.crawler.signals.connect(self._export, signal=signals.item_scraped)
 
-    def _export(self, item: Any, spider: Any) -> None:
+    def _export(self, item: Any, **named: Any) -> None:
         """The feed exporter's ``item_scraped``; an item whose export raises is noted, and
         so are the items of a batch file whose last lines cannot be written."""
         exporter = self._exporter
@@ -147,7 +152,8 @@ class Output:
             (list(exporter.slots), self._failed_stores()) if self._batches else ((), 0)
         )
         try:
-            exporter.item_scraped(item, spider)
+            # With the arguments its signature takes, as the signal would give them.
+            robustApply(exporter.item_scraped, item=item, **named)
         except Exception as e:
             self._export_failed(item, e)
             return
