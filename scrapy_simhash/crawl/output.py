@@ -30,6 +30,7 @@ fails, none of the items waiting to be confirmed is.
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from pydispatch.robustapply import robustApply
@@ -66,6 +67,25 @@ def _local(slot: Any) -> bool:
     return isinstance(slot.storage, FileFeedStorage | StdoutFeedStorage) and (
         "postprocessing" not in (slot.feed_options or {})
     )
+
+
+def _position(slot: Any) -> int | None:
+    """Where the next byte written to the slot's file goes (its buffer included), for a
+    local file; ``None`` otherwise."""
+    if not _local(slot):
+        return None
+    file = slot.file
+    try:
+        if file is None:  # opened at its first item: where that item goes
+            path = getattr(slot.storage, "path", None)
+            if path is None:  # stdout
+                return None
+            if getattr(slot.storage, "write_mode", "ab") == "wb" or not os.path.exists(path):
+                return 0
+            return os.path.getsize(path)
+        return None if file.closed else file.tell()
+    except (OSError, ValueError):  # stdout to a pipe
+        return None
 
 
 def _flush(slot: Any) -> None:
@@ -151,11 +171,14 @@ class Output:
         before, failed_stores = (
             (list(exporter.slots), self._failed_stores()) if self._batches else ((), 0)
         )
+        positions = [(slot, _position(slot)) for slot in exporter.slots]
         try:
             # With the arguments its signature takes, as the signal would give them.
             robustApply(exporter.item_scraped, item=item, **named)
         except Exception as e:
             self._export_failed(item, e)
+            for slot, position in positions:
+                self._end_cut_line(slot, position)
             return
         for slot in before:
             if any(slot is current for current in exporter.slots):
@@ -165,6 +188,25 @@ class Output:
             error = self._retire(slot, failed_stores)
             if error is not None:
                 self._batch_failed(item, slot, error)
+
+    def _end_cut_line(self, slot: Any, position: int | None) -> None:
+        """After an export that raised: if part of the item went into *slot*'s file (a
+        line longer than the file's buffer, written past it until the disk filled), end
+        that line, so that the next item's line is not joined to it and lost with it."""
+        now = _position(slot)
+        if position is None or now is None or now <= position:
+            return
+        try:
+            slot.file.write(b"\n")
+        except (OSError, ValueError) as e:
+            logger.error("Could not end the cut line in the feed %s: %s", slot.uri, e)
+        else:
+            logger.error(
+                "The feed %s holds the first %d bytes of an item it could not take, on a "
+                "line of their own",
+                slot.uri,
+                now - position,
+            )
 
     def _failed_stores(self) -> int:
         stats = getattr(self.crawler, "stats", None)

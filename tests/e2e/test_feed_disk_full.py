@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from crawls import crawl_command, run_crawl
+from crawls import crawl_command, page_text, run_crawl
 from pipelines import subprocess_env
 
 from scrapy_simhash import open_index
@@ -32,13 +33,13 @@ PAGES = 300
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 4 MB tmpfs (needs root and mount permission; skipped otherwise)."""
+    """A 16 MB tmpfs (needs root and mount permission; skipped otherwise)."""
     mount = tmp_path / "feeddisk"
     mount.mkdir()
     if shutil.which("mount") is None:
         pytest.skip("no mount command: cannot make a small file system that fills here")
     result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
         capture_output=True,
         text=True,
     )
@@ -86,15 +87,36 @@ def stat(log: str, name: str) -> str | None:
     return found.group(1) if found else None
 
 
-@pytest.mark.parametrize("batch", [0, 5], ids=["one-file", "batches-of-5"])
-def test_a_feed_disk_full_for_a_while_loses_no_page(tmp_path, small_disk, batch):
+def write_big_pages(tmp_path: Path) -> None:
+    """Pages of about 20 KB each: their lines are longer than a file's buffer (8 KB)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    for number in range(PAGES):
+        text = " ".join(page_text(number * 1000 + part) for part in range(45))
+        (site / f"{number}.html").write_text(
+            f"<html><head><title>Page {number}</title></head><body><p>{text}</p></body></html>",
+            encoding="utf-8",
+        )
+
+
+@pytest.mark.parametrize(
+    ("batch", "big"),
+    [(0, False), (5, False), (0, True)],
+    ids=["one-file", "batches-of-5", "lines-over-8-kb"],
+)
+def test_a_feed_disk_full_for_a_while_loses_no_page(tmp_path, small_disk, batch, big):
     """*batch*: ``FEED_EXPORT_BATCH_ITEM_COUNT``. With batches of 5 items, no export
-    raises (5 lines fit the file's buffer): the lines are lost when Scrapy closes the
-    batch's file, which it only logs (100 of 400 pages in no feed before)."""
+    raises (5 lines fit the file's buffer): the lines were lost when Scrapy closed the
+    batch's file, which it only logs (255 of 300 pages in no feed before). *big*: lines
+    of 20 KB, with 12 KB left on the disk: the first item that does not fit is written in
+    part, and the next line written was joined to it (one more page lost)."""
     uri = f"sqlite:///{tmp_path / 'index.db'}"
     first_feed = small_disk / ("feed-1-%(batch_id)d.jl" if batch else "feed-1.jl")
     filler = small_disk / "filler"
     fill(filler)
+    if big:
+        write_big_pages(tmp_path)
+        os.truncate(filler, filler.stat().st_size - 12288)
 
     process = subprocess.Popen(
         crawl_command(
