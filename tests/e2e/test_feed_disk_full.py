@@ -88,11 +88,11 @@ def stat(log: str, name: str) -> str | None:
 
 
 def write_big_pages(tmp_path: Path) -> None:
-    """Pages of about 11 KB each: their lines are longer than a file's buffer (8 KB)."""
+    """Pages of about 20 KB each: their lines are longer than a file's buffer (8 KB)."""
     site = tmp_path / "site"
     site.mkdir()
     for number in range(PAGES):
-        text = " ".join(page_text(number * 1000 + part) for part in range(25))
+        text = " ".join(page_text(number * 1000 + part) for part in range(45))
         (site / f"{number}.html").write_text(
             f"<html><head><title>Page {number}</title></head><body><p>{text}</p></body></html>",
             encoding="utf-8",
@@ -108,15 +108,16 @@ def test_a_feed_disk_full_for_a_while_loses_no_page(tmp_path, small_disk, batch,
     """*batch*: ``FEED_EXPORT_BATCH_ITEM_COUNT``. With batches of 5 items, no export
     raises (5 lines fit the file's buffer): the lines were lost when Scrapy closed the
     batch's file, which it only logs (255 of 300 pages in no feed before). *big*: lines
-    of 11 KB, with 8 KB left on the disk: the first item that does not fit is written in
-    part, and the next line written was joined to it (one more page lost)."""
+    of 20 KB, with 4 KB left on the disk: the first item that does not fit is written in
+    part (what is left of it, 16 KB, is more than the buffer takes), and the next line
+    written was joined to it (one more page lost)."""
     uri = f"sqlite:///{tmp_path / 'index.db'}"
     first_feed = small_disk / ("feed-1-%(batch_id)d.jl" if batch else "feed-1.jl")
     filler = small_disk / "filler"
     fill(filler)
     if big:
         write_big_pages(tmp_path)
-        os.truncate(filler, filler.stat().st_size - 8192)
+        os.truncate(filler, filler.stat().st_size - 4096)
 
     process = subprocess.Popen(
         crawl_command(
