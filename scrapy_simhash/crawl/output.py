@@ -14,14 +14,26 @@ output once it has left every item pipeline (``item_scraped``) and:
   feed, at the end of the crawl (``feed_exporter_closed``), when no store failed.
 
 An item dropped or failed in a later pipeline never reaches the output: its page stays
-pending and is forgotten when the crawl ends.
+pending and is forgotten when the crawl ends. So does an item that a feed could not take:
+Scrapy's feed exporter writes items in its ``item_scraped`` handler, and when the write
+raises (a full disk: ``No space left on device``) Scrapy only logs it and goes on; a later
+flush that succeeds puts the *other* items in the file, never that one. The exporter's
+handler is therefore called through :meth:`Output._export`, which notes the items whose
+export raised: those are never confirmed, whatever later flushes do, and they are counted
+(``simhash/errors/feed_export``) and reported at the end (:meth:`Output.report`). A
+feed written in batches (``batch_item_count``) needs one more step: no export raises while
+the lines fit the file's buffer, and Scrapy closes a finished batch's file later, only
+logging a close that fails; so when a batch ends its file is flushed at once, and if that
+fails, none of the items waiting to be confirmed is.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
+from pydispatch.robustapply import robustApply
 from scrapy import signals
 
 if TYPE_CHECKING:
@@ -57,6 +69,25 @@ def _local(slot: Any) -> bool:
     )
 
 
+def _position(slot: Any) -> int | None:
+    """Where the next byte written to the slot's file goes (its buffer included), for a
+    local file; ``None`` otherwise."""
+    if not _local(slot):
+        return None
+    file = slot.file
+    try:
+        if file is None:  # opened at its first item: where that item goes
+            path = getattr(slot.storage, "path", None)
+            if path is None:  # stdout
+                return None
+            if getattr(slot.storage, "write_mode", "ab") == "wb" or not os.path.exists(path):
+                return 0
+            return os.path.getsize(path)
+        return None if file.closed else file.tell()
+    except (OSError, ValueError):  # stdout to a pipe
+        return None
+
+
 def _flush(slot: Any) -> None:
     """Push what the slot's exporter and file hold in memory to the operating system."""
     exporter = slot.exporter
@@ -82,10 +113,20 @@ class Output:
         #: Keys to remove from the journal with no wait (nothing of theirs was stored).
         self._nothing_stored: list[str] = []
         self.lost = 0
+        #: id(item) of the items whose export to a feed raised, until their
+        #: ``item_scraped`` reaches :meth:`_item_scraped` (at once, in the same signal).
+        self._failed: set[int] = set()
+        #: How many items could not be written to the feeds, and the first error.
+        self.export_failures = 0
+        self._first_failure: str | None = None
+        #: The feed exporter whose ``item_scraped`` handler :meth:`_export` calls.
+        self._exporter: Any = None
+        self._batches = False
         #: Without an engine (a pipeline driven by a script or a test), nothing sends
         #: ``item_scraped``: whoever called the pipeline has the item when it returns.
         self._engine = _has_engine(crawler)
         if self._engine:
+            self._wrap_exporter()  # before _item_scraped: the export is known when it runs
             crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
             crawler.signals.connect(self._item_lost, signal=signals.item_dropped)
             crawler.signals.connect(self._item_lost, signal=signals.item_error)
@@ -101,16 +142,170 @@ class Output:
         """*key* was written to the journal, but its check stored nothing."""
         self._nothing_stored.append(key)
 
+    def _wrap_exporter(self) -> None:
+        """Call the feed exporter's ``item_scraped`` handler through :meth:`_export`, so
+        that an item it could not write is known (Scrapy would only log the exception)."""
+        exporter = _feed_exporter(self.crawler)
+        if exporter is None:
+            return
+        try:
+            self.crawler.signals.disconnect(exporter.item_scraped, signal=signals.item_scraped)
+        except Exception as e:  # not connected the usual way: leave it as it is
+            logger.warning(
+                "Could not follow the feed exporter's writes (%s): an item a feed fails to "
+                "write may leave the crawl's journal all the same",
+                e,
+            )
+            return
+        self._exporter = exporter
+        #: Whether some feed is written in batches (``batch_item_count``).
+        self._batches = any(
+            (options or {}).get("batch_item_count") for options in exporter.feeds.values()
+        )
+        self.crawler.signals.connect(self._export, signal=signals.item_scraped)
+
+    def _export(self, item: Any, **named: Any) -> None:
+        """The feed exporter's ``item_scraped``; an item whose export raises is noted, and
+        so are the items of a batch file whose last lines cannot be written."""
+        exporter = self._exporter
+        before, failed_stores = (
+            (list(exporter.slots), self._failed_stores()) if self._batches else ((), 0)
+        )
+        positions = [(slot, _position(slot)) for slot in exporter.slots]
+        try:
+            # With the arguments its signature takes, as the signal would give them.
+            robustApply(exporter.item_scraped, item=item, **named)
+        except Exception as e:
+            self._export_failed(item, e)
+            for slot, position in positions:
+                self._end_cut_line(slot, position)
+            return
+        for slot in before:
+            if any(slot is current for current in exporter.slots):
+                continue
+            # A batch ended with this item (``batch_item_count``): Scrapy closes its file
+            # later, and a close that fails is only logged. Write what it holds now.
+            error = self._retire(slot, failed_stores)
+            if error is not None:
+                self._batch_failed(item, slot, error)
+
+    def _end_cut_line(self, slot: Any, position: int | None) -> None:
+        """After an export that raised: if part of the item went into *slot*'s file (a
+        line longer than the file's buffer, written past it until the disk filled), end
+        that line, so that the next item's line is not joined to it and lost with it."""
+        now = _position(slot)
+        if position is None or now is None or now <= position:
+            return
+        try:
+            slot.file.write(b"\n")
+        except (OSError, ValueError) as e:
+            logger.error("Could not end the cut line in the feed %s: %s", slot.uri, e)
+        else:
+            logger.error(
+                "The feed %s holds the first %d bytes of an item it could not take, on a "
+                "line of their own",
+                slot.uri,
+                now - position,
+            )
+
+    def _failed_stores(self) -> int:
+        stats = getattr(self.crawler, "stats", None)
+        if stats is None:
+            return 0
+        return sum(
+            value or 0
+            for name, value in stats.get_stats().items()
+            if name.startswith("feedexport/failed_count/")
+        )
+
+    def _retire(self, slot: Any, failed_stores: int) -> str | None:
+        """Flush the file of a batch that has just ended; the error, if it failed."""
+        file = slot.file
+        if file is None or not _local(slot):
+            return None  # stored at the end: confirmed only once every feed is stored
+        if file.closed:  # Scrapy closed it already (without asyncio): did that fail?
+            if self._failed_stores() > failed_stores:
+                return "Scrapy could not store it"
+            return None
+        try:
+            _flush(slot)
+        except (OSError, ValueError) as e:
+            return f"{type(e).__name__}: {e}"
+        return None
+
+    def _batch_failed(self, item: Any, slot: Any, error: str) -> None:
+        """The items written to *slot* since the last confirmation may not be in its file:
+        none of those waiting is confirmed (some are kept twice, none is lost)."""
+        waiting, self._scraped = self._scraped, []
+        self._failed.add(id(item))
+        count = len(waiting) + (id(item) in self._stored)
+        self._count_failures(count, error)
+        logger.error(
+            "Could not write the end of the feed batch %s: %s; the %d items waiting to be "
+            "confirmed stay pending and are forgotten at the end of the crawl, so the next "
+            "crawl exports them again",
+            slot.uri,
+            error,
+            count,
+        )
+
+    def _count_failures(self, count: int, error: str) -> None:
+        self.export_failures += count
+        if self._first_failure is None:
+            self._first_failure = error
+        stats = getattr(self.crawler, "stats", None)
+        if stats is not None and count:
+            stats.inc_value("simhash/errors/feed_export", count)
+
+    def _export_failed(self, item: Any, e: Exception) -> None:
+        self._failed.add(id(item))
+        first = self._first_failure is None
+        self._count_failures(1, f"{type(e).__name__}: {e}")
+        entry = self._stored.get(id(item))
+        what = f"the item of {entry[1]}" if entry is not None else "an item"
+        if first:
+            logger.error(
+                "Could not write %s to the feeds: %s; its page stays pending and is "
+                "forgotten at the end of the crawl, so the next crawl exports it again",
+                what,
+                e,
+                exc_info=(type(e), e, e.__traceback__),
+            )
+        else:
+            logger.error("Could not write %s to the feeds: %s", what, e)
+
     def _item_scraped(self, item: Any) -> None:
+        failed = id(item) in self._failed
+        self._failed.discard(id(item))
         entry = self._stored.pop(id(item), None)
-        if entry is not None:
+        if entry is not None and not failed:
             self._scraped.append(entry[1])
+        # An item a feed could not write: its line is in no file, whatever later flushes
+        # do; its key stays pending until the crawl ends.
+
+    def report(self) -> None:
+        """At the end of the crawl: one line for the items the feeds could not take."""
+        if self.export_failures:
+            logger.error(
+                "%d item%s could not be written to the feeds (the first: %s); their pages "
+                "stay pending and are forgotten from the index at the end of the crawl, so "
+                "that the next crawl keeps and exports them again",
+                self.export_failures,
+                "" if self.export_failures == 1 else "s",
+                self._first_failure,
+            )
 
     def _item_lost(self, item: Any) -> None:
         # Dropped or failed in a later pipeline (the pipeline's own drops are never in
         # _stored): not in the output; the key stays pending until the crawl ends.
         if self._stored.pop(id(item), None) is not None:
             self.lost += 1
+
+    @property
+    def follows_items(self) -> bool:
+        """Whether a running engine sends the crawl's item signals (not a script or a
+        test driving the pipeline by hand)."""
+        return self._engine
 
     @property
     def waits_for_the_end(self) -> bool:
@@ -150,6 +345,10 @@ class Output:
         )
 
     def disconnect(self) -> None:
+        if self._exporter is not None:
+            self.crawler.signals.disconnect(self._export, signal=signals.item_scraped)
+            self.crawler.signals.connect(self._exporter.item_scraped, signal=signals.item_scraped)
+            self._exporter = None
         if self._engine:
             self.crawler.signals.disconnect(self._item_scraped, signal=signals.item_scraped)
             self.crawler.signals.disconnect(self._item_lost, signal=signals.item_dropped)

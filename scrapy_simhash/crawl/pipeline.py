@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy import signals
+from scrapy.exceptions import CloseSpider
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.task import LoopingCall
 
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "simhash"
+#: The finish reason of a crawl that ran to its end but whose feeds could not take some
+#: items (a full disk): not ``finished``, which would say that the output is complete.
+FEED_EXPORT_FAILED = "feed_export_failed"
 #: After this many items, the fields they have are compared with the settings once (and
 #: again at close), and a warning says which setting to change when they do not match.
 FIELD_CHECK_AFTER = 10
@@ -106,6 +110,8 @@ class SimhashDedupPipeline:
     def open_spider(self) -> None:
         self.runner.open(journal=True)
         self.output = Output(self.crawler)
+        if self.output.follows_items:
+            self.crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         self._beats = 0
         self._settling = False
         self._loop = LoopingCall(self._settle)
@@ -126,6 +132,8 @@ class SimhashDedupPipeline:
             if loop is not None and loop.running:
                 loop.stop()
             output = self.output
+            if output is not None:
+                output.report()
             if output is not None and output.waits_for_the_end:
                 # A feed stored only at the end (S3, FTP...): its items are in the output
                 # once Scrapy has stored it; the index stays open until then.
@@ -143,9 +151,17 @@ class SimhashDedupPipeline:
     def _feeds_stored(self) -> None:
         self._end(self.output.confirmed(at_end=True))
 
+    def _spider_idle(self) -> None:
+        """The crawl is over: a crawl whose feeds could not take some items does not end
+        as ``finished`` (Scrapy's exit status stays 0: it reflects only a failed start)."""
+        if self.output is not None and self.output.export_failures:
+            raise CloseSpider(FEED_EXPORT_FAILED)
+
     def _end(self, confirmed: list[str]) -> None:
         self.runner.close_index(confirmed)
         if self.output is not None:
+            if self.output.follows_items:
+                self.crawler.signals.disconnect(self._spider_idle, signal=signals.spider_idle)
             self.output.disconnect()
             self.output = None
 
