@@ -17,10 +17,6 @@ from collections.abc import Iterator
 
 from ..journal import CrawlRecord, Journal
 
-_ADD_RECORD = (
-    "INSERT OR IGNORE INTO journal_crawls (crawl, host, pid, started, beat) VALUES (?, ?, ?, ?, ?)"
-)
-
 
 class SqliteJournal(Journal):
     _own: sqlite3.Connection | None = None
@@ -66,7 +62,11 @@ class SqliteJournal(Journal):
                 (record.host, record.pid, record.started, record.beat, record.crawl),
             ).rowcount
             if not updated:
-                conn.execute(_ADD_RECORD, self._values(record))
+                conn.execute(
+                    "INSERT OR IGNORE INTO journal_crawls (crawl, host, pid, started, beat) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    self._values(record),
+                )
         return not updated
 
     def _records(self) -> list[CrawlRecord]:
@@ -86,7 +86,11 @@ class SqliteJournal(Journal):
             # The record is there, or is written again in the same transaction: a pending
             # key never sits in a journal that no record names.
             return bool(
-                index._conn.execute(_ADD_RECORD, self._values(self._record(time.time()))).rowcount
+                index._conn.execute(
+                    "INSERT OR IGNORE INTO journal_crawls (crawl, host, pid, started, beat) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    self._values(self._record(time.time())),
+                ).rowcount
             )
 
     def _readd_pending(self, keys: list[str]) -> None:
@@ -115,10 +119,10 @@ class SqliteJournal(Journal):
         index = self.index
         # Only while the record is as read (its beat unchanged): a crawl that renewed
         # its lease meanwhile was alive, and keeps its record and its keys.
-        still = "EXISTS (SELECT 1 FROM journal_crawls WHERE crawl = ? AND beat = ?)"
         with index._errors("write the crawl journal"), index._transaction():
             index._conn.executemany(
-                f"DELETE FROM journal_pending WHERE crawl = ? AND key = ? AND {still}",
+                "DELETE FROM journal_pending WHERE crawl = ? AND key = ? AND EXISTS "
+                "(SELECT 1 FROM journal_crawls WHERE crawl = ? AND beat = ?)",
                 [(record.crawl, key, record.crawl, record.beat) for key in keys],
             )
             index._conn.execute(
