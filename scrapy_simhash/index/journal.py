@@ -35,6 +35,7 @@ Redis prefix) and never touches how pages are checked and stored.
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import threading
@@ -162,6 +163,8 @@ class Journal:
         self.reregistered = 0
         #: Serialises renewals (the lease keeper's thread and the index's thread).
         self._renew_lock = threading.Lock()
+        #: This host's monotonic time when the last renewal that succeeded began.
+        self._renewed_at = -math.inf
 
     # -- the crawl's lifecycle --------------------------------------------------------
 
@@ -171,7 +174,9 @@ class Journal:
         self._prepare()
         forgotten = self.recover()
         with self._renew_lock:
+            started = monotonic()
             self._renew(self._record(time.time()))
+            self._renewed_at = started
         return forgotten
 
     def pending(self, key: str) -> None:
@@ -179,6 +184,12 @@ class Journal:
         key = storable_key(key)
         with self._mine_lock:
             self._mine.add(key)
+        if monotonic() - self._renewed_at > self.lease / 2:
+            # No renewal for half the lease (the process was stalled, or renewals fail):
+            # the lease may have lapsed and the record be gone. Renew first (writing the
+            # record and the pending keys again if so), so that the key goes into a journal
+            # that a record names, on every layout.
+            self.renew()
         if self._add_pending(key):
             self._lost()
 
@@ -197,7 +208,10 @@ class Journal:
         process still has pending again. Returns whether it was gone. Thread-safe: runs
         in :class:`LeaseKeeper`'s thread, beside the checks."""
         with self._renew_lock:
+            # Timed from before the call: the server's lease runs from a later moment.
+            started = monotonic()
             lost = self._renew(self._record(time.time()))
+            self._renewed_at = started
         if lost:
             self._lost()
         return lost

@@ -162,6 +162,27 @@ def test_a_crawl_whose_record_was_removed_writes_it_again(index_uri):
         assert stored > 0 and crawl.end() == stored
 
 
+def test_a_crawl_resuming_after_its_lease_writes_its_record_before_its_next_key(
+    index_uri, monkeypatch
+):
+    """A crawl stalled past its lease (its record removed by a crawl that took it for
+    dead) writes its record and pending keys again before the next key, on every layout
+    (the spread layout's pending sets are in other slots than the record)."""
+    with open_index(index_uri) as index:
+        crawl = journal_for(index, lease=60.0)
+        crawl.begin()
+        crawl.pending("a")
+        crawl._drop(crawl.crawl)  # taken for dead while stalled
+        shift = [0.0]
+        real = time.monotonic
+        monkeypatch.setattr(journal_module, "monotonic", lambda: real() + shift[0], raising=False)
+        shift[0] = 61.0  # it resumes after its lease
+        crawl.pending("b")
+        assert crawl.crawl in {record.crawl for record in crawl._records()}
+        assert crawl.unsettled() == ["a", "b"]
+        assert crawl.end() == 0
+
+
 def test_a_stalled_crawl_keeps_its_record_and_what_it_wrote_since(index_uri, monkeypatch):
     """A crawl stalled past its lease is taken for dead; once it renews, the pages it
     wrote since stay in its journal and its record is not removed by the late recovery."""
