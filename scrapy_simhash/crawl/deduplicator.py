@@ -323,8 +323,8 @@ class CrawlDeduplicator:
 
     async def settle(self, confirmed: list[str], *, heartbeat: bool = False) -> None:
         """In the index's thread: remove *confirmed* from the journal; with *heartbeat*,
-        renew the crawl's lease (also renewed by :attr:`lease_keeper`, beside the index's
-        thread) and forget the pages of crawls found dead."""
+        forget the pages of crawls found dead (the lease is renewed by
+        :attr:`lease_keeper`, beside the index's thread)."""
         journal, thread = self.journal, self.index_thread
         if journal is None or thread is None:
             return
@@ -333,7 +333,9 @@ class CrawlDeduplicator:
                 await thread.run(journal.settle, confirmed)
             # The crawl may have closed while the settlement waited: its end settles.
             if heartbeat and self.index_thread is thread:
-                self._forgotten(await thread.run(journal.heartbeat))
+                # The lease itself is renewed by the lease keeper, beside this thread.
+                beat = journal.recover if self.lease_keeper is not None else journal.heartbeat
+                self._forgotten(await thread.run(beat))
         except SimhashError as e:
             # The keys stay pending: at worst their pages are forgotten at the end and
             # kept again when seen again. Nothing is lost.
