@@ -31,7 +31,7 @@ from ..exceptions import ConfigurationError, SetupFailed, SimhashError, SimhashI
 from ..extract.extractors import FALLBACK_REASONS
 from ..extract.fields import plain_value
 from ..index.base import Match, NearDuplicateIndex
-from ..index.journal import Journal, journal_for
+from ..index.journal import HEARTBEAT, Journal, LeaseKeeper, journal_for
 from ..settings import (
     SimhashSettings,
     index_uri,
@@ -149,6 +149,8 @@ class CrawlDeduplicator:
         self.params = config.analysis_params
         #: The crawl's journal of pages not yet in the output, while open (pipeline).
         self.journal: Journal | None = None
+        #: Renews the journal's lease in a thread of its own, while the journal is open.
+        self.lease_keeper: LeaseKeeper | None = None
         self._open_index: NearDuplicateIndex | None = None
 
     def open_index(self) -> Deduplicator:
@@ -213,6 +215,8 @@ class CrawlDeduplicator:
             try:
                 self.journal = journal_for(dedup.index)
                 self._forgotten(self.journal.begin())
+                # Beside the index's thread: the lease never waits behind queued checks.
+                self.lease_keeper = LeaseKeeper(self.journal, HEARTBEAT, self._renewal_failed)
             except SimhashError as e:
                 self.dedup = None
                 dedup.index.close()
@@ -268,6 +272,9 @@ class CrawlDeduplicator:
         pages of the others are forgotten), then close the index."""
         index, self._open_index = self._open_index, None
         journal, self.journal = self.journal, None
+        keeper, self.lease_keeper = self.lease_keeper, None
+        if keeper is not None:
+            keeper.stop()  # before the journal ends: no renewal recreates its record
         if index is None:
             return
         try:
@@ -286,7 +293,16 @@ class CrawlDeduplicator:
             self.inc("errors/journal")
             logger.error("Could not end the crawl's journal in the index: %s", e)
         finally:
-            index.close()
+            try:
+                if journal is not None:
+                    journal.close()
+            finally:
+                index.close()
+
+    def _renewal_failed(self, error: BaseException) -> None:
+        """In the lease keeper's thread: a renewal failed; the next one is tried as usual."""
+        self.inc("errors/journal")
+        logger.error("Could not renew the crawl's lease in the index: %s", error)
 
     def _forgotten(self, count: int) -> None:
         if count:
@@ -299,7 +315,8 @@ class CrawlDeduplicator:
 
     async def settle(self, confirmed: list[str], *, heartbeat: bool = False) -> None:
         """In the index's thread: remove *confirmed* from the journal; with *heartbeat*,
-        renew the crawl's lease and forget the pages of crawls found dead."""
+        forget the pages of crawls found dead (the lease is renewed by
+        :attr:`lease_keeper`, beside the index's thread)."""
         journal, thread = self.journal, self.index_thread
         if journal is None or thread is None:
             return
@@ -308,7 +325,9 @@ class CrawlDeduplicator:
                 await thread.run(journal.settle, confirmed)
             # The crawl may have closed while the settlement waited: its end settles.
             if heartbeat and self.index_thread is thread:
-                self._forgotten(await thread.run(journal.heartbeat))
+                # The lease itself is renewed by the lease keeper, beside this thread.
+                beat = journal.recover if self.lease_keeper is not None else journal.heartbeat
+                self._forgotten(await thread.run(beat))
         except SimhashError as e:
             # The keys stay pending: at worst their pages are forgotten at the end and
             # kept again when seen again. Nothing is lost.

@@ -8,11 +8,26 @@ pages that no output holds, and the next crawl would drop them as already seen.
 So each crawl keeps a journal in the index: a page's key is written to it *before* the
 check that may store the page (:meth:`Journal.pending`), and removed once the item is in
 the output (:meth:`Journal.settle`). A crawl also holds a lease: it records its host and
-process and renews a heartbeat (:meth:`Journal.heartbeat`). A crawl whose process is gone
-(same host) or whose heartbeat is older than the lease (another host) is dead: the next
-crawl that opens the index, or a running crawl at its next heartbeat, forgets the dead
-crawl's pending pages (:meth:`Journal.recover`), so that they are kept again when they
-are seen again. Forgetting too much only keeps a page twice; it never loses one.
+process, and renews the lease every :data:`HEARTBEAT` seconds (:meth:`Journal.renew`, from a
+thread of its own: :class:`LeaseKeeper`, never behind the crawl's queued checks).
+
+Whether a crawl is dead never rests on the wall clocks of two hosts:
+
+- on the crawl's own host, it is dead exactly when its process is gone (no clock at all);
+- on another host, Redis keeps the lease as a key that the *server* expires (``PX``,
+  renewed by each heartbeat); a SQLite file (one file, normally one host) is judged by
+  an observer's own monotonic clock: a crawl whose heartbeat has not *changed* for the
+  lease, timed by the observer, is dead.
+
+The next crawl that opens the index, or a running crawl at its next heartbeat, forgets
+the dead crawl's pending pages (:meth:`Journal.recover`), so that they are kept again
+when they are seen again. Forgetting too much only keeps a page twice; it never loses one.
+
+A crawl record is removed only once every pending key it had is forgotten and only while
+its lease is still lapsed; a crawl that nevertheless finds its record (or its lease)
+gone, because it was stalled past its lease, recreates it and writes its pending keys
+again (:meth:`Journal.renew`, :meth:`Journal.pending`): nothing is written into a journal
+that no record names.
 
 The journal lives beside the index's own data (tables of the SQLite file, keys under the
 Redis prefix) and never touches how pages are checked and stored.
@@ -20,21 +35,37 @@ Redis prefix) and never touches how pages are checked and stored.
 
 from __future__ import annotations
 
+import math
 import os
 import socket
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .base import storable_key
 
-__all__ = ["HEARTBEAT", "LEASE", "CrawlRecord", "Journal", "journal_for", "new_crawl_id"]
+__all__ = [
+    "HEARTBEAT",
+    "LEASE",
+    "CrawlRecord",
+    "Journal",
+    "LeaseKeeper",
+    "journal_for",
+    "new_crawl_id",
+]
 
 #: Seconds between two heartbeats of a running crawl.
 HEARTBEAT = 10.0
 #: Seconds without a heartbeat after which a crawl on another host is taken for dead.
 LEASE = 120.0
+
+
+def monotonic() -> float:
+    """This host's monotonic clock (seconds): what an observer times a lease with."""
+    return time.monotonic()
 
 
 def new_crawl_id() -> str:
@@ -92,17 +123,24 @@ class CrawlRecord:
     host: str
     pid: int
     started: str
+    #: The crawl's own wall clock at its last heartbeat: shown, and compared only for
+    #: *change* (never with another host's clock).
     beat: float
+    #: Whether the server still holds the crawl's lease (Redis: a key the server
+    #: expires); ``None`` where the backend has no such lease (see :meth:`Journal.recover`).
+    leased: bool | None = None
 
-    def dead(self, now: float, lease: float, host: str) -> bool:
-        if self.host == host and process_gone(self.pid, self.started):
-            return True
-        return now - self.beat > lease
+    def gone_here(self, host: str) -> bool | None:
+        """On *host*, the crawl's own: whether its process is gone; ``None`` elsewhere."""
+        if self.host != host:
+            return None
+        return process_gone(self.pid, self.started)
 
 
 class Journal:
-    """One crawl's journal in one index. Not thread-safe: used from the thread that uses
-    the index. Backends implement the ``_``-methods."""
+    """One crawl's journal in one index. Used from the thread that uses the index, except
+    :meth:`renew`, which may run in a thread of its own (:class:`LeaseKeeper`). Backends
+    implement the ``_``-methods."""
 
     def __init__(self, index: Any, crawl: str | None = None, *, lease: float = LEASE) -> None:
         self.index = index
@@ -113,6 +151,20 @@ class Journal:
         self.started = process_start(self.pid)
         if self.started == "gone":
             self.started = ""
+        #: Keys this process wrote as pending and has not settled: written again when
+        #: the crawl finds its record or lease gone.
+        self._mine: set[str] = set()
+        self._mine_lock = threading.Lock()
+        #: Another host's crawl -> (its beat as last read, this host's monotonic time
+        #: when that beat was first read): a beat that does not change for the lease,
+        #: timed here, is a dead crawl's.
+        self._seen: dict[str, tuple[float, float]] = {}
+        #: How many times this crawl found its record or lease gone and recreated it.
+        self.reregistered = 0
+        #: Serialises renewals (the lease keeper's thread and the index's thread).
+        self._renew_lock = threading.Lock()
+        #: This host's monotonic time when the last renewal that succeeded began.
+        self._renewed_at = -math.inf
 
     # -- the crawl's lifecycle --------------------------------------------------------
 
@@ -121,47 +173,123 @@ class Journal:
         many pages were forgotten."""
         self._prepare()
         forgotten = self.recover()
-        self._register(self._record(time.time()))
+        with self._renew_lock:
+            started = monotonic()
+            self._renew(self._record(time.time()))
+            self._renewed_at = started
         return forgotten
 
     def pending(self, key: str) -> None:
         """Write *key* to the journal, before the check that may store its page."""
-        self._add_pending(storable_key(key))
+        key = storable_key(key)
+        with self._mine_lock:
+            self._mine.add(key)
+        if monotonic() - self._renewed_at > self.lease / 2:
+            # No renewal for half the lease (the process was stalled, or renewals fail):
+            # the lease may have lapsed and the record be gone. Renew first (writing the
+            # record and the pending keys again if so), so that the key goes into a journal
+            # that a record names, on every layout.
+            self.renew()
+        if self._add_pending(key):
+            self._lost()
 
     def settle(self, keys: list[str]) -> None:
         """Remove *keys* from the journal: their items are in the output, or their check
         stored nothing."""
         if keys:
-            self._remove_pending([storable_key(key) for key in keys])
+            stored = [storable_key(key) for key in keys]
+            self._remove_pending(stored)
+            with self._mine_lock:
+                self._mine.difference_update(stored)
+
+    def renew(self) -> bool:
+        """Renew this crawl's lease. Where the crawl's record or lease was gone (another
+        crawl took it for dead while it was stalled), recreate it and write every key this
+        process still has pending again. Returns whether it was gone. Thread-safe: runs
+        in :class:`LeaseKeeper`'s thread, beside the checks."""
+        with self._renew_lock:
+            # Timed from before the call: the server's lease runs from a later moment.
+            started = monotonic()
+            lost = self._renew(self._record(time.time()))
+            self._renewed_at = started
+        if lost:
+            self._lost()
+        return lost
+
+    def _lost(self) -> None:
+        with self._renew_lock:
+            self.reregistered += 1
+            with self._mine_lock:
+                mine = sorted(self._mine)
+            if mine:
+                self._readd_pending(mine)
 
     def heartbeat(self) -> int:
         """Renew this crawl's lease; forget the pages of crawls found dead. Returns how
         many pages were forgotten."""
-        self._register(self._record(time.time()))
+        self.renew()
         return self.recover()
+
+    def dead(self, record: CrawlRecord) -> bool:
+        """Whether *record*'s crawl is dead, judged without comparing clocks of two hosts."""
+        gone = record.gone_here(self.host)
+        if gone is not None:
+            return gone  # this host: the process decides, no clock
+        if record.leased is not None:
+            return not record.leased  # the server's clock decides
+        # No server lease: this host's monotonic clock times how long the beat stays the same.
+        now = monotonic()
+        seen = self._seen.get(record.crawl)
+        if seen is None or seen[0] != record.beat:
+            self._seen[record.crawl] = (record.beat, now)
+            return False
+        return now - seen[1] > self.lease
 
     def recover(self) -> int:
         """Forget the pending pages of every dead crawl, and its journal."""
-        now, forgotten = time.time(), 0
-        for record in self._records():
-            if record.crawl != self.crawl and record.dead(now, self.lease, self.host):
-                forgotten += self._forget_all(record.crawl)
+        forgotten = 0
+        records = self._records()
+        for record in records:
+            if record.crawl != self.crawl and self.dead(record):
+                forgotten += self._forget_dead(record)
+        known = {record.crawl for record in records}
+        for crawl in list(self._seen):
+            if crawl not in known:
+                del self._seen[crawl]
         return forgotten
 
     def end(self) -> int:
         """This crawl is over: forget the pages still pending (their items never reached
         the output) and remove its journal. Returns how many pages were forgotten."""
-        return self._forget_all(self.crawl)
+        forgotten = 0
+        for key in self._pending(self.crawl):
+            forgotten += bool(self.index.forget(key))
+        # Last: a process killed before this line leaves the journal for the next one.
+        self._drop(self.crawl)
+        with self._mine_lock:
+            self._mine.clear()
+        return forgotten
+
+    def close(self) -> None:
+        """Release what the journal holds beside the index (a connection of its own)."""
 
     def unsettled(self) -> list[str]:
         return self._pending(self.crawl)
 
-    def _forget_all(self, crawl: str) -> int:
+    def _forget_dead(self, record: CrawlRecord) -> int:
+        """Forget the pending pages of *record*'s crawl, found dead; remove its record
+        only if no key is pending any more and it is still dead by the same token (its
+        lease still lapsed, its beat unchanged): a crawl that was only stalled keeps its
+        record and what it wrote since."""
+        if record.gone_here(self.host):
+            # Its process is gone: no one can renew its lease any more.
+            self._end_lease(record.crawl)
         forgotten = 0
-        for key in self._pending(crawl):
+        keys = self._pending(record.crawl)
+        for key in keys:
             forgotten += bool(self.index.forget(key))
-        # Last: a process killed before this line leaves the journal for the next one.
-        self._drop(crawl)
+        self._drop_dead(record, keys)
+        self._seen.pop(record.crawl, None)
         return forgotten
 
     def _record(self, now: float) -> CrawlRecord:
@@ -172,13 +300,26 @@ class Journal:
     def _prepare(self) -> None:
         """Create what the journal needs in the index, if it is not there."""
 
-    def _register(self, record: CrawlRecord) -> None:
+    def _renew(self, record: CrawlRecord) -> bool:
+        """Write *record* and renew its lease; return whether the record or the lease was
+        gone. Called under ``_renew_lock``, from any thread."""
         raise NotImplementedError
+
+    def _register(self, record: CrawlRecord) -> None:
+        with self._renew_lock:
+            self._renew(record)
 
     def _records(self) -> list[CrawlRecord]:
         raise NotImplementedError
 
-    def _add_pending(self, key: str) -> None:
+    def _add_pending(self, key: str) -> bool:
+        """Write *key* as pending; return whether the crawl's record (or lease) was gone,
+        in which case it is recreated."""
+        raise NotImplementedError
+
+    def _readd_pending(self, keys: list[str]) -> None:
+        """Write *keys* as pending again (after the record was recreated). Called under
+        ``_renew_lock``, from any thread."""
         raise NotImplementedError
 
     def _remove_pending(self, keys: list[str]) -> None:
@@ -187,8 +328,54 @@ class Journal:
     def _pending(self, crawl: str) -> list[str]:
         raise NotImplementedError
 
+    def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
+        """Remove *keys* (forgotten) from dead *record*'s journal, then its record if no
+        key remains and the crawl is still dead by the same token."""
+        raise NotImplementedError
+
     def _drop(self, crawl: str) -> None:
         raise NotImplementedError
+
+    def _end_lease(self, crawl: str) -> None:
+        """End the lease of *crawl*, whose process is known to be gone (where the backend
+        keeps leases)."""
+
+
+class LeaseKeeper:
+    """Renews a journal's lease every *interval* seconds in a thread of its own, so that
+    the heartbeat never waits behind the crawl's queued checks (nor the reactor). Errors
+    are handed to *on_error* and the next renewal is tried as usual."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        interval: float = HEARTBEAT,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.interval = interval
+        self.on_error = on_error
+        #: Renewals done (a test reads it to see the heartbeat run beside the checks).
+        self.renewals = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._serve, name="scrapy-simhash-lease", daemon=True
+        )
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.journal.renew()
+                self.renewals += 1
+            except Exception as error:  # reported, then tried again
+                if self.on_error is not None:
+                    self.on_error(error)
+
+    def stop(self) -> None:
+        """Stop renewing, and wait for a renewal under way."""
+        self._stop.set()
+        self._thread.join()
 
 
 class MemoryJournal(Journal):
@@ -199,25 +386,50 @@ class MemoryJournal(Journal):
         super().__init__(index, crawl, **kwargs)
         self._crawls: dict[str, CrawlRecord] = {}
         self._keys: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
 
-    def _register(self, record: CrawlRecord) -> None:
-        self._crawls[record.crawl] = record
+    def _renew(self, record: CrawlRecord) -> bool:
+        with self._lock:
+            lost = record.crawl not in self._crawls
+            self._crawls[record.crawl] = record
+        return lost
 
     def _records(self) -> list[CrawlRecord]:
-        return list(self._crawls.values())
+        with self._lock:
+            return list(self._crawls.values())
 
-    def _add_pending(self, key: str) -> None:
-        self._keys.setdefault(self.crawl, set()).add(key)
+    def _add_pending(self, key: str) -> bool:
+        with self._lock:
+            self._keys.setdefault(self.crawl, set()).add(key)
+            if self.crawl in self._crawls:
+                return False
+            self._crawls[self.crawl] = self._record(time.time())
+            return True
+
+    def _readd_pending(self, keys: list[str]) -> None:
+        with self._lock:
+            self._keys.setdefault(self.crawl, set()).update(keys)
 
     def _remove_pending(self, keys: list[str]) -> None:
-        self._keys.get(self.crawl, set()).difference_update(keys)
+        with self._lock:
+            self._keys.get(self.crawl, set()).difference_update(keys)
 
     def _pending(self, crawl: str) -> list[str]:
-        return sorted(self._keys.get(crawl, ()))
+        with self._lock:
+            return sorted(self._keys.get(crawl, ()))
+
+    def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
+        with self._lock:
+            left = self._keys.get(record.crawl, set())
+            left.difference_update(keys)
+            if not left and self._crawls.get(record.crawl) == record:
+                self._keys.pop(record.crawl, None)
+                self._crawls.pop(record.crawl, None)
 
     def _drop(self, crawl: str) -> None:
-        self._keys.pop(crawl, None)
-        self._crawls.pop(crawl, None)
+        with self._lock:
+            self._keys.pop(crawl, None)
+            self._crawls.pop(crawl, None)
 
 
 def journal_for(index: Any, crawl: str | None = None, **kwargs: Any) -> Journal:

@@ -1,13 +1,26 @@
 """The crawl journal (see :mod:`.journal`) of a SQLite index: two tables of its file,
 created when a crawl first needs them, outside the index's versioned layout (a file
-without them is a complete index)."""
+without them is a complete index).
+
+There is no server to expire a lease: a crawl of this host is dead when its process is
+gone; a crawl of another host (a file on a shared disk) when its heartbeat has not changed
+for the lease, timed by the observer's own monotonic clock (see :meth:`Journal.dead`).
+The lease is renewed on a connection of its own, so that it never waits behind a check
+(only, at most for the index's ``timeout``, behind another process's write)."""
 
 from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Iterator
 
 from ..journal import CrawlRecord, Journal
 
 
 class SqliteJournal(Journal):
+    _own: sqlite3.Connection | None = None
+
     def _prepare(self) -> None:
         index = self.index
         with index._errors("open the crawl journal"), index._transaction():
@@ -21,14 +34,40 @@ class SqliteJournal(Journal):
                 "key TEXT NOT NULL, PRIMARY KEY (crawl, key)) WITHOUT ROWID"
             )
 
-    def _register(self, record: CrawlRecord) -> None:
-        index = self.index
-        with index._errors("renew the crawl's lease"), index._transaction():
-            index._conn.execute(
-                "INSERT OR REPLACE INTO journal_crawls (crawl, host, pid, started, beat) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (record.crawl, record.host, record.pid, record.started, record.beat),
-            )
+    @contextlib.contextmanager
+    def _own_transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction on the journal's own connection (for the lease keeper's
+        thread); opened on first use, closed by :meth:`end`."""
+        if self._own is None:
+            self._own = self.index._connect()
+        conn = self._own
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
+
+    def _values(self, record: CrawlRecord) -> tuple:
+        return (record.crawl, record.host, record.pid, record.started, record.beat)
+
+    def _renew(self, record: CrawlRecord) -> bool:
+        with self.index._errors("renew the crawl's lease"), self._own_transaction() as conn:
+            updated = conn.execute(
+                "UPDATE journal_crawls SET host = ?, pid = ?, started = ?, beat = ? "
+                "WHERE crawl = ?",
+                (record.host, record.pid, record.started, record.beat, record.crawl),
+            ).rowcount
+            if not updated:
+                conn.execute(
+                    "INSERT OR IGNORE INTO journal_crawls (crawl, host, pid, started, beat) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    self._values(record),
+                )
+        return not updated
 
     def _records(self) -> list[CrawlRecord]:
         with self.index._errors("read the crawl journal"):
@@ -37,12 +76,28 @@ class SqliteJournal(Journal):
             ).fetchall()
         return [CrawlRecord(*row) for row in rows]
 
-    def _add_pending(self, key: str) -> None:
+    def _add_pending(self, key: str) -> bool:
         index = self.index
         with index._errors("write the crawl journal"), index._transaction():
             index._conn.execute(
                 "INSERT OR IGNORE INTO journal_pending (crawl, key) VALUES (?, ?)",
                 (self.crawl, key),
+            )
+            # The record is there, or is written again in the same transaction: a pending
+            # key never sits in a journal that no record names.
+            return bool(
+                index._conn.execute(
+                    "INSERT OR IGNORE INTO journal_crawls (crawl, host, pid, started, beat) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    self._values(self._record(time.time())),
+                ).rowcount
+            )
+
+    def _readd_pending(self, keys: list[str]) -> None:
+        with self.index._errors("write the crawl journal"), self._own_transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO journal_pending (crawl, key) VALUES (?, ?)",
+                [(self.crawl, key) for key in keys],
             )
 
     def _remove_pending(self, keys: list[str]) -> None:
@@ -60,8 +115,33 @@ class SqliteJournal(Journal):
             ).fetchall()
         return [key for (key,) in rows]
 
+    def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
+        index = self.index
+        # Only while the record is as read (its beat unchanged): a crawl that renewed
+        # its lease meanwhile was alive, and keeps its record and its keys.
+        with index._errors("write the crawl journal"), index._transaction():
+            index._conn.executemany(
+                "DELETE FROM journal_pending WHERE crawl = ? AND key = ? AND EXISTS "
+                "(SELECT 1 FROM journal_crawls WHERE crawl = ? AND beat = ?)",
+                [(record.crawl, key, record.crawl, record.beat) for key in keys],
+            )
+            index._conn.execute(
+                "DELETE FROM journal_crawls WHERE crawl = ? AND beat = ? AND NOT EXISTS "
+                "(SELECT 1 FROM journal_pending WHERE crawl = ?)",
+                (record.crawl, record.beat, record.crawl),
+            )
+
     def _drop(self, crawl: str) -> None:
         index = self.index
-        with index._errors("write the crawl journal"), index._transaction():
-            index._conn.execute("DELETE FROM journal_pending WHERE crawl = ?", (crawl,))
-            index._conn.execute("DELETE FROM journal_crawls WHERE crawl = ?", (crawl,))
+        try:
+            with index._errors("write the crawl journal"), index._transaction():
+                index._conn.execute("DELETE FROM journal_pending WHERE crawl = ?", (crawl,))
+                index._conn.execute("DELETE FROM journal_crawls WHERE crawl = ?", (crawl,))
+        finally:
+            if crawl == self.crawl:
+                self.close()
+
+    def close(self) -> None:
+        own, self._own = self._own, None
+        if own is not None:
+            own.close()
