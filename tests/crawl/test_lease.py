@@ -21,8 +21,17 @@ QUEUED = 200
     "backend",
     [
         "sqlite",
-        "redis",
-        pytest.param("redis-spread", marks=pytest.mark.xdist_group("redis-cluster")),
+        # Asked for at run time, so not seen by conftest.py: the markers are given here.
+        pytest.param("redis", marks=pytest.mark.redis),
+        pytest.param(
+            "redis-spread",
+            marks=[
+                pytest.mark.redis,
+                pytest.mark.cluster,
+                pytest.mark.slow,
+                pytest.mark.xdist_group("redis-cluster"),
+            ],
+        ),
     ],
 )
 @deferred_f_from_coro_f
