@@ -14,14 +14,17 @@ import time
 import zlib
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from scrapy_simhash import open_index
 from scrapy_simhash.cli import main, parse_cutoff
+from scrapy_simhash.cli.feeds import with_progress
 from scrapy_simhash.dedup import Deduplicator
 from scrapy_simhash.index.base import Match, StoredPage
 from scrapy_simhash.settings import SimhashSettings
+from scrapy_simhash.tools.feeds import read_feed
 from scrapy_simhash.tools.fingerprinted import fingerprinted_text, item_from_page, page_title
 
 SITE = Path(__file__).resolve().parents[1] / "sites" / "middleware" / "site"
@@ -451,7 +454,7 @@ def test_dedup_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
     run("dedup", str(feed))
     with (tmp_path / "items.kept.csv").open(newline="", encoding="utf-8") as f:
         assert [(r["url"], r["title"]) for r in csv.DictReader(f)] == [("'=1+1", "'-5")]
-    with (tmp_path / "items.csv.duplicates.csv").open(newline="", encoding="utf-8") as f:
+    with (tmp_path / "items.duplicates.csv").open(newline="", encoding="utf-8") as f:
         (row,) = csv.DictReader(f)
     assert (row["key"], row["duplicate_of"]) == ("'@copy", "'=1+1")
     run("dedup", str(feed), "--raw-csv")
@@ -618,7 +621,7 @@ def test_dedup_a_feed(run, tmp_path, suffix):
         "6 items: kept 4, dropped 2 (1 near-duplicates, 1 exact short texts); "
         "1 without text (kept).",
         f"Kept items: {tmp_path / ('items.kept' + suffix)}",
-        f"Duplicates report: {tmp_path / f'items{suffix}.duplicates.csv'}",
+        f"Duplicates report: {tmp_path / f'items.duplicates{suffix}'}",
     ]
     kept = tmp_path / f"items.kept{suffix}"
     if suffix == ".csv":
@@ -628,12 +631,38 @@ def test_dedup_a_feed(run, tmp_path, suffix):
     else:
         kept_urls = [json.loads(line)["url"] for line in kept.read_text().splitlines()]
     assert kept_urls == [url("tram"), url("drought"), url("note"), url("empty")]
-    report_file = tmp_path / f"items{suffix}.duplicates.csv"
-    report = list(csv.DictReader(report_file.open(encoding="utf-8")))
-    assert [(r["item"], r["key"], r["duplicate_of"], r["match"]) for r in report] == [
+    # Named as the kept items are, in the feed's format.
+    report = read_feed(tmp_path / f"items.duplicates{suffix}")
+    assert [(str(r["item"]), r["key"], r["duplicate_of"], r["match"]) for r in report] == [
         ("3", url("tram-copy"), url("tram"), "near"),
         ("5", url("note-2"), url("note"), "exact"),
     ]
+
+
+def test_dedup_an_empty_report_has_its_header(run, tmp_path):
+    feed = tmp_path / "items.csv"
+    feed.write_text("url,content\na,one text\nb,another\n", encoding="utf-8")
+    run("dedup", str(feed))
+    report = (tmp_path / "items.duplicates.csv").read_text(encoding="utf-8")
+    assert report.splitlines() == ["item,key,duplicate_of,distance,match"]
+
+
+def test_dedup_progress_says_how_far_and_how_fast():
+    ticks = iter([n / 2 for n in range(100)])  # an item every half second
+    runner = CliRunner()
+
+    @click.command()
+    def slow():
+        assert list(with_progress(range(10), 10, every=1, clock=lambda: next(ticks))) == list(
+            range(10)
+        )
+
+    lines = runner.invoke(slow).output.splitlines()
+    assert lines[0] == "Checked 2 of 10 items (20%), 2.0 items/s, about 4 s left"
+    assert len(lines) == 5  # one a second, not one an item
+    assert lines[-1] == "Checked 10 items in 5.5 s, 1.8 items/s"
+    quiet = list(with_progress(range(3), 3, every=5, clock=lambda: 0.0))
+    assert quiet == [0, 1, 2]
 
 
 def test_dedup_against_an_index_with_other_fields(run, tmp_path, index_uri):
@@ -674,9 +703,13 @@ def test_dedup_keys_with_lone_surrogates(run, tmp_path):
         assert (summary["kept"], summary["dropped"]) == (1, 1)
         kept = tmp_path / "items.kept.jl"
         assert [json.loads(line) for line in kept.read_text().splitlines()] == rows[:1]
-        with (tmp_path / "items.jl.duplicates.csv").open(newline="", encoding="utf-8") as f:
-            (duplicate,) = csv.DictReader(f)
-        assert (duplicate["key"], duplicate["duplicate_of"]) == ("b\\udfff", "a\\ud800")
+        (duplicate,) = read_feed(tmp_path / "items.duplicates.jl")
+        # Written as escapes (the index stores the kept page's key so).
+        shown = [
+            duplicate[name].encode("utf-8", "backslashreplace").decode()
+            for name in ("key", "duplicate_of")
+        ]
+        assert shown == ["b\\udfff", "a\\ud800"]
 
 
 # -- calibrate ---------------------------------------------------------------------------
