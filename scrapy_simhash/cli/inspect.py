@@ -17,7 +17,7 @@ from ..extract.text import normalize_characters
 from ..index import open_index
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
-from ..tools.readings import SourceText, read_as_crawled
+from ..tools.readings import read_as_crawled
 from ..tools.report import held_words, index_summary, neighbours, shares_held
 from .main import (
     FINGERPRINT_SETTINGS,
@@ -142,8 +142,7 @@ def check(
             dedup = env.deduplicator(index)
             read = read_as_crawled(source, env.settings, index, dedup)
             label, text = read.label, read.text
-            if read.reading.how:
-                read_as = read.reading.how + (f" ({read.assumed})" if read.assumed else "")
+            read_as = read.described
             analysis = analyse_text(dedup, text)
             kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
         found = neighbours(
@@ -271,13 +270,12 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
             read_a = read_as_crawled(a, env.settings, index, dedup, like=read_b)
         result = explain_texts(dedup, read_a.text, read_b.text, top=top)
     if as_json:
-        echo_json(result.as_dict() | {"read_as": {"a": _read_as(read_a), "b": _read_as(read_b)}})
+        echo_json(result.as_dict() | {"read_as": {"a": read_a.as_dict(), "b": read_b.as_dict()}})
         return
     for name, read, analysis in (("A", read_a, result.a), ("B", read_b, result.b)):
         click.echo(f"{name}  {read.label}: {describe_analysis(analysis)}")
-        if read.reading.how:
-            how = read.reading.how + (f" ({read.assumed})" if read.assumed else "")
-            click.echo(f"   read as {how}")
+        if read.described:
+            click.echo(f"   read as {read.described}")
     if result.distance is not None:
         verdict = {
             "near": "near-duplicates",
@@ -310,14 +308,6 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     click.echo(f"Shared heavy terms: {shared}")
     click.echo(f"Only in A: {terms(result.only_a)}")
     click.echo(f"Only in B: {terms(result.only_b)}")
-
-
-def _read_as(read: SourceText) -> dict:
-    return {
-        "how": read.reading.how or None,
-        "assumed": read.assumed or None,
-        "stored_same": None if read.found is None else read.found.same,
-    }
 
 
 def _percent(share: float | None) -> str:

@@ -180,6 +180,20 @@ class SourceText:
     found: StoredReading | None
     assumed: str
 
+    @property
+    def described(self) -> str:
+        """How it was read and what was assumed, in words; ``""`` for an item as it is."""
+        if not self.reading.how:
+            return ""
+        return self.reading.how + (f" ({self.assumed})" if self.assumed else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "how": self.reading.how or None,
+            "assumed": self.assumed or None,
+            "stored_same": None if self.found is None else self.found.same,
+        }
+
 
 def stored_keys(source: str) -> list[str]:
     """The keys *source* may be stored under: itself, and a file's ``file://`` URL."""
