@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from scrapy_simhash import open_index
 from scrapy_simhash.cli import main, parse_cutoff
 from scrapy_simhash.cli.feeds import with_progress
-from scrapy_simhash.dedup import Deduplicator
+from scrapy_simhash.dedup import Deduplicator, analyse_text
 from scrapy_simhash.index.base import Match, StoredPage
 from scrapy_simhash.settings import SimhashSettings
 from scrapy_simhash.tools.feeds import read_feed
@@ -320,6 +320,42 @@ def test_check_text_and_short_text(run, index_uri):
     assert len(data["matches"]) == 4
     assert [m["distance"] for m in data["matches"]] == sorted(
         m["distance"] for m in data["matches"]
+    )
+
+
+SHORT_PAGE = """<html><head><title>Harbour ferry fares rise in May | Coast News</title></head>
+<body><header><h1>Coast News</h1></header><main><p>{body}</p></main></body></html>"""
+
+
+def test_text_stored_finds_the_title_the_crawl_took(run, tmp_path):
+    """A spider that took <title> (the page's first <h1> is a banner), over short pages
+    where the title moves the fingerprint: text --stored names that reading, and calls no
+    unchanged page changed (#44)."""
+    config = SimhashSettings()
+    body = " ".join(paragraphs(7, 1))
+    page = tmp_path / "ferry.html"
+    page.write_text(SHORT_PAGE.format(body=body), encoding="utf-8")
+    key = page.as_uri()
+    uri = f"sqlite:///{tmp_path / 'short.db'}"
+    with open_index(uri) as index:
+        dedup = Deduplicator(index, config.fingerprinter, min_terms=config.min_terms)
+        crawled = {"url": key, "title": "Harbour ferry fares rise in May | Coast News"}
+        crawled["content"] = page.read_text(encoding="utf-8")
+        dedup.check_text(fingerprinted_text(crawled, config), key)
+        banner = item_from_page(crawled["content"], key, config)
+        assert banner["title"] == "Coast News"  # the guess alone would read the banner
+        guessed = analyse_text(dedup, fingerprinted_text(banner, config))
+        assert guessed.value != analyse_text(dedup, fingerprinted_text(crawled, config)).value
+    output = run("text", "--stored", key, "--index", uri).output
+    assert (
+        "Read as     title from the page's <title>; content: the page (the reading that "
+        "gives the stored fingerprint)"
+    ) in output
+    assert "the same: this is the text that was fingerprinted" in output
+    data = json.loads(run("text", "--stored", key, "--index", uri, "--json").output)
+    assert (data["stored"]["same"], data["read_as"]) == (
+        True,
+        "title from the page's <title>; content: the page",
     )
 
 
