@@ -5,9 +5,9 @@ BOT_NAME = "news_site"
 SPIDER_MODULES = ["news_site.spiders"]
 NEWSPIDER_MODULE = "news_site.spiders"
 
-ITEM_PIPELINES = {"scrapy_simhash.SimhashDedupPipeline": 300}
-# Log each dropped repost in one line, without the whole item and its HTML.
-LOG_FORMATTER = "scrapy_simhash.LogFormatter"
+# The add-on, as the README says: the pipeline, and a one-line log of each dropped
+# repost (without the whole item and its HTML).
+ADDONS = {"scrapy_simhash.Addon": 100}
 
 # Pages whose 64-bit fingerprints differ in at most 3 bits count as duplicates.
 SIMHASH_MAX_DISTANCE = 3
@@ -17,11 +17,11 @@ SIMHASH_TEXT_FIELDS = ["title", "content"]
 # SIMHASH_INDEX_URI is left unset: the index then lives in .scrapy/simhash.db
 # inside this project and persists between runs.
 
-# One spider output at a time: a page's item goes through the whole pipeline
-# (fingerprint, check, insert) before the links after it are scheduled. Reposts
-# are linked only from their original, so the original is always indexed first
-# and is the copy that is kept. The pipeline fingerprints in a thread, so with
-# the default of 100 a repost could otherwise overtake its original.
+# Crawl order decides which copy is kept: the first checked. For a demo whose
+# kept copies are always the same, one spider output at a time: a page's item
+# goes through the whole pipeline (fingerprint, check, insert) before the links
+# after it are scheduled, and reposts are linked only from their original. A
+# real project needs neither this nor its cost (Scrapy's default is 100).
 CONCURRENT_ITEMS = 1
 
 # The site is local files: no robots.txt to fetch and nobody to be polite to.

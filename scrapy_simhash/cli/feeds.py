@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
-from ..tools.feeds import dedup_items, read_feed, record_verdicts, write_feed
+from ..tools.feeds import REPORT_FIELDS, dedup_items, read_feed, record_verdicts, write_feed
 from .archive import archive_mode, run_archive
 from .main import (
     FINGERPRINT_SETTINGS,
@@ -20,6 +22,48 @@ from .main import (
     refuse_overwrite,
 )
 
+T = TypeVar("T")
+
+#: Seconds between two progress lines of ``dedup``.
+PROGRESS_EVERY = 5.0
+
+
+def with_progress(
+    things: Iterable[T],
+    total: int,
+    *,
+    every: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[T]:
+    """*things*, with a line on stderr every *every* seconds (``PROGRESS_EVERY``) saying
+    how many of *total* items were checked, at what rate and how long the rest should
+    take, and a last line if any was written; work shorter than that says nothing."""
+    every = PROGRESS_EVERY if every is None else every
+    start = last = clock()
+    done = 0
+    for done, thing in enumerate(things, 1):
+        yield thing
+        now = clock()
+        if now - last >= every and done < total:
+            last = now
+            rate = done / max(now - start, 1e-9)
+            left = (total - done) / rate if rate else 0
+            click.echo(
+                f"Checked {done:,} of {total:,} items ({done / total:.0%}), "
+                f"{_rate(rate)} items/s, about {left:,.0f} s left",
+                err=True,
+            )
+    if last != start:
+        elapsed = max(clock() - start, 1e-9)
+        click.echo(
+            f"Checked {done:,} items in {elapsed:,.1f} s, {_rate(done / elapsed)} items/s",
+            err=True,
+        )
+
+
+def _rate(rate: float) -> str:
+    return f"{rate:,.1f}" if rate < 10 else f"{rate:,.0f}"
+
 
 def kept_path(feed: Path) -> Path:
     """``all.jl`` -> ``all.kept.jl``: the kept items, in the feed's format."""
@@ -27,10 +71,10 @@ def kept_path(feed: Path) -> Path:
 
 
 def report_path(feed: Path) -> Path:
-    """``all.jl`` -> ``all.jl.duplicates.csv``: named after the feed with its extension,
-    so that the reports on ``all.jl``, ``all.csv`` and ``all.json`` do not overwrite each
-    other; always CSV, for a spreadsheet."""
-    return feed.with_name(f"{feed.name}.duplicates.csv")
+    """``all.jl`` -> ``all.duplicates.jl``: named as :func:`kept_path` names the kept
+    items, in the feed's format, so that the reports on ``all.jl``, ``all.csv`` and
+    ``all.json`` do not overwrite each other (``--report x.csv`` for a spreadsheet)."""
+    return feed.with_name(f"{feed.stem}.duplicates{feed.suffix}")
 
 
 @honours(
@@ -199,12 +243,9 @@ def dedup(
             extractor=config.html_extractor,
             where=feed.name,
         )
-        with click.progressbar(
-            verdicts, length=len(items), label="Checking", file=sys.stderr
-        ) as bar:
-            result = record_verdicts(bar, index)
+        result = record_verdicts(with_progress(verdicts, len(items)), index)
     write_feed(output, result.kept, raw_csv=raw_csv)
-    write_feed(report, result.duplicates, raw_csv=raw_csv)
+    write_feed(report, result.duplicates, raw_csv=raw_csv, fields=REPORT_FIELDS)
     summary = {**result.summary(), "output": str(output), "report": str(report)}
     if as_json:
         echo_json(summary)

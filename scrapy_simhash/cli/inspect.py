@@ -17,8 +17,8 @@ from ..extract.text import normalize_characters
 from ..index import open_index
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
+from ..tools.readings import read_as_crawled
 from ..tools.report import held_words, index_summary, neighbours, shares_held
-from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
     INDEX_SETTINGS,
@@ -125,6 +125,7 @@ def check(
       curl -s https://news.example/ | scrapy-simhash check -
     """
     contained = analysis = None
+    read_as = ""
     with env.open(index_uri, read_only=True) as index:
         k = index.plan.max_distance if max_distance is None else max_distance
         stored = index.find(source) if source != "-" else []
@@ -138,8 +139,11 @@ def check(
                 "SimHash), so it has no near neighbours"
             )
         else:
-            label, text = read_source(source, env.text_of)
-            analysis = analyse_text(env.deduplicator(index), text)
+            dedup = env.deduplicator(index)
+            read = read_as_crawled(source, env.settings, index, dedup)
+            label, text = read.label, read.text
+            read_as = read.described
+            analysis = analyse_text(dedup, text)
             kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
         found = neighbours(
             index,
@@ -176,6 +180,7 @@ def check(
         echo_json(
             {
                 "source": label,
+                "read_as": read_as or None,
                 "kind": kind,
                 "fingerprint": format_fingerprint(fingerprint),
                 "max_distance": k,
@@ -187,6 +192,8 @@ def check(
         )
         return
     click.echo(f"{label}: {what}")
+    if read_as:
+        click.echo(f"Read as {read_as}")
     if kind == "short" and not found.matches:
         click.echo("No stored page has the same text.")
     elif kind == "simhash" and not found.matches:
@@ -256,14 +263,19 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     except IndexNotFound:
         index = env.settings.open_index("memory:")
     with index:
-        label_a, text_a = read_source(a, env.text_of)
-        label_b, text_b = read_source(b, env.text_of)
-        result = explain_texts(env.deduplicator(index), text_a, text_b, top=top)
+        dedup = env.deduplicator(index)
+        read_a = read_as_crawled(a, env.settings, index, dedup)
+        read_b = read_as_crawled(b, env.settings, index, dedup, like=read_a)
+        if read_b.found is not None and read_a.found is None:
+            read_a = read_as_crawled(a, env.settings, index, dedup, like=read_b)
+        result = explain_texts(dedup, read_a.text, read_b.text, top=top)
     if as_json:
-        echo_json(result.as_dict())
+        echo_json(result.as_dict() | {"read_as": {"a": read_a.as_dict(), "b": read_b.as_dict()}})
         return
-    click.echo(f"A  {label_a}: {describe_analysis(result.a)}")
-    click.echo(f"B  {label_b}: {describe_analysis(result.b)}")
+    for name, read, analysis in (("A", read_a, result.a), ("B", read_b, result.b)):
+        click.echo(f"{name}  {read.label}: {describe_analysis(analysis)}")
+        if read.described:
+            click.echo(f"   read as {read.described}")
     if result.distance is not None:
         verdict = {
             "near": "near-duplicates",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.fingerprint import format_fingerprint, hamming_distance
+from ..analysis.fingerprint import format_fingerprint
 from ..dedup import analyse_text
 from ..extract.extractors import FALLBACK_REASONS
 from ..index import open_index
-from ..tools.fingerprinted import field_reports, fingerprinted_text, item_from_source
+from ..tools.fingerprinted import field_reports
+from ..tools.readings import StoredReading, assumption, page_readings, stored_reading
 from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
@@ -62,29 +63,26 @@ def text(
     label, raw = read_source(stored or source, lambda value: value)  # type: ignore[arg-type]
     if isinstance(raw, bytes | bytearray):
         raw = bytes(raw).decode("utf-8", errors="replace")
-    item = item_from_source(raw, config, url=stored or "")
-    fingerprinted = fingerprinted_text(item, config)
-    reports = field_reports(item, config)
-    stored_pages = []
+    readings = page_readings(raw, config, url=stored or "")
+    found = None
     if stored is not None:
         with env.open(index_uri, read_only=True) as index:
             stored_pages = index.find(stored)
             dedup = env.deduplicator(index)
-            analysis = analyse_text(dedup, fingerprinted)
+            max_distance = index.plan.max_distance
+            found = stored_reading(readings, stored_pages, dedup)
+            reading = found.reading if found else readings[0]
+            analysis = found.analysis if found else analyse_text(dedup, reading.text)
     else:
+        reading = readings[0]
         with open_index("memory:", features=config.fingerprinter.signature) as index:
-            analysis = analyse_text(env.deduplicator(index), fingerprinted)
-    comparison = [
-        {
-            "fingerprint": format_fingerprint(page.fingerprint),
-            "exact": page.exact,
-            "same": page.fingerprint == analysis.value,
-            "distance": None
-            if page.exact or analysis.kind != "simhash"
-            else hamming_distance(page.fingerprint, analysis.value),
-        }
-        for page in stored_pages
-    ]
+            analysis = analyse_text(env.deduplicator(index), reading.text)
+    item, fingerprinted = reading.item, reading.text
+    reports = field_reports(item, config)
+    verdict = _verdict(found, max_distance if found else 0, config.min_share)
+    assumed = assumption(readings, found)
+    if stored is None and assumed:
+        assumed = "assumed: a spider may take another title; --stored URL tries each"
     if as_json:
         echo_json(
             {
@@ -99,7 +97,18 @@ def text(
                 "kind": analysis.kind,
                 "terms": analysis.terms,
                 "fingerprint": format_fingerprint(analysis.value),
-                "stored": comparison,
+                "read_as": reading.how or None,
+                "assumed": assumed,
+                "stored": None
+                if found is None
+                else {
+                    "fingerprint": format_fingerprint(found.page.fingerprint),
+                    "exact": found.page.exact,
+                    "same": found.same,
+                    "distance": found.distance,
+                    "share": found.share,
+                    "holds": verdict[0],
+                },
                 "text": str(fingerprinted),
             }
         )
@@ -120,19 +129,39 @@ def text(
                 how += ", the main text"
         click.echo(f"Field       {report.name}: {how}")
     click.echo(f"Analysis    {describe_analysis(analysis)}")
+    if reading.how:
+        click.echo(f"Read as     {reading.how}" + (f" ({assumed})" if assumed else ""))
     if stored is not None:
-        if not comparison:
+        if found is None:
             click.echo(f"Stored      nothing under {stored}")
-        for entry in comparison:
-            if entry["same"]:
-                verdict = "the same: this is the text that was fingerprinted"
-            elif entry["distance"] is not None:
-                verdict = (
-                    f"distance {entry['distance']} from this text: the page has changed since, "
-                    "or the item the crawl yielded held other fields"
-                )
-            else:
-                verdict = "not the same: the page has changed since, or the item held other fields"
-            click.echo(f"Stored      {entry['fingerprint']}, {verdict}")
+        else:
+            click.echo(f"Stored      {format_fingerprint(found.page.fingerprint)}, {verdict[1]}")
     click.echo("")
     click.echo(str(fingerprinted))
+
+
+def _verdict(found: StoredReading | None, max_distance: int, min_share: float) -> tuple[bool, str]:
+    """Whether the stored page is this text, and in words; an unchanged page is never
+    called changed: within the distance and held by the share check, it is the same."""
+    if found is None:
+        return False, ""
+    if found.same:
+        return True, "the same: this is the text that was fingerprinted"
+    held = "" if found.share is None else f", the stored page holds {found.share:.0%} of this text"
+    if found.holds(max_distance, min_share):
+        return True, (
+            f"distance {found.distance}{held}: the same page as far as the index can tell "
+            "(the crawl's item held slightly other text than this reading of the page)"
+        )
+    if found.share is not None and found.share >= min_share:
+        return False, (
+            f"distance {found.distance}, but the stored page holds {found.share:.0%} of this "
+            "text: the crawl's item held text this page does not (a field not read from "
+            "the page), or the page lost text since"
+        )
+    if found.distance is not None:
+        return False, (
+            f"distance {found.distance}{held}: the page has changed since, or the item "
+            "the crawl yielded held other fields"
+        )
+    return False, "not the same: the page has changed since, or the item held other fields"

@@ -573,6 +573,24 @@ class CrawlDeduplicator:
                 error,
             )
 
+    def warn_if_all_unchanged(self) -> None:
+        """Once, at the end of a crawl: a WARNING when every page it checked was dropped as
+        unchanged since an earlier crawl, so that an empty feed is not a mystery."""
+        if self.stats is None or not self.config.drop_unchanged or self.config.flag_only:
+            return
+        value = self.stats.get_value
+        unchanged = value(f"{self.stats_prefix}/unchanged", 0)
+        if not unchanged or value(f"{self.stats_prefix}/kept", 0):
+            return
+        logger.warning(
+            "All %d pages of this crawl were unchanged since an earlier crawl and were "
+            "dropped (%s/unchanged): the output holds none of them. To export them again, "
+            "crawl with -a simhash_reset=1 (the index forgets its pages) or "
+            "-a simhash_drop_unchanged=0 (unchanged pages are kept)",
+            unchanged,
+            self.stats_prefix,
+        )
+
     def inc(self, name: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(f"{self.stats_prefix}/{name}", count)

@@ -127,6 +127,7 @@ class SimhashDedupPipeline:
         try:
             if self.census.items:
                 self._check_fields(at_close=True)
+            self.runner.warn_if_all_unchanged()
         finally:
             loop, self._loop = self._loop, None
             if loop is not None and loop.running:

@@ -131,10 +131,15 @@ def _read_csv(f, name: str) -> list[dict[str, Any]]:
 
 
 def write_feed(
-    path: str | os.PathLike[str], items: Iterable[dict[str, Any]], *, raw_csv: bool = False
+    path: str | os.PathLike[str],
+    items: Iterable[dict[str, Any]],
+    *,
+    raw_csv: bool = False,
+    fields: Iterable[str] = (),
 ) -> int:
     """Write *items* in the format of *path*'s suffix; return how many. CSV cells are made
-    :func:`spreadsheet_safe` unless *raw_csv*."""
+    :func:`spreadsheet_safe` unless *raw_csv*; a CSV's header starts with *fields*, so
+    that a file of no items still has one."""
     fmt = feed_format(path)
     items = list(items)
     newline = "" if fmt == "csv" else None
@@ -143,10 +148,10 @@ def write_feed(
         # that escape, which JSON reads again as the same string.
         with open(path, "w", encoding="utf-8", errors="backslashreplace", newline=newline) as f:
             if fmt == "csv":
-                fields: dict[str, None] = {}
+                names: dict[str, None] = dict.fromkeys(fields)
                 for item in items:
-                    fields.update(dict.fromkeys(item))
-                writer = csv.DictWriter(f, fieldnames=list(fields))
+                    names.update(dict.fromkeys(item))
+                writer = csv.DictWriter(f, fieldnames=list(names))
                 writer.writeheader()
                 for item in items:
                     writer.writerow(
@@ -192,6 +197,10 @@ def dedup_items(
         text = fields_text([item.get(name) for name in text_fields], extractor)
         key = item_key(item.get(key_field), number, key_field, where)
         yield ItemVerdict(number, key, item, dedup.check_text(text, key))
+
+
+#: The columns of ``dedup``'s duplicates report, in order.
+REPORT_FIELDS = ("item", "key", "duplicate_of", "distance", "match")
 
 
 @dataclass

@@ -14,14 +14,17 @@ import time
 import zlib
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from scrapy_simhash import open_index
 from scrapy_simhash.cli import main, parse_cutoff
-from scrapy_simhash.dedup import Deduplicator
+from scrapy_simhash.cli.feeds import with_progress
+from scrapy_simhash.dedup import Deduplicator, analyse_text
 from scrapy_simhash.index.base import Match, StoredPage
 from scrapy_simhash.settings import SimhashSettings
+from scrapy_simhash.tools.feeds import read_feed
 from scrapy_simhash.tools.fingerprinted import fingerprinted_text, item_from_page, page_title
 
 SITE = Path(__file__).resolve().parents[1] / "sites" / "middleware" / "site"
@@ -321,6 +324,42 @@ def test_check_text_and_short_text(run, index_uri):
     )
 
 
+SHORT_PAGE = """<html><head><title>Harbour ferry fares rise in May | Coast News</title></head>
+<body><header><h1>Coast News</h1></header><main><p>{body}</p></main></body></html>"""
+
+
+def test_text_stored_finds_the_title_the_crawl_took(run, tmp_path):
+    """A spider that took <title> (the page's first <h1> is a banner), over short pages
+    where the title moves the fingerprint: text --stored names that reading, and calls no
+    unchanged page changed (#44)."""
+    config = SimhashSettings()
+    body = " ".join(paragraphs(7, 1))
+    page = tmp_path / "ferry.html"
+    page.write_text(SHORT_PAGE.format(body=body), encoding="utf-8")
+    key = page.as_uri()
+    uri = f"sqlite:///{tmp_path / 'short.db'}"
+    with open_index(uri) as index:
+        dedup = Deduplicator(index, config.fingerprinter, min_terms=config.min_terms)
+        crawled = {"url": key, "title": "Harbour ferry fares rise in May | Coast News"}
+        crawled["content"] = page.read_text(encoding="utf-8")
+        dedup.check_text(fingerprinted_text(crawled, config), key)
+        banner = item_from_page(crawled["content"], key, config)
+        assert banner["title"] == "Coast News"  # the guess alone would read the banner
+        guessed = analyse_text(dedup, fingerprinted_text(banner, config))
+        assert guessed.value != analyse_text(dedup, fingerprinted_text(crawled, config)).value
+    output = run("text", "--stored", key, "--index", uri).output
+    assert (
+        "Read as     title from the page's <title>; content: the page (the reading that "
+        "gives the stored fingerprint)"
+    ) in output
+    assert "the same: this is the text that was fingerprinted" in output
+    data = json.loads(run("text", "--stored", key, "--index", uri, "--json").output)
+    assert (data["stored"]["same"], data["read_as"]) == (
+        True,
+        "title from the page's <title>; content: the page",
+    )
+
+
 def test_check_a_url_not_stored_is_read_as_text_or_fetched(run, index_uri):
     result = run("check", (SITE / "tram.html").as_uri(), "--index", index_uri)
     assert f"   0  {url('tram.html')}  (a duplicate; 100% of its text held)" in result.output
@@ -337,7 +376,7 @@ def test_explain(run, index_uri):
     )
     a, b = str(SITE / "tram.html"), str(SITE / "drought.html")
     result = run("explain", a, b, "--index", index_uri)
-    lines = result.output.splitlines()
+    lines = [line for line in result.output.splitlines() if not line.startswith("   read as")]
     assert "B would be kept" in lines[2]
     assert lines[5].startswith("Only in A: ") and "line (" in lines[5]
     assert lines[6].startswith("Only in B: ") and "drought" in lines[6]
@@ -452,7 +491,7 @@ def test_dedup_csv_cells_are_safe_for_spreadsheets(run, tmp_path):
     run("dedup", str(feed))
     with (tmp_path / "items.kept.csv").open(newline="", encoding="utf-8") as f:
         assert [(r["url"], r["title"]) for r in csv.DictReader(f)] == [("'=1+1", "'-5")]
-    with (tmp_path / "items.csv.duplicates.csv").open(newline="", encoding="utf-8") as f:
+    with (tmp_path / "items.duplicates.csv").open(newline="", encoding="utf-8") as f:
         (row,) = csv.DictReader(f)
     assert (row["key"], row["duplicate_of"]) == ("'@copy", "'=1+1")
     run("dedup", str(feed), "--raw-csv")
@@ -626,7 +665,7 @@ def test_dedup_a_feed(run, tmp_path, suffix):
         "6 items: kept 4, dropped 2 (1 near-duplicates, 1 exact short texts); "
         "1 without text (kept).",
         f"Kept items: {tmp_path / ('items.kept' + suffix)}",
-        f"Duplicates report: {tmp_path / f'items{suffix}.duplicates.csv'}",
+        f"Duplicates report: {tmp_path / f'items.duplicates{suffix}'}",
     ]
     kept = tmp_path / f"items.kept{suffix}"
     if suffix == ".csv":
@@ -636,12 +675,38 @@ def test_dedup_a_feed(run, tmp_path, suffix):
     else:
         kept_urls = [json.loads(line)["url"] for line in kept.read_text().splitlines()]
     assert kept_urls == [url("tram"), url("drought"), url("note"), url("empty")]
-    report_file = tmp_path / f"items{suffix}.duplicates.csv"
-    report = list(csv.DictReader(report_file.open(encoding="utf-8")))
-    assert [(r["item"], r["key"], r["duplicate_of"], r["match"]) for r in report] == [
+    # Named as the kept items are, in the feed's format.
+    report = read_feed(tmp_path / f"items.duplicates{suffix}")
+    assert [(str(r["item"]), r["key"], r["duplicate_of"], r["match"]) for r in report] == [
         ("3", url("tram-copy"), url("tram"), "near"),
         ("5", url("note-2"), url("note"), "exact"),
     ]
+
+
+def test_dedup_an_empty_report_has_its_header(run, tmp_path):
+    feed = tmp_path / "items.csv"
+    feed.write_text("url,content\na,one text\nb,another\n", encoding="utf-8")
+    run("dedup", str(feed))
+    report = (tmp_path / "items.duplicates.csv").read_text(encoding="utf-8")
+    assert report.splitlines() == ["item,key,duplicate_of,distance,match"]
+
+
+def test_dedup_progress_says_how_far_and_how_fast():
+    ticks = iter([n / 2 for n in range(100)])  # an item every half second
+    runner = CliRunner()
+
+    @click.command()
+    def slow():
+        assert list(with_progress(range(10), 10, every=1, clock=lambda: next(ticks))) == list(
+            range(10)
+        )
+
+    lines = runner.invoke(slow).output.splitlines()
+    assert lines[0] == "Checked 2 of 10 items (20%), 2.0 items/s, about 4 s left"
+    assert len(lines) == 5  # one a second, not one an item
+    assert lines[-1] == "Checked 10 items in 5.5 s, 1.8 items/s"
+    quiet = list(with_progress(range(3), 3, every=5, clock=lambda: 0.0))
+    assert quiet == [0, 1, 2]
 
 
 def test_dedup_against_an_index_with_other_fields(run, tmp_path, index_uri):
@@ -682,9 +747,13 @@ def test_dedup_keys_with_lone_surrogates(run, tmp_path):
         assert (summary["kept"], summary["dropped"]) == (1, 1)
         kept = tmp_path / "items.kept.jl"
         assert [json.loads(line) for line in kept.read_text().splitlines()] == rows[:1]
-        with (tmp_path / "items.jl.duplicates.csv").open(newline="", encoding="utf-8") as f:
-            (duplicate,) = csv.DictReader(f)
-        assert (duplicate["key"], duplicate["duplicate_of"]) == ("b\\udfff", "a\\ud800")
+        (duplicate,) = read_feed(tmp_path / "items.duplicates.jl")
+        # Written as escapes (the index stores the kept page's key so).
+        shown = [
+            duplicate[name].encode("utf-8", "backslashreplace").decode()
+            for name in ("key", "duplicate_of")
+        ]
+        assert shown == ["b\\udfff", "a\\ud800"]
 
 
 # -- calibrate ---------------------------------------------------------------------------

@@ -227,6 +227,17 @@ def test_crawl_keeps_originals_and_drops_planted_duplicates_then_recrawls(tmp_pa
     assert stats.get("simhash/dropped") == len(DUPLICATES)
     with open_index(str(index_path)) as index:
         assert len(index) == len(ORIGINALS)
+    for run in ("second", "reset", "again"):  # some page kept: no word of it
+        assert "were unchanged since" not in (tmp_path / f"{run}.log").read_text("utf-8")
+
+    # A fifth, as the first again: every page unchanged, an empty feed, and one warning
+    # that says why and how to export them again.
+    items, stats = crawl(tmp_path, "empty", project=project, default_index=True)
+    assert items == []
+    log = (tmp_path / "empty.log").read_text(encoding="utf-8")
+    warning = f"All {len(ORIGINALS)} pages of this crawl were unchanged since an earlier crawl"
+    assert log.count(warning) == 1, log
+    assert "-a simhash_reset=1" in log and "-a simhash_drop_unchanged=0" in log
 
 
 @pytest.mark.parametrize(
