@@ -177,9 +177,7 @@ def originals(n: int, rng: random.Random, min_chars: int = MIN_CHARS) -> list[Do
     """About *n* originals: pages of at least *min_chars* characters, whole, and as many
     of them cut into sections as it takes to reach *n* (all of them when *n* is more than
     that gives)."""
-    pages = [
-        (url, lines) for url, lines in corpus_blocks() if sum(map(len, lines)) >= min_chars
-    ]
+    pages = [(url, lines) for url, lines in corpus_blocks() if sum(map(len, lines)) >= min_chars]
     rng.shuffle(pages)
     cuts = [sections(lines, min_chars) for _, lines in pages]
     total = len(pages)

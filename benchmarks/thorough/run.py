@@ -60,7 +60,6 @@ def run_crawl(feed: list[Doc]) -> tuple[dict[str, list[str]], float]:
         if verdict.is_duplicate:
             removed[doc.url] = [verdict.match.key]
     cpu = time.process_time() - start
-    dedup.close() if hasattr(dedup, "close") else None
     return removed, cpu
 
 
@@ -331,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "commit": git("rev-parse", "HEAD"),
                     "dirty": bool(git("status", "--porcelain", "scrapy_simhash", "benchmarks")),
-                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                     "args": vars(args),
                     "documents": docs,
                     "feed": list(feeds.describe(feed)),
