@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import random
 import re
@@ -186,6 +187,9 @@ def originals(n: int, rng: random.Random, min_chars: int = MIN_CHARS) -> list[Do
         total += len(cuts[split]) - 1
         split += 1
     docs = []
+    if total < n:  # every page cut: fill up with Reuters-21578 stories
+        stories = [(url, paras) for url, paras in reuters() if sum(map(len, paras)) >= min_chars]
+        docs += [Doc(url, paras) for url, paras in stories[: n - total]]
     for i, (url, lines) in enumerate(pages):
         if i < split and len(cuts[i]) > 1:
             docs += [Doc(f"{url}#s{j}", part) for j, part in enumerate(cuts[i])]
@@ -196,6 +200,27 @@ def originals(n: int, rng: random.Random, min_chars: int = MIN_CHARS) -> list[Do
     for doc in docs:
         doc.squeezed = rng.random() < SQUEEZED
     return docs
+
+
+def reuters() -> list[tuple[str, list[str]]]:
+    """Reuters-21578 stories as ``(url, paragraphs)`` (a paragraph starts on an indented
+    line; the closing "Reuter" left out), in the corpus's order."""
+    stories = []
+    for path in sorted((CORPORA / "reuters21578").glob("reut2-*.sgm")):
+        raw = path.read_text(encoding="latin-1")
+        for story in re.finditer(r'<REUTERS[^>]*NEWID="(\d+)".*?</REUTERS>', raw, re.DOTALL):
+            body = re.search(r"<BODY>(.*?)</BODY>", story.group(0), re.DOTALL)
+            if not body:
+                continue
+            text = html_lib.unescape(body.group(1)).replace("\x03", "").strip()
+            text = re.sub(r"\s*\bReuter\s*$", "", text, flags=re.IGNORECASE)
+            paragraphs = [
+                _SPACE.sub(" ", p.replace("\n", " ")).strip() for p in re.split(r"\n\s+", text)
+            ]
+            stories.append(
+                (f"https://reuters.example/{story.group(1)}", [p for p in paragraphs if p])
+            )
+    return stories
 
 
 # --- edits ----------------------------------------------------------------------------
