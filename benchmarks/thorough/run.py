@@ -50,13 +50,17 @@ def children_cpu() -> float:
 
 
 def run_crawl(feed: list[Doc]) -> tuple[dict[str, list[str]], float]:
+    from scrapy_simhash.dedup import analyse_fields
     from scrapy_simhash.settings import SimhashSettings
 
     start = time.process_time()
-    dedup = SimhashSettings().open_deduplicator("memory:")
+    settings = SimhashSettings()
+    params = settings.analysis_params()
+    dedup = settings.open_deduplicator("memory:")
     removed = {}
     for doc in feed:
-        verdict = dedup.check_text(doc.text, doc.url)
+        # the pipeline's analysis of the item's fields (SIMHASH_TEXT_FIELDS = ["text"])
+        verdict = dedup.check(analyse_fields(params, [doc.text]), doc.url)
         if verdict.is_duplicate:
             removed[doc.url] = [verdict.match.key]
     cpu = time.process_time() - start
@@ -323,7 +327,10 @@ def main(argv: list[str] | None = None) -> int:
             41,
             feeds.MIN_CHARS,
         )
-        name = "thorough.json" if default else f"thorough-{args.originals}.partial.json"
+        if default and not args.only:
+            name = "thorough.json"
+        else:
+            name = f"thorough-{args.originals}-{'-'.join(methods)}.partial.json"
         out = RESULTS / name
         out.write_text(
             json.dumps(
