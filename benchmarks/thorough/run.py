@@ -55,7 +55,7 @@ def run_crawl(feed: list[Doc]) -> tuple[dict[str, list[str]], float]:
 
     start = time.process_time()
     settings = SimhashSettings()
-    params = settings.analysis_params()
+    params = settings.analysis_params
     dedup = settings.open_deduplicator("memory:")
     removed = {}
     for doc in feed:
