@@ -120,3 +120,22 @@ def test_score_counts_caught_copies_false_removals_and_shares(feed):
     assert result["caught"] == {"numbers changed": 1}
     assert result["originals_removed_for_own_copy"] == 1
     assert result["false_removals"] == 0
+
+
+def test_score_counts_copies_too_far_from_their_original_apart(feed):
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks.thorough.run import score
+    finally:
+        sys.path.remove(str(ROOT))
+    original = feed.Doc("o1", ["A short text of a few words only."])
+    longer = feed.Doc(
+        "c1",
+        feed.edit(original.paragraphs, "appended sentence", "Then a much longer sentence " * 3),
+        kind="appended sentence",
+        source="o1",
+    )
+    result = score([original, longer], {})
+    assert result["planted"] == {"appended sentence": 1}
+    assert result["planted_lossless"] == {}
+    assert result["recall_lossless"]["appended sentence"] is None
