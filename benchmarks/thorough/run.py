@@ -226,7 +226,17 @@ def score(feed: list[Doc], removed: dict[str, list[str]]) -> dict:
         "below_goal": sum(r["share"] < GOAL for r in measured),
         "below_goal_by_kind": dict(Counter(r["kind"] for r in measured if r["share"] < GOAL)),
         "lowest": lowest[:10],
-        "removals": removals,
+        # every removal, compact: [removed, kept, kind, kept is of its family, share]
+        "removals": [
+            [
+                r["removed"],
+                r["kept"],
+                r["kind"],
+                r["same_family"],
+                None if r["share"] is None else round(r["share"], 3),
+            ]
+            for r in removals
+        ],
     }
 
 
@@ -284,6 +294,17 @@ def table(results: dict, docs: int) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+_ROW = re.compile(
+    r'\[\n\s+("[^"\n]*"|null),\n\s+("[^"\n]*"|null),\n\s+("[^"\n]*"),\n\s+(true|false),'
+    r"\n\s+([0-9.]+|null)\n\s+\]"
+)
+
+
+def dump(results: dict) -> str:
+    """*results* as indented JSON with one line per removal row."""
+    return _ROW.sub(r"[\1, \2, \3, \4, \5]", json.dumps(results, indent=1, ensure_ascii=False))
 
 
 def git(*args: str) -> str:
@@ -367,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
             name = f"thorough-{args.originals}-{'-'.join(methods)}.partial.json"
         out = RESULTS / name
         out.write_text(
-            json.dumps(
+            dump(
                 {
                     "commit": git("rev-parse", "HEAD"),
                     "dirty": bool(git("status", "--porcelain", "scrapy_simhash", "benchmarks")),
@@ -378,7 +399,6 @@ def main(argv: list[str] | None = None) -> int:
                     "archive_vs_datatrove_docs_per_cpu_s": ratio,
                     "results": results,
                 },
-                indent=1,
             ),
             encoding="utf-8",
         )
