@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.thorough.run import main
+
+sys.exit(main())
