@@ -7,8 +7,9 @@ repost whose original keeps a standfirst and captions, a page cut short, a parag
 deleted) moves many bits of it. Such a copy is still *contained*: most of the smaller
 text's long paragraphs appear, unchanged, in the larger one. The anchors of a text are the
 hashes of its :data:`DEFAULT_ANCHORS` largest distinct units (paragraphs; the sentences of
-a hard-wrapped text) of at least :data:`MIN_LINE_CHARS` characters; an index stores them
-with the page and tells a contained copy by :func:`contained`.
+a hard-wrapped text or of a line too long to be a paragraph) of at least
+:data:`MIN_LINE_CHARS` characters; an index stores them with the page and tells a
+contained copy by :func:`contained`.
 
 Sizes are counted in words (a Han, kana or Hangul character is a word), not characters:
 in characters, an untranslated English paragraph outweighs a Chinese one holding three
@@ -45,7 +46,7 @@ MAX_ANCHOR_PAGES = 5
 #: ``(anchors, words, cover)`` of a page: see :attr:`Anchors.summary`.
 Summary = tuple[int, int, int]
 #: The anchors' format, stored in every index: pages anchored otherwise never mix.
-ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/casefold-nopunct/v2"
+ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/casefold-nopunct/v3"
 
 
 @dataclass(frozen=True)

@@ -212,12 +212,36 @@ def anchor_forms(text: str, min_chars: int, count: int) -> Formed | None:
 
 
 def _forms(text: str, min_chars: int, count: int) -> Formed:
-    """:func:`anchor_forms` of *text*, or of its units where it may be hard-wrapped."""
-    formed = (_ANCHOR_FORMS or anchor_forms)(text, min_chars, count)
-    if formed is not None:
-        return formed
-    ranked = _ranked(units(text.splitlines()), min_chars, _UNIT_SIZES or unit_sizes)
+    """:func:`anchor_forms` of *text*, or of its units where it may be hard-wrapped or
+    holds a line too long to be one paragraph (see :func:`sentence_units`)."""
+    lines = text.splitlines()
+    if not _too_long(lines):
+        formed = (_ANCHOR_FORMS or anchor_forms)(text, min_chars, count)
+        if formed is not None:
+            return formed
+    ranked = _ranked(sentence_units(units(lines)), min_chars, _UNIT_SIZES or unit_sizes)
     return _formed(ranked, min_chars, count, _ANCHOR_FORM or anchor_form)
+
+
+#: A line longer than this is no paragraph but a text squeezed into one line (a scraped
+#: field, a WET record, a page whose blocks were joined): its sentences are its units.
+LONG_LINE_CHARS = 2000
+
+
+def _too_long(lines: list[str]) -> bool:
+    return any(len(line) > LONG_LINE_CHARS for line in lines)
+
+
+def sentence_units(found: list[str]) -> list[str]:
+    """*found* with each unit longer than :data:`LONG_LINE_CHARS` cut into its sentences:
+    without it, a text without line breaks is one unit, one anchor at most, and a copy of
+    it is never found by its paragraphs."""
+    if not _too_long(found):
+        return found
+    cut: list[str] = []
+    for unit in found:
+        cut += _SENTENCE_END.split(unit) if len(unit) > LONG_LINE_CHARS else [unit]
+    return cut
 
 
 def _chosen(
@@ -274,7 +298,7 @@ def anchor_lines(text: str, seed: bytes | int | None = None) -> dict[int, str]:
     paragraphs (or sentences) behind a containment verdict, for people to read."""
     lines = {}
     form_of = _ANCHOR_FORM or anchor_form
-    for line in units(text.splitlines()):
+    for line in sentence_units(units(text.splitlines())):
         form = form_of(line)
         if len(form) >= MIN_LINE_CHARS:
             lines.setdefault(anchor_of(form, seed), line.strip())

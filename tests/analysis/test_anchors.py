@@ -8,9 +8,11 @@ import random
 import textwrap
 
 import pytest
+from prose import prose
 
 from scrapy_simhash.analysis import anchors as analysis_anchors
 from scrapy_simhash.analysis.anchors import (
+    LONG_LINE_CHARS,
     anchor_form,
     anchor_forms,
     ranked_lines,
@@ -480,3 +482,19 @@ def test_the_anchors_of_known_texts_stay_what_they_were(
     text, seed, count, hashes, sizes, words, cover
 ):
     assert text_anchors(text, seed, count=count) == Anchors(hashes, sizes, words, cover)
+
+
+def test_a_text_squeezed_to_one_line_is_anchored_by_its_sentences():
+    sentences = [
+        " ".join(paragraph.split()[:15]).capitalize() + "." for paragraph in prose(4000, 3)
+    ]
+    squeezed = " ".join(sentences)  # one line of about 9,500 characters
+    assert "\n" not in squeezed and len(squeezed) > LONG_LINE_CHARS
+    whole = text_anchors(squeezed)
+    assert len(whole) == DEFAULT_ANCHORS
+    cut = text_anchors(squeezed[: int(len(squeezed) * 0.9)])
+    assert len(set(whole.hashes) & set(cut.hashes)) >= DEFAULT_ANCHORS - 2
+    # The same sentences one to a line are the same units, and so the same anchors.
+    assert text_anchors("\n".join(sentences)).hashes == whole.hashes
+    # A paragraph of ordinary length stays one unit.
+    assert len(text_anchors(" ".join(sentences[:5]))) == 1
