@@ -163,7 +163,10 @@ def test_a_feed_disk_full_for_a_while_loses_no_page(tmp_path, small_disk, batch,
 
     first = set().union(*(feed_urls(feed) for feed in small_disk.glob("feed-1*.jl")))
     assert "No space left on device" in log, log[-3000:]  # the disk was full: lines failed
-    assert 0 < len(first) < PAGES, "some items were written after the room was made"
+    # Some lines failed (on a loaded machine the exporter may reach the freed disk only
+    # after the crawl's last page, and then every line failed: the second crawl must
+    # export them all the same).
+    assert len(first) < PAGES, "no line failed"
 
     second_feed = tmp_path / "feed-2.jl"
     second_log = run_crawl(tmp_path, uri, PAGES, str(second_feed), CONCURRENT_REQUESTS="8")

