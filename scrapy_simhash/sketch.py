@@ -134,10 +134,15 @@ def share(page: Sketch | None, other: Sketch | None) -> float | None:
 
 
 def holds(page: Sketch | None, other: Sketch | None, min_share: float) -> bool:
-    """Whether *other* holds at least *min_share* of *page*'s text, beyond the doubt of
-    sampling: an estimate from samples must pass by one standard error (a page of 40
-    samples at 0.8 is within 0.06 of 0.74 as often as not), an exact share as it is."""
-    found = measure(page, other)
+    """Whether *other* holds at least *min_share* of *page*'s text (see :func:`clears`)."""
+    return clears(measure(page, other), min_share)
+
+
+def clears(found: tuple[float, int, bool] | None, min_share: float) -> bool:
+    """Whether a share *found* by :func:`measure` is at least *min_share* beyond the doubt
+    of sampling: an estimate from samples must pass by one standard error (a page of 40
+    samples at 0.8 is within 0.06 of 0.74 as often as not), an exact share as it is; an
+    unknown one never does."""
     if found is None:
         return False
     value, samples, exact = found

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors, Summary, contained
-from ..sketch import Sketch, holds, share
+from ..sketch import Sketch, clears, measure
 
 #: ``near``: within the distance; ``contained``: found by shared long paragraphs.
 Found = Literal["near", "contained"]
@@ -119,8 +119,9 @@ def decide(
                 continue
         elif c.key == probe.key or not _anchored(probe, c):
             continue
-        fraction = share(probe.sketch, c.sketch) if min_share > 0 else None
-        confirmed = min_share <= 0 or holds(probe.sketch, c.sketch, min_share)
+        found = measure(probe.sketch, c.sketch) if min_share > 0 else None
+        fraction = None if found is None else found[0]
+        confirmed = min_share <= 0 or clears(found, min_share)
         # A re-crawl: unchanged unless its text is known to have changed this much.
         if c.found == "near" and c.key == probe.key and (fraction is None or confirmed):
             own.append(((c.distance, c.order), c, fraction))
@@ -148,11 +149,10 @@ def _closest(
     if not refused:
         return {"closest": None, "contains": None}
     for _, candidate, fraction in sorted(refused, key=lambda r: r[1].order):
-        if min_share > 0 and holds(candidate.sketch, probe.sketch, min_share):
-            return {
-                "closest": (candidate, fraction),
-                "contains": share(candidate.sketch, probe.sketch),
-            }
+        back = measure(candidate.sketch, probe.sketch) if min_share > 0 else None
+        if clears(back, min_share):
+            assert back is not None
+            return {"closest": (candidate, fraction), "contains": back[0]}
     _, candidate, fraction = max(refused, key=lambda r: (r[0], -r[1].order))
     return {"closest": (candidate, fraction), "contains": None}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..dedup import TextKind
 from ..index.base import NearDuplicateIndex
-from ..sketch import holds, share
+from ..sketch import clears, measure
 from .calibrate import FingerprintTable
 
 __all__ = [
@@ -116,8 +116,9 @@ def shares_held(index: NearDuplicateIndex, analysis, matches: list[dict], min_sh
             continue
         pages = [page for page in index.find(match["key"]) if not page.exact]
         sketch = pages[0].sketch if pages else None
-        match["share"] = share(analysis.sketch, sketch)
-        match["confirmed"] = holds(analysis.sketch, sketch, min_share)
+        found = measure(analysis.sketch, sketch)
+        match["share"] = None if found is None else found[0]
+        match["confirmed"] = clears(found, min_share)
 
 
 def held_words(held: float | None, lead: str = "; ") -> str:
