@@ -467,12 +467,25 @@ def as_match(candidate: Candidate, fingerprint: int, share: float | None = None)
     )
 
 
-def refused_match(decision: Decision, fingerprint: int) -> Match | None:
-    """The closest candidate *decision* refused, as a match (see :attr:`Outcome.refused`)."""
-    if decision.closest is None:
-        return None
-    candidate, share = decision.closest
-    return replace(as_match(candidate, fingerprint, share), contained_in_page=decision.contains)
+def probe_of(
+    key: str, fingerprint: int, anchors: Anchors | None = None, sketch: Sketch | None = None
+) -> Probe:
+    """The page a check asks :func:`~.rule.decide` about: its key as stored, and its
+    anchors and sketch where it has any."""
+    return Probe(storable_key(key), fingerprint, anchors or None, sketch or None)
+
+
+def stored_outcome(decision: Decision | None, fingerprint: int, replaced: bool) -> Outcome:
+    """The outcome of a check that stored its page (``changed`` where it *replaced* what
+    its key held), with the closest candidate *decision* refused (see
+    :attr:`Outcome.refused`)."""
+    refused = None
+    if decision is not None and decision.closest is not None:
+        candidate, share = decision.closest
+        refused = replace(
+            as_match(candidate, fingerprint, share), contained_in_page=decision.contains
+        )
+    return Outcome("changed" if replaced else "new", refused=refused)
 
 
 def check_sketch_format(stored: str | None, location: str) -> None:

@@ -19,9 +19,10 @@ from .base import (
     StoredPage,
     as_match,
     nearest,
-    refused_match,
+    probe_of,
     storable_key,
     storable_pages,
+    stored_outcome,
 )
 from .rule import Candidate, Probe, anchor_candidates, by_anchors
 from .uri import uri_options
@@ -131,23 +132,21 @@ class MemoryIndex(IndexBase):
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
     ) -> Outcome:
-        probe = Probe(storable_key(key), fingerprint, anchors or None, sketch or None)
+        probe = probe_of(key, fingerprint, anchors, sketch)
         decision = self._decide(probe)
         outcome = self._outcome(decision, probe)
         if outcome is not None:
             return outcome
         replaced = self._forget(probe.key)
         self._store(fingerprint, probe.key, time.time(), anchors, sketch)
-        return Outcome(
-            "changed" if replaced else "new", refused=refused_match(decision, fingerprint)
-        )
+        return stored_outcome(decision, fingerprint, bool(replaced))
 
     def query_contained(
         self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
     ) -> Match | None:
         if not anchors:
             return None
-        probe = Probe("", fingerprint, anchors, sketch or None)
+        probe = probe_of("", fingerprint, anchors, sketch)
         outcome = self._outcome(self._decide(probe, near=False), probe)
         return None if outcome is None else outcome.match
 

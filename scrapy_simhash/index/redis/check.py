@@ -28,8 +28,8 @@ from ..base import (
     Match,
     Outcome,
     as_match,
-    refused_match,
-    storable_key,
+    probe_of,
+    stored_outcome,
 )
 from ..rule import Candidate, Probe, anchor_candidates, by_anchors
 from .layout import hex64, parse_member, record_tail
@@ -209,7 +209,7 @@ class RedisCheck:
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
     ) -> Outcome:
-        probe = Probe(storable_key(key), fingerprint, anchors or None, sketch or None)
+        probe = probe_of(key, fingerprint, anchors, sketch)
         self._recheck_eviction()
         self._sweep_if_due()
         added_at = repr(time.time())
@@ -226,8 +226,7 @@ class RedisCheck:
                 continue
             if status == 0:
                 self._check_seq(int(reply[1]))
-                refused = None if decision is None else refused_match(decision, fingerprint)
-                return Outcome("changed" if int(reply[2]) else "new", refused=refused)
+                return stored_outcome(decision, fingerprint, bool(int(reply[2])))
             token = reply[1]
             decision = self._decided(reply, probe, str(args[-2]))
             outcome = self._outcome(decision, probe)
@@ -250,7 +249,7 @@ class RedisCheck:
         a token that never stores (nothing is stored)."""
         if not anchors:
             return None
-        probe = Probe("", fingerprint, anchors, sketch or None)
+        probe = probe_of("", fingerprint, anchors, sketch)
         keys, args, anchor_arg = self._check_args(fingerprint, "", repr(time.time()), anchors)
         reply = self._checked(self._check_script, keys, args, [anchor_arg, "", "-"], "")
         decision = self._decided(reply, probe, str(args[-2]), near=False)

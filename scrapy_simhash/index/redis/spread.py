@@ -44,10 +44,10 @@ from ..base import (
     Match,
     Outcome,
     RequestedParameters,
-    refused_match,
+    probe_of,
     storable_key,
+    stored_outcome,
 )
-from ..rule import Probe
 from .layout import hex64, record_tail
 from .maintenance import packed_sketch
 from .spread_anchors import SpreadAnchors, stored_anchors
@@ -236,7 +236,7 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
         sketch: Sketch | None = None,
     ) -> Outcome:
         hex_value = hex64(value)
-        probe = Probe(key, value, anchors or None, sketch or None)
+        probe = probe_of(key, value, anchors, sketch)
         decision = None
         for _ in range(MAX_ATTEMPTS):
             txn = self._attempts.new()
@@ -299,8 +299,7 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                 after += self._release(old_exact, old_hex, [old_txn])
                 after += self._release_page_anchors(old_txn, held)
             self._io.later(after)
-            refused = None if decision is None else refused_match(decision, value)
-            return Outcome("changed" if old else "new", refused=refused)
+            return stored_outcome(decision, value, bool(old))
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
             "times in a row; is this client's clock far behind the servers'?"

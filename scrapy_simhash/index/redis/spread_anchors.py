@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ...anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors
-from ..base import Match, as_match
+from ..base import Match, as_match, probe_of
 from ..rule import Probe
 from .spread_io import Call
 from .spread_layout import Found
@@ -155,7 +155,7 @@ class SpreadAnchors:
             pending = [f for f in found if not f.committed]
             states = self._resolve(pending, None) if pending else {}
             committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-            probe = Probe("\0", fingerprint, anchors, sketch or None)
+            probe = probe_of("\0", fingerprint, anchors, sketch)
             decision = self._verdict(probe, [], committed, with_near=False)
             if decision.candidate is None:
                 return None

@@ -41,8 +41,9 @@ from ..base import (
     check_layout_version,
     check_sketch_format,
     nearest,
-    refused_match,
+    probe_of,
     storable_key,
+    stored_outcome,
     stored_parameters,
 )
 from ..rule import Candidate, Probe, anchor_candidates, by_anchors
@@ -437,7 +438,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
     ) -> Outcome:
-        probe = Probe(storable_key(key), fingerprint, anchors or None, sketch or None)
+        probe = probe_of(key, fingerprint, anchors, sketch)
         with self._errors("add"), self._transaction():
             decision = self._decide(probe)
             outcome = self._outcome(decision, probe)
@@ -447,15 +448,14 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             page = self.tables.add(self._conn, fingerprint, probe.key, time.time())
             add_anchors(self._conn, [(page, anchors)] if anchors else [])
             add_sketches(self._conn, [(page, sketch)])
-        refused = refused_match(decision, fingerprint)
-        return Outcome("changed" if replaced else "new", refused=refused)
+        return stored_outcome(decision, fingerprint, bool(replaced))
 
     def query_contained(
         self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
     ) -> Match | None:
         if not anchors:
             return None
-        probe = Probe("", fingerprint, anchors, sketch or None)
+        probe = probe_of("", fingerprint, anchors, sketch)
         with self._errors("query"), self._transaction(immediate=False):
             outcome = self._outcome(self._decide(probe, near=False), probe)
         return None if outcome is None else outcome.match
