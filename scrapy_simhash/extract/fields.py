@@ -176,10 +176,13 @@ def cut_crowded_tags(html: str) -> tuple[str, bool]:
     Linear in the length of *html*."""
     parts = html.split(">")
     crowded = []
-    for number, part in enumerate(parts):
+    # The last part is closed by no '>': text (a page cut inside a long text node), not a tag.
+    for number, part in enumerate(parts[:-1]):
         if len(part) <= _SHORT_TAG:
             continue
         start = part.rfind("<")
+        if start < 0 and not _in_open_quote(parts, number):
+            continue  # text after a '>' written in text ("a > b"), which HTML allows
         tag = part[start:] if start >= 0 else part  # no '<': after a '>' in a quoted value
         if len(tag.split(maxsplit=MAX_ATTRIBUTES)) > MAX_ATTRIBUTES:
             crowded.append((number, start))
@@ -189,6 +192,25 @@ def cut_crowded_tags(html: str) -> tuple[str, bool]:
         part = parts[number]
         parts[number] = part[:start] + part[start:].split(maxsplit=1)[0] if start >= 0 else ""
     return ">".join(parts), True
+
+
+#: Parts looked back through for the '<' that opened a tag, by :func:`_in_open_quote`.
+_LOOK_BACK = 64
+
+
+def _in_open_quote(parts: list[str], number: int) -> bool:
+    """Whether ``parts[number]`` (which holds no '<') follows a '>' written inside a quoted
+    attribute value: the text since the last '<' before it leaves a quote open. Looks back
+    :data:`_LOOK_BACK` parts at most (further back, it answers that it is)."""
+    since = []
+    for back in range(number - 1, max(number - 1 - _LOOK_BACK, -1), -1):
+        part = parts[back]
+        start = part.rfind("<")
+        since.append(part[start:] if start >= 0 else part)
+        if start >= 0:
+            tag = ">".join(reversed(since))
+            return tag.count('"') % 2 == 1 or tag.count("'") % 2 == 1
+    return number > 0
 
 
 def field_text(

@@ -110,3 +110,19 @@ async def test_a_crowded_page_is_counted_as_truncated(tmp_path, workers):
     counted = simhash_stats(pipeline)
     assert counted["simhash"] == 1 and counted["truncated"] == 1, counted
     pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_a_page_of_one_12_mb_text_node_is_checked_and_counted_as_truncated(tmp_path):
+    words = " ".join(f"w{i % 997}x{i % 13}" for i in range(1_800_000))
+    page = f"<html><body><main><p>{words}</p></main></body></html>"
+    assert len(page) > 12_000_000
+    pipeline = make_pipeline(tmp_path)
+    first = {"url": "u1", "content": page}
+    assert await pipeline.process_item(first) is first
+    copy = {"url": "u2", "content": page.replace("w5x5", "w6x5", 1)}
+    with pytest.raises(NearDuplicate):
+        await pipeline.process_item(copy)
+    counted = simhash_stats(pipeline)
+    assert counted["truncated"] == 2 and counted.get("no_text", 0) == 0, counted
+    pipeline.close_spider()

@@ -19,3 +19,31 @@ def test_an_element_with_300000_attributes_is_cut_and_counted(tmp_path):
     assert cut_crowded_tags(f"<div {enough}>x</div>") == (f"<div {enough}>x</div>", False)
     hidden = f'<div title=">" {crowded}><p>{ARTICLE}</p></div>'
     assert cut_crowded_tags(hidden) == (f'<div title=">><p>{ARTICLE}</p></div>', True)
+
+
+def test_text_is_never_taken_for_a_crowded_tag():
+    from scrapy_simhash.extract.fields import cut_crowded_tags
+
+    words = " ".join(f"w{i}" for i in range(5000))
+    # A field cut inside one long text node: its last part is closed by no '>'.
+    cut_inside = f"<html><body><p>{words}"
+    assert cut_crowded_tags(cut_inside) == (cut_inside, False)
+    # A '>' written in the text itself, with thousands of words on either side.
+    in_text = f"<p>{words} > {words} > {words}</p>"
+    assert cut_crowded_tags(in_text) == (in_text, False)
+    # A quoted '>' still hides nothing: the attributes after it are cut.
+    crowded = " ".join(f"a{i}" for i in range(5000))
+    quoted = f"<p title='x > y' {crowded}>{words}</p>"
+    assert cut_crowded_tags(quoted) == (f"<p title='x >>{words}</p>", True)
+
+
+def test_a_page_of_one_text_node_longer_than_a_field_is_read_up_to_the_cut():
+    from scrapy_simhash.extract.extractors import get_extractor
+    from scrapy_simhash.extract.fields import MAX_FIELD_LENGTH, field_text
+
+    words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do "
+    page = f"<html><body><p>{words * (MAX_FIELD_LENGTH // len(words) + 1000)}</p></body></html>"
+    assert len(page) > MAX_FIELD_LENGTH
+    for extractor in (None, get_extractor("builtin")):
+        text = field_text(page, extractor=extractor)
+        assert len(text) > MAX_FIELD_LENGTH * 0.99 and text.startswith(words.strip())
