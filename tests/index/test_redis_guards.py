@@ -244,3 +244,16 @@ def test_pages_are_read_in_batches_in_the_order_stored(redis_server, client, pre
         assert list(pages) == []
     expected = sorted(stored, key=lambda p: p.added_at)  # stable: ties in the order stored
     assert listed == expected[1:]
+
+
+@pytest.mark.parametrize("slot", ["h:3", "g:0:4095", "x:12", "a:0", "d:1", "j:2"])
+def test_an_index_is_not_created_under_a_prefix_shaped_as_a_spread_slot(
+    redis_server, prefix, client, slot
+):
+    url = f"{redis_server.url}?prefix={prefix}:{slot}"
+    with pytest.raises(ConfigurationError, match=f"prefix {prefix!r}.*Choose a prefix"):
+        open_index(url)
+    assert not list(client.scan_iter(match=f"{{{prefix}*"))
+    # Not a slot's shape: created as usual.
+    with open_index(f"{redis_server.url}?prefix={prefix}:{slot}x") as index:
+        assert index.check_and_add(FP, "a").status == "new"

@@ -291,6 +291,25 @@ def test_spread_and_single_slot_indexes_refuse_each_other(redis_cluster):
         open_index(f"{redis_cluster.url}&prefix={prefix}-s")
 
 
+def test_no_index_is_created_under_the_prefix_of_a_spread_index_slot(redis_cluster):
+    from scrapy_simhash.exceptions import ConfigurationError
+
+    prefix = f"slots-{uuid.uuid4().hex[:8]}"
+    spread = f"{redis_cluster.url}&spread=true&prefix={prefix}"
+    with open_index(spread) as index:
+        assert index.check_and_add(FP, "a").status == "new"
+        home = index.keys.home_of("a").strip("{}")
+    # The single-slot index 'p:h:<n>' would be home <n> of the spread index 'p'.
+    for inside in (home, f"{prefix}:g:0:12", f"{prefix}:a:7"):
+        with pytest.raises(ConfigurationError, match="names a slot of a spread index"):
+            open_index(f"{redis_cluster.url}&prefix={inside}")
+        with pytest.raises(ConfigurationError, match="names a slot of a spread index"):
+            open_index(f"{redis_cluster.url}&spread=true&prefix={inside}")
+    with open_index(spread) as index:
+        assert [p.key for p in index.pages()] == ["a"]
+        assert index.check_and_add(FP, "b").status == "duplicate"
+
+
 def test_rebuild_converts_a_single_slot_index_into_a_spread_one_and_back(redis_cluster):
     from scrapy_simhash.tools.rebuild import rebuild_index
 

@@ -88,7 +88,7 @@ from .scripts import (
     REMOVE_EXACT,
     STORE,
 )
-from .spread_layout import SPREAD
+from .spread_layout import SPREAD, check_prefix_free
 from .uri import client_from_uri, describe, duration
 
 if TYPE_CHECKING:
@@ -218,6 +218,8 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
 
     def _read_parameters(self) -> IndexParameters | None:
         meta = self._client.hgetall(self._meta_key)
+        if not meta:  # no index here yet: none is made where a spread index may write
+            check_prefix_free(self.prefix, self.location)
         if not meta and self._has_keys():
             # Keys but no parameters. Another process may have just created this index:
             # its parameters are written first, in one script, before any other key.

@@ -52,10 +52,12 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 import zlib
 from dataclasses import dataclass
 
+from ...exceptions import ConfigurationError
 from ..base import IndexParameters
 from .layout import TableLayout, table_layouts
 
@@ -105,6 +107,25 @@ def groups(parameters: IndexParameters, bucket_bits: int) -> list[Group]:
         shift, width = plan.spans[block]
         found.append(Group(block, shift, width, tuple(tables), tuple(layouts[t] for t in tables)))
     return found
+
+
+#: The hash tags of a spread index's slots, after ``{prefix:``: groups, exact entries, homes,
+#: anchors, drop streams and journals (see the module's docstring and the journal).
+_SLOT_TAG = re.compile(r"^(?P<prefix>.+):(?:g:[0-9]+:[0-9]+|[xhadj]:[0-9]+)$")
+
+
+def check_prefix_free(prefix: str, location: str) -> None:
+    """Refuse to create an index (of either layout) under *prefix* when it has the shape of
+    a slot of a spread index: the two would share keys (a single-slot index
+    ``prefix=p:h:3`` is home 3 of the spread index ``p``), and each would read the other's
+    pages as its own."""
+    found = _SLOT_TAG.match(prefix)
+    if found:
+        raise ConfigurationError(
+            f"{location}: the prefix {prefix!r} names a slot of a spread index "
+            f"(prefix {found['prefix']!r}), whose keys it would share. Choose a prefix that "
+            "does not end in ':<letter>:<number>' in SIMHASH_INDEX_URI (?prefix=...)."
+        )
 
 
 class Keys:

@@ -26,6 +26,7 @@ from .spread_layout import (
     SPREAD,
     SPREAD_VERSION,
     Keys,
+    check_prefix_free,
     groups,
 )
 from .spread_scripts import CREATE_META
@@ -57,6 +58,7 @@ class SpreadMeta:
     def _create(self, parameters: IndexParameters) -> IndexParameters:
         bits = self._requested_bucket_bits or DEFAULT_BUCKET_BITS
         groups(parameters, bits)  # validates before anything is written
+        check_prefix_free(self.prefix, self.location)
         fields = {
             "format": FORMAT,
             "layout": SPREAD,
