@@ -45,6 +45,7 @@ CRAWL = textwrap.dedent(
 
     site, pages, uri, feed = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     extra = dict(arg.split("=", 1) for arg in sys.argv[5:])
+    overwrite = extra.pop("overwrite", "0") == "1"  # as -O does
 
 
     class Pages(scrapy.Spider):
@@ -64,7 +65,7 @@ CRAWL = textwrap.dedent(
         "ITEM_PIPELINES": {"scrapy_simhash.SimhashDedupPipeline": 300},
         "SIMHASH_INDEX_URI": uri,
         "SIMHASH_TEXT_FIELDS": ["content"],
-        "FEEDS": {feed: {"format": "jsonlines"}} if feed != "-" else {},
+        "FEEDS": {feed: {"format": "jsonlines", "overwrite": overwrite}} if feed != "-" else {},
         "CONCURRENT_REQUESTS": 16,
     }
     settings.update(extra)

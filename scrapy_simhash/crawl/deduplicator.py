@@ -151,6 +151,8 @@ class CrawlDeduplicator:
         self.journal: Journal | None = None
         #: Renews the journal's lease in a thread of its own, while the journal is open.
         self.lease_keeper: LeaseKeeper | None = None
+        #: Pages of dead crawls forgotten as this crawl began (see :meth:`open`).
+        self.forgotten_at_start = 0
         self._open_index: NearDuplicateIndex | None = None
 
     def open_index(self) -> Deduplicator:
@@ -214,7 +216,8 @@ class CrawlDeduplicator:
         if journal and hasattr(dedup.index, "journal"):
             try:
                 self.journal = journal_for(dedup.index)
-                self._forgotten(self.journal.begin())
+                self.forgotten_at_start = self.journal.begin()
+                self._forgotten(self.forgotten_at_start)
                 # Beside the index's thread: the lease never waits behind queued checks.
                 self.lease_keeper = LeaseKeeper(self.journal, HEARTBEAT, self._renewal_failed)
             except SimhashError as e:

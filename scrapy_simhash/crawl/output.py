@@ -52,6 +52,31 @@ def _feed_exporter(crawler: Crawler | None) -> Any:
     return next((e for e in extensions if isinstance(e, FeedExporter)), None)
 
 
+def _overwritten_files(crawler: Crawler | None) -> list[str]:
+    """The local files of the crawl's feeds that are overwritten (``-O``, ``overwrite``)
+    and are not empty; feeds named by a template (``%(time)s``) are each crawl's own."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    settings = getattr(crawler, "settings", None)
+    feeds = settings.getdict("FEEDS") if settings is not None else {}
+    found = []
+    for uri, options in feeds.items():
+        uri = str(uri)
+        if not (options or {}).get("overwrite") or "%(" in uri:
+            continue
+        parsed = urlparse(uri)
+        if parsed.scheme == "file":
+            path = url2pathname(parsed.path)
+        elif len(parsed.scheme) <= 1:  # a path (or a Windows drive letter)
+            path = uri
+        else:
+            continue
+        if os.path.isfile(path) and os.path.getsize(path) > 0:
+            found.append(path)
+    return found
+
+
 def _has_engine(crawler: Crawler | None) -> bool:
     try:
         return getattr(crawler, "engine", None) is not None
@@ -300,6 +325,22 @@ class Output:
         # _stored): not in the output; the key stays pending until the crawl ends.
         if self._stored.pop(id(item), None) is not None:
             self.lost += 1
+
+    def warn_overwritten(self, forgotten: int) -> None:
+        """A WARNING per local feed file that this crawl overwrites (``-O``) and that holds
+        items, once a crawl of the index was found to have died (*forgotten* pages): the
+        items it did export may be in that file alone, and this crawl drops their pages as
+        unchanged. Called before Scrapy opens the feeds, so before the file is emptied."""
+        for path in _overwritten_files(self.crawler):
+            logger.warning(
+                "A crawl of this index stopped before its end (%d of its pages were "
+                "forgotten). The items it exported may be only in %s, which this crawl "
+                "overwrites (-O): its pages are dropped as unchanged and will be in no "
+                "feed. Stop now and copy that file, or crawl with -o (append) or another "
+                "file name; -a simhash_drop_unchanged=0 exports unchanged pages again",
+                forgotten,
+                path,
+            )
 
     @property
     def follows_items(self) -> bool:

@@ -110,6 +110,8 @@ class SimhashDedupPipeline:
     def open_spider(self) -> None:
         self.runner.open(journal=True)
         self.output = Output(self.crawler)
+        if self.runner.forgotten_at_start:
+            self.output.warn_overwritten(self.runner.forgotten_at_start)
         if self.output.follows_items:
             self.crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         self._beats = 0

@@ -37,12 +37,12 @@ def stored_pages(uri: str) -> int:
         return len(index)
 
 
-def kill_mid_crawl(tmp_path: Path, uri: str, feed: Path, after_pages: int) -> int:
+def kill_mid_crawl(tmp_path: Path, uri: str, feed: Path, after_pages: int, **settings: str) -> int:
     """Start a crawl and SIGKILL it once the index holds *after_pages* pages more than
     before; return how many it held when killed."""
     before = stored_pages(uri) if Path(uri.removeprefix("sqlite:///")).exists() else 0
     process = subprocess.Popen(
-        crawl_command(tmp_path, uri, PAGES, str(feed), CONCURRENT_REQUESTS="8"),
+        crawl_command(tmp_path, uri, PAGES, str(feed), CONCURRENT_REQUESTS="8", **settings),
         env=subprocess_env(),
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
@@ -93,3 +93,21 @@ def test_redis_every_page_reaches_a_feed_after_kills(tmp_path, redis_server, red
     missing = all_pages(tmp_path) - seen
     assert not missing, f"{len(missing)} of {PAGES} pages in no feed, e.g. {sorted(missing)[:3]}"
     assert stored == PAGES
+
+
+def test_overwriting_the_feed_of_a_crawl_that_died_is_warned_of_before_it_is_emptied(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'index.db'}"
+    feed = tmp_path / "kept.jl"
+    kill_mid_crawl(tmp_path, uri, feed, after_pages=150, overwrite="1")
+    exported = feed_urls(feed)
+    assert exported, "the killed crawl exported nothing to overwrite"
+    log = run_crawl(tmp_path, uri, PAGES, str(feed), overwrite="1")
+    assert "'finish_reason': 'finished'" in log, log[-3000:]
+    [warning] = [line for line in log.splitlines() if "stopped before its end" in line]
+    assert "WARNING" in warning and f"only in {feed}, which this crawl overwrites" in warning
+    # What it warns of: pages the killed crawl exported and settled are in no feed now
+    # (those still pending when it died were forgotten, and exported again).
+    assert exported - feed_urls(feed)
+    # A crawl after one that finished overwrites its feed without a word.
+    log = run_crawl(tmp_path, uri, PAGES, str(feed), overwrite="1")
+    assert "'finish_reason': 'finished'" in log and "stopped before its end" not in log
