@@ -32,8 +32,10 @@ from __future__ import annotations
 #: author's box: bio, photo, "more by"), as it drops other chrome. 12: a short main text
 #: that holds little of the page's own blocks (a note, a licence footer, a sidebar's box
 #: beside a list, an index or a menu page) gives way to those blocks, chrome left out, and
-#: the text of a page without an article, of few terms, is matched exactly.
-TERMS_VERSION = 12
+#: the text of a page without an article, of few terms, is matched exactly. 13: a word that
+#: mixes Latin with Cyrillic or Greek look-alikes is read in one script
+#: (scrapy_simhash.analysis.confusables).
+TERMS_VERSION = 13
 #: How many of the heaviest terms a fingerprint is built from.
 DEFAULT_TOP_N = 128
 

@@ -23,6 +23,7 @@ from html import unescape
 
 import lxml.etree
 
+from ..analysis.confusables import fold_confusables
 from ..analysis.nfkc import marked_runs, nfkc, table_runs
 
 #: Elements whose content a reader never sees as page text, and ruby annotations (``rt``,
@@ -304,15 +305,16 @@ def tidy_whitespace(text: str) -> str:
 
 
 def normalize_text(text: str) -> str:
-    """Return *text* in the form that is fingerprinted: NFKC, no zero-width characters,
-    tidy whitespace. Case is kept here; the term extractor lower-cases Latin words."""
+    """Return *text* in the form that is fingerprinted: NFKC, words mixing Latin with
+    Cyrillic or Greek look-alikes in one script, no zero-width characters, tidy whitespace.
+    Case is kept here; the term extractor lower-cases Latin words."""
     return tidy_whitespace(normalize_characters(text))
 
 
 def normalize_characters(text: str) -> str:
     """:func:`normalize_text` without tidying whitespace: the same terms, the same
     fingerprint, a third less time (the term extractor ignores whitespace anyway)."""
-    text = nfkc(text)
+    text = fold_confusables(nfkc(text))
     # Most texts hold none: looking for them in C, where the accelerator is built, takes a
     # tenth of the time of the substitution (a regular expression would take as long).
     if marked_runs is None or table_runs(_invisible_points())(text):

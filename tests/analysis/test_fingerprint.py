@@ -75,7 +75,7 @@ def test_pinned_values(text):
 
 def test_pinned_signature():
     # Stored in every index: bump TERMS_VERSION (and re-pin) when features change.
-    assert Fingerprinter().signature == "simhash64/terms-v12/top128/seed-0"
+    assert Fingerprinter().signature == "simhash64/terms-v13/top128/seed-0"
 
 
 def test_same_in_a_fresh_process():
