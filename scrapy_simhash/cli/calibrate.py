@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..tools.calibrate import advice, calibrate, render_html, render_text
+from ..tools.calibrate import calibrate
+from ..tools.calibration_views import advice, render_html, render_text
 from ..tools.shares import render_shares, summarise_shares
 from .main import INDEX_SETTINGS, Env, echo_json, honours, index_option, json_option, main
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..index.base import DropRecord, NearDuplicateIndex
-from .calibrate import Calibration, advice, calibrate, histogram_svg
+from .calibrate import Calibration, calibrate
+from .calibration_views import advice, histogram_svg
 from .clusters import Cluster, clusters_of, reason_of, why
 from .passages import mark, marked_html, own_passages, shared_fraction
 from .report_page import SCRIPT, STYLE, bar_chart, link

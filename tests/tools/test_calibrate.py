@@ -47,7 +47,8 @@ def test_numpy_1_uses_the_fallback():
 def test_advice_gives_the_commands_to_run():
     from collections import Counter
 
-    from scrapy_simhash.tools.calibrate import Calibration, advice
+    from scrapy_simhash.tools.calibrate import Calibration
+    from scrapy_simhash.tools.calibration_views import advice
 
     result = Calibration(3, 100, 100, nearest=Counter({5: 4, 20: 90}), dropped=Counter({3: 2}))
     lines = advice(result, "/data/pages.db")
@@ -74,7 +75,8 @@ def test_advice_never_lowers_the_threshold_below_drops_in_the_gap():
     would only undo them."""
     from collections import Counter
 
-    from scrapy_simhash.tools.calibrate import Calibration, advice
+    from scrapy_simhash.tools.calibrate import Calibration
+    from scrapy_simhash.tools.calibration_views import advice
 
     redated = pair("redated.html", "original.html", 3, True)
     mirror = pair("mirror.html", "other.html", 0, True)
@@ -96,7 +98,8 @@ def test_advice_never_lowers_the_threshold_below_drops_in_the_gap():
 def test_advice_to_lower_shows_what_it_keeps_and_what_it_still_drops():
     from collections import Counter
 
-    from scrapy_simhash.tools.calibrate import Calibration, advice
+    from scrapy_simhash.tools.calibrate import Calibration
+    from scrapy_simhash.tools.calibration_views import advice
 
     result = Calibration(
         3,
