@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 
 from .calibrate import Calibration, Pair
+from .report_page import link
 
 __all__ = ["advice", "histogram_svg", "render_html", "render_text"]
 
@@ -197,13 +198,6 @@ def histogram_svg(result: Calibration) -> str:
     return "\n".join(parts)
 
 
-def _link(key: str) -> str:
-    text = html.escape(key)
-    if key.startswith(("http://", "https://", "file://")):
-        return f'<a href="{html.escape(key, quote=True)}">{text}</a>'
-    return text
-
-
 def render_html(result: Calibration, *, title: str = "scrapy-simhash calibration") -> str:
     """A self-contained HTML page (no scripts, no external files) with the histogram drawn
     in inline SVG and the example pairs in a table."""
@@ -212,8 +206,8 @@ def render_html(result: Calibration, *, title: str = "scrapy-simhash calibration
         for pair in pairs:
             kind = "dropped / kept" if pair.dropped else "kept / kept"
             rows.append(
-                f"<tr><td>{d}</td><td>{kind}</td><td>{_link(pair.key)}</td>"
-                f"<td>{_link(pair.other)}</td></tr>"
+                f"<tr><td>{d}</td><td>{kind}</td><td>{link(pair.key)}</td>"
+                f"<td>{link(pair.other)}</td></tr>"
             )
     table = "\n".join(rows) or '<tr><td colspan="4">No pairs yet.</td></tr>'
     drops = sum(result.dropped.values())
