@@ -28,19 +28,16 @@ import collections
 import logging
 import os
 import pickle
-import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 from typing import Any
 
-from ..dedup import Analysis, AnalysisParams, analyse_fields
+from ..dedup import Analysis, AnalysisParams
+from .worker_process import HEADER
 
 logger = logging.getLogger(__name__)
-
-_HEADER = struct.Struct("!I")
 
 
 class WorkerDied(Exception):
@@ -66,53 +63,12 @@ MAX_RESTARTS = 10
 STARTUP_TIMEOUT = 120.0
 
 
-#: What a worker process runs: the crawl's import path, then :func:`worker_main`.
+#: What a worker process runs: the crawl's import path, then
+#: :func:`.worker_process.worker_main`.
 _BOOTSTRAP = (
     "import sys; sys.path[:] = {path!r}; "
-    "from scrapy_simhash.crawl.workers import worker_main; worker_main({fd})"
+    "from scrapy_simhash.crawl.worker_process import worker_main; worker_main({fd})"
 )
-
-
-def worker_main(fd: int) -> None:
-    """Entry point of a worker process: serve the socket inherited as file descriptor *fd*."""
-    # The crawl shuts down gracefully on Ctrl-C and then closes the socket; the worker must
-    # not die first, with pages still to answer (a SIGINT sent to it alone is ignored too).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with socket.socket(fileno=fd) as sock:
-        serve(sock)
-
-
-def serve(sock: socket.socket) -> None:
-    """A worker's main loop: read the analysis parameters from *sock*, then answer
-    requests until the crawl closes it."""
-    stream = sock.makefile("rb")
-    params: AnalysisParams | None = None
-    while True:
-        try:
-            header = stream.read(_HEADER.size)
-            if len(header) < _HEADER.size:
-                return  # the crawl closed the pool
-            (size,) = _HEADER.unpack(header)
-            request = stream.read(size)
-        except OSError:  # the crawl closed the pool with replies unread, or died
-            return
-        if params is None:
-            params = pickle.loads(request)
-            # Loads the dictionaries now, while the crawl's first pages download, then says
-            # so: the time limit of the pages waiting starts from here.
-            analyse_fields(params, ["warm up"])
-            reply: tuple[str, Any] = ("ready", None)
-        else:
-            values = pickle.loads(request)
-            try:
-                reply = ("ok", analyse_fields(params, values))
-            except Exception as e:  # reported to the crawl, which keeps the page and counts it
-                reply = ("error", f"{type(e).__name__}: {e}")
-        payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            sock.sendall(_HEADER.pack(len(payload)) + payload)
-        except OSError:
-            return
 
 
 def _has_fileno(stream: Any) -> bool:
@@ -169,7 +125,7 @@ class _Worker:
         self._inbox = bytearray()
         # The parameters go first.
         payload = pickle.dumps(params, protocol=pickle.HIGHEST_PROTOCOL)
-        self._outbox = bytearray(_HEADER.pack(len(payload)) + payload)
+        self._outbox = bytearray(HEADER.pack(len(payload)) + payload)
         ours.setblocking(False)
         self._write()
 
@@ -180,7 +136,7 @@ class _Worker:
             future.set_exception(WorkerDied(f"worker {self.pid} has exited"))
             return future
         payload = pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
-        header = _HEADER.pack(len(payload))  # before queueing: it raises for 4 GiB and more
+        header = HEADER.pack(len(payload))  # before queueing: it raises for 4 GiB and more
         if self._loop is not loop:
             self._attach(loop)
         if not self.waiting:
@@ -274,12 +230,12 @@ class _Worker:
         inbox = self._inbox
         inbox += data
         start = 0
-        while len(inbox) - start >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(inbox, start)
-            end = start + _HEADER.size + size
+        while len(inbox) - start >= HEADER.size:
+            (size,) = HEADER.unpack_from(inbox, start)
+            end = start + HEADER.size + size
             if len(inbox) < end:
                 break
-            status, value = pickle.loads(inbox[start + _HEADER.size : end])
+            status, value = pickle.loads(inbox[start + HEADER.size : end])
             start = end
             # The next page's time starts now: from the last answer, not from when it was
             # queued behind others.
