@@ -310,7 +310,7 @@ class MemoryIndex(IndexBase):
     def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
         """The journal of a crawl's pages not yet in its output (see
         :mod:`scrapy_simhash.index.journal`), kept in this process."""
-        from .journal import MemoryJournal
+        from .memory_journal import MemoryJournal
 
         return MemoryJournal(self, crawl, **kwargs)
 
