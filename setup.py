@@ -23,7 +23,6 @@ setup(
                     "_stop_words",
                     "_case",
                     "_anchors",
-                    "_ranked",
                     "_shingles",
                 )
             ],

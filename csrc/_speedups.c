@@ -8,8 +8,8 @@
  * numpy combine and simhash(), contains_any and line_starts
  * (_speedups_attribution.c) with scrapy_simhash.analysis.attribution, remove_stop_words
  * (_speedups_stop_words.c) with scrapy_simhash.analysis.function_words, lower (_speedups_case.c)
- * with str.lower (scrapy_simhash.analysis.words), unit_sizes and anchor_form (_speedups_anchors.c) and
- * anchor_forms (_speedups_ranked.c) with scrapy_simhash.analysis.anchors, shingles
+ * with str.lower (scrapy_simhash.analysis.words), unit_sizes and anchor_form (_speedups_anchors.c)
+ * with scrapy_simhash.analysis.anchors, shingles
  * (_speedups_shingles.c) with scrapy_simhash.analysis.sketch.
  *
  * The regular expressions and Python loops they replace cost more than segmenting the
@@ -73,11 +73,6 @@ static PyMethodDef methods[] = {
     {"unit_sizes", speedups_unit_sizes, METH_VARARGS,
      "unit_sizes(units, min_chars) -> (words of all units, [(size, unit) for each unit of at "
      "least min_chars characters]): the sizes in words of a text's anchor units."},
-    {"anchor_forms", speedups_anchor_forms, METH_VARARGS,
-     "anchor_forms(text, min_chars, count) -> None where the text's lines may be hard-wrapped, "
-     "else (words of all lines, words of the lines of at least min_chars characters, "
-     "[(size, form)] of those, largest first, ties by their text, up to the one that makes "
-     "count distinct forms of at least min_chars characters, whether lines are left after it)."},
     {"anchor_form", speedups_anchor_form, METH_O,
      "anchor_form(line) -> line case-folded, with punctuation and symbols dropped and runs of "
      "them and of whitespace made one space, none at either end."},

@@ -76,8 +76,6 @@ PyObject *speedups_unit_sizes(PyObject *module, PyObject *args);
 PyObject *speedups_anchor_form(PyObject *module, PyObject *line);
 /* The anchor form of the *length* characters of the str *text* from *start*. */
 PyObject *speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length);
-/* _speedups_ranked.c */
-PyObject *speedups_anchor_forms(PyObject *module, PyObject *args);
 
 /* _speedups_shingles.c */
 PyObject *speedups_shingles(PyObject *module, PyObject *args);

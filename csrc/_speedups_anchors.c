@@ -4,9 +4,6 @@
  * - unit_sizes: the sizes in words of a list of units;
  * - anchor_form: a unit's case-folded form without punctuation, in one pass where its
  *   characters case-fold to themselves or to ASCII;
- * - (in _speedups_ranked.c) anchor_forms: the sizes of a text's lines, in one pass over
- *   its characters, with the test of units() that tells a text that cannot be
- *   hard-wrapped, and the forms of the long lines the anchors take, in their order.
  *
  * A unit's size is its count of words: runs of characters between whitespace
  * (str.split()), plus one for each character of a script written without spaces (Han,

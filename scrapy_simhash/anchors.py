@@ -6,8 +6,10 @@ A SimHash measures the similarity of a whole text: a copy that gains or loses bl
 repost whose original keeps a standfirst and captions, a page cut short, a paragraph
 deleted) moves many bits of it. Such a copy is still *contained*: most of the smaller
 text's long paragraphs appear, unchanged, in the larger one. The anchors of a text are the
-hashes of its :data:`DEFAULT_ANCHORS` largest distinct units (paragraphs; the sentences of
-a hard-wrapped text or of a line too long to be a paragraph) of at least
+hashes of its :data:`DEFAULT_ANCHORS` largest distinct units (paragraphs, and runs of
+short lines cut where their own content says, see
+:func:`scrapy_simhash.analysis.anchors.line_runs`; the sentences of a hard-wrapped text or
+of a line too long to be a paragraph) of at least
 :data:`MIN_LINE_CHARS` characters; an index stores them with the page and tells a
 contained copy by :func:`contained`.
 
@@ -46,7 +48,7 @@ MAX_ANCHOR_PAGES = 5
 #: ``(anchors, words, cover)`` of a page: see :attr:`Anchors.summary`.
 Summary = tuple[int, int, int]
 #: The anchors' format, stored in every index: pages anchored otherwise never mix.
-ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/casefold-nopunct/v3"
+ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/casefold-nopunct/v4"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
+import zlib
 from collections.abc import Callable
 from itertools import pairwise
 
@@ -167,14 +168,6 @@ def _ranked(
     return total, sum(size for size, _ in sized), sized
 
 
-def ranked_lines(text: str, min_chars: int) -> tuple[int, int, list[tuple[int, str]]] | None:
-    """``None`` where the lines of *text* may be hard-wrapped (:func:`units` decides),
-    else ``(words of all lines, words of those of at least min_chars characters,
-    [(size, line) for each of those, largest first, ties by their text])``."""
-    lines = text.splitlines()
-    return None if _may_be_wrapped(lines) else _ranked(lines, min_chars)
-
-
 #: ``(words of all units, words of the long ones, [(size, form) of the long ones ranked,
 #: up to the one that makes count distinct forms], whether long ones are left after it)``
 Formed = tuple[int, int, list[tuple[int, str]], bool]
@@ -201,26 +194,61 @@ def _formed(
     return total, long_words, forms, False
 
 
-def anchor_forms(text: str, min_chars: int, count: int) -> Formed | None:
-    """``None`` where the lines of *text* may be hard-wrapped (:func:`units` decides),
-    else ``(words of all lines, words of those of at least min_chars characters,
-    [(size, form)] of those, largest first, ties by their text, up to the one that makes
-    count distinct forms of at least min_chars characters, whether lines are left after
-    it)``: the pure-Python twin of the accelerator's, which makes a str of no line."""
-    ranked = ranked_lines(text, min_chars)
-    return None if ranked is None else _formed(ranked, min_chars, count)
-
-
 def _forms(text: str, min_chars: int, count: int) -> Formed:
-    """:func:`anchor_forms` of *text*, or of its units where it may be hard-wrapped or
-    holds a line too long to be one paragraph (see :func:`sentence_units`)."""
-    lines = text.splitlines()
-    if not _too_long(lines):
-        formed = (_ANCHOR_FORMS or anchor_forms)(text, min_chars, count)
-        if formed is not None:
-            return formed
-    ranked = _ranked(sentence_units(units(lines)), min_chars, _UNIT_SIZES or unit_sizes)
+    """The forms of the units of *text* (see :func:`text_units`), ranked."""
+    ranked = _ranked(text_units(text, min_chars), min_chars, _UNIT_SIZES or unit_sizes)
     return _formed(ranked, min_chars, count, _ANCHOR_FORM or anchor_form)
+
+
+#: A run of short lines ends after a line whose hash is 0 modulo this (once the run is
+#: long enough to be an anchor): about one line in four.
+RUN_BOUNDARY = 4
+
+
+def line_runs(lines: list[str], min_chars: int = MIN_LINE_CHARS) -> list[str]:
+    """The units of a text made of short lines: runs of consecutive lines, each ended by a
+    line chosen by its own content (its hash, see :data:`RUN_BOUNDARY`) once the run is
+    *min_chars* long. Where a run ends depends on the lines alone, not on their place: a
+    copy with a line deleted or inserted, or cut short, differs in the runs around the
+    edit only, and shares the others (content-defined chunking, as rsync's). A line long
+    enough to be an anchor is a unit of its own."""
+    form_of = _ANCHOR_FORM or anchor_form
+    runs: list[str] = []
+    run: list[str] = []
+    size = -1  # the run's form: its lines' forms, a space between each two
+    for line in lines:
+        form = form_of(line)
+        if not form:
+            continue
+        if len(form) >= min_chars:
+            if run:  # a paragraph ends the run before it
+                runs.append("\n".join(run))
+                run, size = [], -1
+            runs.append(line)
+            continue
+        run.append(line)
+        size += len(form) + 1
+        if (
+            size >= min_chars
+            and zlib.crc32(form.encode("utf-8", "surrogatepass")) % RUN_BOUNDARY == 0
+        ):
+            runs.append("\n".join(run))
+            run, size = [], -1
+    if run:
+        runs.append("\n".join(run))
+    return runs
+
+
+def text_units(text: str, min_chars: int = MIN_LINE_CHARS) -> list[str]:
+    """The units of *text* that :func:`text_anchors` anchors: the sentences of a
+    hard-wrapped text (see :func:`units`) or of a line too long to be a paragraph (see
+    :func:`sentence_units`); else its paragraphs, and its short lines in runs (see
+    :func:`line_runs`)."""
+    lines = text.splitlines()
+    found = units(lines) if _may_be_wrapped(lines) else lines
+    if found is not lines or _too_long(lines):
+        return sentence_units(found)
+    return line_runs(lines, min_chars)
 
 
 #: A line longer than this is no paragraph but a text squeezed into one line (a scraped
@@ -289,7 +317,6 @@ def text_anchors(
 
 
 _UNIT_SIZES = compiled("unit_sizes")
-_ANCHOR_FORMS = compiled("anchor_forms")
 _ANCHOR_FORM = compiled("anchor_form")
 
 
@@ -298,7 +325,7 @@ def anchor_lines(text: str, seed: bytes | int | None = None) -> dict[int, str]:
     paragraphs (or sentences) behind a containment verdict, for people to read."""
     lines = {}
     form_of = _ANCHOR_FORM or anchor_form
-    for line in sentence_units(units(text.splitlines())):
+    for line in text_units(text):
         form = form_of(line)
         if len(form) >= MIN_LINE_CHARS:
             lines.setdefault(anchor_of(form, seed), line.strip())

@@ -1,0 +1,3 @@
+from benchmarks.zh_short_lines.run import main
+
+main()

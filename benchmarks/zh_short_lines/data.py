@@ -1,0 +1,118 @@
+"""Chinese documents made of short lines, and copies of them with edits of a known size.
+
+Two kinds of documents, from ``../shared/corpora``:
+
+* **digests**: the Chinese Debian Handbook (zh-CN and zh-TW), each page's text split into
+  its sentences, one sentence a line (a changelog or a newsletter of one-line items), in
+  documents of 2,000 to 4,000 characters;
+* **questions**: LCQMC's questions, one a line, 150 to a document (about 1,700 characters):
+  a Q&A digest whose lines share words with many other lines.
+
+Edits (each copy of one original, its lines kept whole):
+
+* ``delete block``: a run of consecutive lines, about 8% of the text, removed;
+* ``insert block``: a run of lines of about 8% of the text, from another document, inserted
+  at a random line;
+* ``delete line``: one line removed;
+* ``cut 10%``: the last lines, 10% of the text, removed.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPORA = ROOT.parent / "shared" / "corpora"
+KINDS = ("delete block", "insert block", "delete line", "cut 10%")
+#: Share of a document's characters that a block edit removes or inserts.
+BLOCK = 0.08
+_SENTENCE = re.compile(r"[^。！？；!?]*[。！？；!?]")
+
+
+@dataclass
+class Doc:
+    name: str
+    lines: list[str]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def available() -> str | None:
+    """Why the data is missing, or ``None``."""
+    for path in (CORPORA / "debian-handbook" / "zh-CN", CORPORA / "zh-pairs" / "lcqmc-test.tsv"):
+        if not path.exists():
+            return f"{path} is missing (see ../shared/corpora/README.md)"
+    return None
+
+
+def digests(min_chars: int = 2000, max_chars: int = 4000) -> list[Doc]:
+    from benchmarks.lossless.truth import page_text
+
+    docs = []
+    for lang in ("zh-CN", "zh-TW"):
+        for page in sorted((CORPORA / "debian-handbook" / lang).glob("*.html")):
+            text = page_text(page.read_bytes())
+            lines = [s.strip() for s in _SENTENCE.findall(text) if len(s.strip()) >= 6]
+            chunk: list[str] = []
+            for number, line in enumerate(lines):
+                chunk.append(line)
+                if sum(map(len, chunk)) >= max_chars or number == len(lines) - 1:
+                    if sum(map(len, chunk)) >= min_chars:
+                        docs.append(Doc(f"{lang}/{page.stem}#{len(docs)}", chunk))
+                    chunk = []
+    return docs
+
+
+def questions(per_doc: int = 150) -> list[Doc]:
+    seen: dict[str, None] = {}
+    path = CORPORA / "zh-pairs" / "lcqmc-test.tsv"
+    for row in path.read_text(encoding="utf-8").splitlines():
+        for question in row.split("\t")[:2]:
+            seen.setdefault(question.strip(), None)
+    lines = [q for q in seen if len(q) >= 6]
+    return [
+        Doc(f"lcqmc#{n // per_doc}", lines[n : n + per_doc])
+        for n in range(0, len(lines) - per_doc + 1, per_doc)
+    ]
+
+
+def _run_of(lines: list[str], chars: float, rng: random.Random) -> tuple[int, int]:
+    """A random run of consecutive lines of about *chars* characters (one line at least)."""
+    start = rng.randrange(len(lines))
+    end, size = start, 0
+    # Whole lines, up to about *chars*: one more only while it brings the run closer.
+    while end < len(lines) and (
+        end == start or abs(size + len(lines[end]) - chars) < abs(size - chars)
+    ):
+        size += len(lines[end])
+        end += 1
+    return start, end
+
+
+def edit(doc: Doc, kind: str, donor: Doc, rng: random.Random) -> list[str]:
+    lines = doc.lines
+    chars = sum(map(len, lines))
+    if kind == "delete block":
+        start, end = _run_of(lines, BLOCK * chars, rng)
+        return lines[:start] + lines[end:]
+    if kind == "insert block":
+        start, end = _run_of(donor.lines, BLOCK * chars, rng)
+        at = rng.randrange(len(lines) + 1)
+        return lines[:at] + donor.lines[start:end] + lines[at:]
+    if kind == "delete line":
+        drop = rng.randrange(len(lines))
+        return lines[:drop] + lines[drop + 1 :]
+    if kind == "cut 10%":
+        kept, size = [], 0
+        for line in lines:
+            if size + len(line) > 0.9 * chars:
+                break
+            kept.append(line)
+            size += len(line)
+        return kept
+    raise ValueError(kind)
