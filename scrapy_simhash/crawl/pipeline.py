@@ -213,7 +213,11 @@ class SimhashDedupPipeline:
             self._inc("skipped/fields")
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
-        verdict = await self.runner.decide(analysis, key)
+        fields = tuple(
+            name if value not in (None, "", [], ()) else f"-{name}"
+            for name, value in zip(self.config.text_fields, values, strict=True)
+        )
+        verdict = await self.runner.decide(analysis, key, fields)
         if verdict is not None and analysis.kind != "empty" and self.output is not None:
             if verdict.status in ("new", "changed"):
                 self.output.stored(item, key)  # in the journal until in the output
