@@ -287,7 +287,7 @@ def read_as_crawled(
             break
     # Not stored (a dropped copy): read on the fields of the stored page beside it.
     record = like.found.page.analysed if like is not None and like.found else None
-    on = f" on the fields of {like.label} ({record.describe()})" if like and record else ""
+    on = f", fields as stored for {like.label}" if like and record else ""
     if not readings:
         readings = page_readings(raw, config, analysed=record)
     if found is not None or len(readings) < 2:

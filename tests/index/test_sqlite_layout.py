@@ -22,9 +22,9 @@ from test_sqlite_index import state
 
 from scrapy_simhash.cli import main
 from scrapy_simhash.exceptions import IndexCorrupt, IndexUnavailable, SimhashIndexError
+from scrapy_simhash.index.analysed import Analysed
 from scrapy_simhash.index.blocks import BlockPlan
 from scrapy_simhash.index.sqlite import SqliteIndex
-from scrapy_simhash.index.analysed import Analysed
 from scrapy_simhash.index.sqlite.layout import SCHEMA_VERSION
 from scrapy_simhash.index.sqlite.tables import MASK64, BlockTables, to_signed64
 
@@ -288,7 +288,9 @@ def test_a_version_2_file_is_refused_until_the_upgrade_command(tmp_path):
     assert user_version(path) == 2, "left untouched"
     result = CliRunner().invoke(main, ["upgrade", "--index", str(path)])
     assert result.exit_code == 0, result.output
-    assert "stores paragraph anchors (1 pages)" in result.output
+    assert "stores paragraph anchors, sketches and how each page was analysed (1 pages)" in (
+        result.output
+    )
     assert user_version(path) == SCHEMA_VERSION
     with SqliteIndex(path, create=False) as index:
         assert [page.key for page in index.pages()] == ["https://v2.example/a"]
