@@ -213,10 +213,8 @@ class SimhashDedupPipeline:
             self._inc("skipped/fields")
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
-        fields = tuple(
-            name if value not in (None, "", [], ()) else f"-{name}"
-            for name, value in zip(self.config.text_fields, values, strict=True)
-        )
+        # How it was read, kept with the page: the fields it lacked marked (see Analysed).
+        fields = tuple(f"-{n}" if n in lacking else n for n in self.config.text_fields)
         verdict = await self.runner.decide(analysis, key, fields)
         if verdict is not None and analysis.kind != "empty" and self.output is not None:
             if verdict.status in ("new", "changed"):

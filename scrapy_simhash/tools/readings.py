@@ -253,6 +253,7 @@ class SourceText:
             "how": self.reading.how or None,
             "assumed": self.assumed or None,
             "stored_same": None if self.found is None else self.found.same,
+            "same_text": None if self.found is None else self.found.same_text,
         }
 
 
@@ -300,13 +301,14 @@ def read_as_crawled(
     if like is not None and like.found is not None and like.found.same:
         for reading in readings:
             if reading.title_from == like.reading.title_from:
-                assumed = f"assumed: read as {like.label}, a stored page, was"
+                assumed = f"assumed: read as {like.label}, a stored page, was{on}"
                 return SourceText(label, reading.text, reading, None, assumed)
     nearest = _nearest_stored(readings, index, dedup)
     if nearest is not None:
         assumed = f"assumed: not stored; the reading nearest a stored page{on}"
         return SourceText(label, nearest.text, nearest, None, assumed)
-    assumed = assumption(readings, None) or (f"assumed: not stored; read{on}" if on else "")
+    assumed = assumption(readings, None) or ("assumed: not stored; read" if on else "")
+    assumed += on if assumed else ""
     return SourceText(label, readings[0].text, readings[0], None, assumed)
 
 

@@ -128,6 +128,9 @@ def test_text_explain_and_check_read_pages_as_the_crawl_did(tmp_path, monkeypatc
         result = json.loads(explained.output)
         assert result["distance"] == drop.distance, explained.output
         assert result["read_as"]["b"]["stored_same"] is None  # a drop is not stored
+        if not drop.kept_key.endswith("en-chess-open.html"):  # the kept page: its very text
+            assert result["read_as"]["a"]["same_text"] is True, explained.output
+        assert "fields as stored for" in result["read_as"]["b"]["assumed"]
         found = runner.invoke(
             main, ["check", drop.key.removeprefix("file://"), "--index", index, "--json"]
         )
