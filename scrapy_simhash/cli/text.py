@@ -107,7 +107,8 @@ def text(
                 "terms": analysis.terms,
                 "fingerprint": format_fingerprint(analysis.value),
                 "read_as": reading.how or None,
-                "assumed": assumed,
+                # Nothing assumed of the very text the crawl analysed (its hash is recorded).
+                "assumed": None if found and found.same_text else assumed,
                 "stored": None
                 if found is None
                 else {

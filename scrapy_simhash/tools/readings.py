@@ -221,7 +221,7 @@ def assumption(readings: list[Reading], found: StoredReading | None) -> str:
             "crawl's item did not take from the page as read here, or the page changed"
         )
     if found is not None and len(readings) < 2:
-        return "assumed: the index has no record of how this page was read; these settings"
+        return "assumed: read by these settings; the index has no record of how the crawl did"
     if len(readings) < 2:
         return ""
     if found is not None and found.same:
@@ -251,7 +251,8 @@ class SourceText:
     def as_dict(self) -> dict[str, Any]:
         return {
             "how": self.reading.how or None,
-            "assumed": self.assumed or None,
+            # Nothing assumed of the very text the crawl analysed (its hash is recorded).
+            "assumed": None if self.found and self.found.same_text else self.assumed or None,
             "stored_same": None if self.found is None else self.found.same,
             "same_text": None if self.found is None else self.found.same_text,
         }
