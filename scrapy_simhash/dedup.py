@@ -26,6 +26,7 @@ from .extract.extractors import Extractor, get_extractor
 from .extract.fields import CROWDED, field_text
 from .extract.main_text import MainText
 from .extract.text import exact_form, normalize_characters
+from .index.analysed import Analysed
 from .index.base import Match, NearDuplicateIndex, Status
 from .sketch import Sketch
 
@@ -54,6 +55,9 @@ class Analysis:
     #: The sketch of a ``simhash`` text (see :mod:`scrapy_simhash.sketch`): what tells
     #: how much of it a stored page holds; ``None`` when the share check is off.
     sketch: Sketch | None = None
+    #: A 64-bit hash of the text analysed (normalised and cut), keyed as the terms are:
+    #: what tells a diagnostic it reads the very text the crawl did.
+    text_hash: int = 0
 
 
 @dataclass(frozen=True)
@@ -121,11 +125,12 @@ class Analyser:
         text = normalize_characters(text)
         if not text or text.isspace():
             return Analysis("empty", 0, 0, truncated)
+        text_hash = hash_term(text, self.fingerprinter.seed)
         terms = self.fingerprinter.term_extractor
         counts = terms.term_counts(text)
         if len(counts) < (self.min_terms if min_terms is None else min_terms):
             digest = hash_term(exact_form(text), self.fingerprinter.seed)
-            return Analysis("short", digest, len(counts), truncated)
+            return Analysis("short", digest, len(counts), truncated, text_hash=text_hash)
         top = terms.top_terms(counts)
         fingerprint = self.fingerprinter.simhash(top)
         anchors = (
@@ -141,6 +146,7 @@ class Analyser:
             truncated,
             anchors=anchors or None,
             sketch=sketch or None,
+            text_hash=text_hash,
         )
 
 
@@ -184,16 +190,17 @@ class Deduplicator:
         """:meth:`Analyser.analyse`: touches no index."""
         return self.analyser.analyse(text, min_terms=min_terms)
 
-    def check(self, analysis: Analysis, key: str) -> Verdict:
+    def check(self, analysis: Analysis, key: str, *, analysed: Analysed | None = None) -> Verdict:
         """Check-and-insert *analysis* under *key* (see
-        :meth:`~scrapy_simhash.index.base.NearDuplicateIndex.check_and_add`). Empty
-        texts are never stored: ``new``, whatever the key stored."""
+        :meth:`~scrapy_simhash.index.base.NearDuplicateIndex.check_and_add`), with
+        *analysed*, how its text was read, if given. Empty texts are never stored:
+        ``new``, whatever the key stored."""
         if analysis.kind == "simhash":
             outcome = self.index.check_and_add(
-                analysis.value, key, analysis.anchors, analysis.sketch
+                analysis.value, key, analysis.anchors, analysis.sketch, analysed=analysed
             )
         elif analysis.kind == "short":
-            outcome = self.index.check_and_add_exact(analysis.value, key)
+            outcome = self.index.check_and_add_exact(analysis.value, key, analysed=analysed)
         else:
             return Verdict(analysis, None, "new")
         return Verdict(analysis, outcome.match, outcome.status, outcome.refused)

@@ -228,17 +228,20 @@ def vacuum(env: Env, index_uri: str | None) -> None:
 @index_option
 @click.pass_obj
 def upgrade(env: Env, index_uri: str | None) -> None:
-    """Upgrade an index written by an earlier scrapy-simhash to store paragraph anchors:
-    its pages are kept (and found by distance only; pages stored from now on have their
-    anchors). An index that needs it is refused by a crawl until it is upgraded. Older
-    scrapy-simhash versions refuse the upgraded index.
+    """Upgrade an index written by an earlier scrapy-simhash to store paragraph anchors,
+    sketches and how each page was analysed: its pages are kept (without them; pages
+    stored from now on have theirs). An index that needs it is refused by a crawl until
+    it is upgraded. Older scrapy-simhash versions refuse the upgraded index.
 
     \b
     Example:
       scrapy-simhash upgrade --index .scrapy/simhash.db
     """
     with env.open(index_uri, upgrade=True) as index:
-        click.echo(f"The index {index.location} stores paragraph anchors ({len(index)} pages).")
+        click.echo(
+            f"The index {index.location} stores paragraph anchors, sketches and how each "
+            f"page was analysed ({len(index)} pages)."
+        )
 
 
 @honours(

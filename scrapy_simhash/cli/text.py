@@ -9,7 +9,13 @@ from ..dedup import analyse_text
 from ..extract.extractors import FALLBACK_REASONS
 from ..index import open_index
 from ..tools.fingerprinted import field_reports
-from ..tools.readings import StoredReading, assumption, page_readings, stored_reading
+from ..tools.readings import (
+    StoredReading,
+    as_analysed,
+    assumption,
+    page_readings,
+    stored_reading,
+)
 from ..tools.sources import read_source
 from .main import (
     FINGERPRINT_SETTINGS,
@@ -63,17 +69,20 @@ def text(
     label, raw = read_source(stored or source, lambda value: value)  # type: ignore[arg-type]
     if isinstance(raw, bytes | bytearray):
         raw = bytes(raw).decode("utf-8", errors="replace")
-    readings = page_readings(raw, config, url=stored or "")
     found = None
     if stored is not None:
         with env.open(index_uri, read_only=True) as index:
             stored_pages = index.find(stored)
+            record = stored_pages[-1].analysed if stored_pages else None
+            readings = page_readings(raw, config, url=stored, analysed=record)
+            config = as_analysed(config, record)
             dedup = env.deduplicator(index)
             max_distance = index.plan.max_distance
             found = stored_reading(readings, stored_pages, dedup)
             reading = found.reading if found else readings[0]
             analysis = found.analysis if found else analyse_text(dedup, reading.text)
     else:
+        readings = page_readings(raw, config)
         reading = readings[0]
         with open_index("memory:", features=config.fingerprinter.signature) as index:
             analysis = analyse_text(env.deduplicator(index), reading.text)
@@ -98,7 +107,8 @@ def text(
                 "terms": analysis.terms,
                 "fingerprint": format_fingerprint(analysis.value),
                 "read_as": reading.how or None,
-                "assumed": assumed,
+                # Nothing assumed of the very text the crawl analysed (its hash is recorded).
+                "assumed": None if found and found.same_text else assumed,
                 "stored": None
                 if found is None
                 else {
@@ -108,6 +118,14 @@ def text(
                     "distance": found.distance,
                     "share": found.share,
                     "holds": verdict[0],
+                    "same_text": found.same_text,
+                    "analysed": None
+                    if found.page.analysed is None
+                    else {
+                        "fields": list(found.page.analysed.fields),
+                        "extractor": found.page.analysed.extractor,
+                        "version": found.page.analysed.version,
+                    },
                 },
                 "text": str(fingerprinted),
             }
@@ -129,8 +147,9 @@ def text(
                 how += ", the main text"
         click.echo(f"Field       {report.name}: {how}")
     click.echo(f"Analysis    {describe_analysis(analysis)}")
-    if reading.how:
-        click.echo(f"Read as     {reading.how}" + (f" ({assumed})" if assumed else ""))
+    if reading.how or assumed:
+        how = reading.how or "the fields as they are"
+        click.echo(f"Read as     {how}" + (f" ({assumed})" if assumed else ""))
     if stored is not None:
         if found is None:
             click.echo(f"Stored      nothing under {stored}")
@@ -145,6 +164,13 @@ def _verdict(found: StoredReading | None, max_distance: int, min_share: float) -
     called changed: within the distance and held by the share check, it is the same."""
     if found is None:
         return False, ""
+    if found.same_text:
+        return True, "the same: this is the very text the crawl analysed"
+    if found.same and found.same_text is False:
+        return True, (
+            "the same fingerprint, but not the very text the crawl analysed (another hash): "
+            "the page as far as the index can tell"
+        )
     if found.same:
         return True, "the same: this is the text that was fingerprinted"
     held = "" if found.share is None else f", the stored page holds {found.share:.0%} of this text"

@@ -28,8 +28,9 @@ from scrapy.utils.project import data_path
 from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import ConfigurationError, SetupFailed, SimhashError, SimhashIndexError
-from ..extract.extractors import FALLBACK_REASONS
+from ..extract.extractors import FALLBACK_REASONS, extractor_version
 from ..extract.fields import plain_value
+from ..index.analysed import Analysed
 from ..index.base import Match, NearDuplicateIndex
 from ..index.journal import HEARTBEAT, Journal, journal_for
 from ..index.journal_keeper import JournalKeeper
@@ -156,6 +157,7 @@ class CrawlDeduplicator:
         #: Pages of dead crawls forgotten as this crawl began (see :meth:`open`).
         self.forgotten_at_start = 0
         self._open_index: NearDuplicateIndex | None = None
+        self._extractor_version: str | None = None
 
     def open_index(self) -> Deduplicator:
         """Open the index, once; an index that cannot be opened as configured (a scheme,
@@ -388,8 +390,19 @@ class CrawlDeduplicator:
             raise RuntimeError("CrawlDeduplicator.analyse called before open")
         return analyse_text(self.dedup, fields_text(values, self.config.html_extractor))
 
-    async def decide(self, analysis: Analysis, key: str) -> Verdict | None:
-        """Check-and-insert *analysis* under *key*, count it, and log a duplicate to the
+    def analysed(self, analysis: Analysis, fields: tuple[str, ...]) -> Analysed:
+        """The record of how *analysis* was read (*fields*: see
+        :attr:`~scrapy_simhash.index.analysed.Analysed.fields`), stored with its page."""
+        extractor = self.config.extractor_name
+        if self._extractor_version is None:
+            self._extractor_version = extractor_version(extractor)
+        return Analysed(fields, extractor, self._extractor_version, analysis.text_hash)
+
+    async def decide(
+        self, analysis: Analysis, key: str, fields: tuple[str, ...] = ()
+    ) -> Verdict | None:
+        """Check-and-insert *analysis* under *key* with the record of how it was read
+        from *fields* (see :meth:`analysed`), count it, and log a duplicate to the
         audit log (unless flag-only). Return ``None`` when the index failed (handled as
         ``SIMHASH_ON_INDEX_ERROR`` says: the caller lets the item or response through).
 
@@ -400,7 +413,7 @@ class CrawlDeduplicator:
             raise RuntimeError("CrawlDeduplicator.decide called before open")
         try:
             verdict, audit_error = await self.index_thread.run(
-                self._check_and_record, self.dedup, analysis, key
+                self._check_and_record, self.dedup, analysis, key, fields
             )
         except SimhashIndexError as e:
             self.index_failed(key, e)
@@ -413,13 +426,13 @@ class CrawlDeduplicator:
         return verdict
 
     def _check_and_record(
-        self, dedup: Deduplicator, analysis: Analysis, key: str
+        self, dedup: Deduplicator, analysis: Analysis, key: str, fields: tuple[str, ...]
     ) -> tuple[Verdict, SimhashIndexError | None]:
         """In the index thread: the check-and-insert, then the audit entry of a drop.
         Stats are counted by the caller, on the reactor thread."""
         if self.journal is not None and analysis.kind != "empty":
             self.journal.pending(key)  # before the check that may store the page
-        verdict = dedup.check(analysis, key)
+        verdict = dedup.check(analysis, key, analysed=self.analysed(analysis, fields))
         if verdict.match is not None and self.drops(verdict):
             try:
                 dedup.index.record_drop(

@@ -17,6 +17,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.utils.misc import load_object
 
 from ..dedup import Verdict
+from ..index.analysed import RESPONSE_FIELD
 from ..index.uri import redact
 from ..settings import SimhashSettings
 from .deduplicator import CrawlDeduplicator, crawl_settings
@@ -146,7 +147,7 @@ class SimhashDedupMiddleware:
         if analysis is None:  # counted and logged: a worker process hung on it
             return None
         # Checked in the index's own thread, one page at a time, in the order they come.
-        return await self.runner.decide(analysis, response.url)
+        return await self.runner.decide(analysis, response.url, (RESPONSE_FIELD,))
 
     def _counts(self, media_type: str) -> bool:
         for pattern in self.config.middleware_content_types:

@@ -213,7 +213,9 @@ class SimhashDedupPipeline:
             self._inc("skipped/fields")
             return item
         # Checked in the index's own thread, one item at a time, in the order they come.
-        verdict = await self.runner.decide(analysis, key)
+        # How it was read, kept with the page: the fields it lacked marked (see Analysed).
+        fields = tuple(f"-{n}" if n in lacking else n for n in self.config.text_fields)
+        verdict = await self.runner.decide(analysis, key, fields)
         if verdict is not None and analysis.kind != "empty" and self.output is not None:
             if verdict.status in ("new", "changed"):
                 self.output.stored(item, key)  # in the journal until in the output

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 
 from ..exceptions import ConfigurationError
+from ..features import TERMS_VERSION
 from .main_text import MainText, main_text
 from .text import composed, page_text
 
@@ -96,6 +97,20 @@ def trafilatura_extractor(*, min_words: int = 20) -> Extractor:
         return MainText.of(builtin_extractor(html, min_words=min_words), "trafilatura")
 
     return extract
+
+
+def extractor_version(name: str) -> str:
+    """The version of the extractor called *name*, as an index records it beside each
+    page: the fingerprint's terms version for ``builtin`` and ``none`` (they change with
+    it), trafilatura's own for ``trafilatura``; ``""`` when it cannot be told."""
+    if name == "trafilatura":
+        try:
+            from importlib.metadata import version
+
+            return version("trafilatura")
+        except Exception:  # not installed: the extractor itself says so
+            return ""
+    return f"terms-v{TERMS_VERSION}" if name in ("builtin", "none") else ""
 
 
 def get_extractor(name: str, *, min_words: int = 20, body: bool = True) -> Extractor:

@@ -23,6 +23,7 @@ from ..exceptions import (
 )
 from ..features import DEFAULT_FEATURES
 from ..sketch import DEFAULT_MIN_SHARE, SKETCH_FORMAT, Sketch
+from .analysed import Analysed
 from .blocks import BlockPlan, default_blocks
 from .rule import Candidate, Decision, Probe, decide
 
@@ -88,6 +89,8 @@ class StoredPage:
     anchors: Anchors | None = None
     #: The sketch of its text (as stored), if any.
     sketch: Sketch | None = None
+    #: How its text was analysed (fields, extractor, text hash), if the index knows.
+    analysed: Analysed | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,8 @@ class IndexHotPath(Protocol):
         key: str,
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
+        *,
+        analysed: Analysed | None = None,
     ) -> Outcome:
         """Atomically: ask :func:`~scrapy_simhash.index.rule.decide` which stored page
         this one repeats, among the pages within ``max_distance`` of *fingerprint* and,
@@ -207,10 +212,13 @@ class IndexHotPath(Protocol):
         (``unchanged``), else another page's (``duplicate``), each holding at least
         ``min_share`` of its text by *sketch*; with none, store *fingerprint*, *anchors*
         and *sketch* under *key*, replacing what was stored under *key* (``changed``) or
-        not (``new``). An index holds one entry per key: the newest."""
+        not (``new``). An index holds one entry per key: the newest. *analysed*, how the
+        text was read, is stored with the page, in the same write."""
         ...
 
-    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+    def check_and_add_exact(
+        self, digest: int, key: str, *, analysed: Analysed | None = None
+    ) -> Outcome:
         """:meth:`check_and_add` for a text *digest*, matched exactly: used for texts too
         short for SimHash distances to mean much. Entries of both kinds share the keys:
         a page whose text became short replaces its fingerprint, and the other way."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..anchors import MAX_ANCHOR_PAGES, Anchors
 from ..sketch import Sketch
+from .analysed import Analysed
 from .base import (
     DropRecord,
     IndexBase,
@@ -69,6 +70,8 @@ class MemoryIndex(IndexBase):
         self._anchors: dict[int, Anchors] = {}
         # page id -> its text's sketch (see scrapy_simhash.sketch).
         self._sketches: dict[int, Sketch] = {}
+        # key -> how its page was analysed, while the key holds entries.
+        self._analysed: dict[str, Analysed] = {}
 
     def _read_parameters(self) -> IndexParameters | None:
         return None  # a new index every time
@@ -131,6 +134,8 @@ class MemoryIndex(IndexBase):
         key: str,
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
+        *,
+        analysed: Analysed | None = None,
     ) -> Outcome:
         probe = probe_of(key, fingerprint, anchors, sketch)
         decision = self._decide(probe)
@@ -139,6 +144,7 @@ class MemoryIndex(IndexBase):
             return outcome
         replaced = self._forget(probe.key)
         self._store(fingerprint, probe.key, time.time(), anchors, sketch)
+        self._note(probe.key, analysed)
         return stored_outcome(decision, fingerprint, bool(replaced))
 
     def query_contained(
@@ -186,7 +192,9 @@ class MemoryIndex(IndexBase):
             if not ids:
                 del table[block_key]
 
-    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+    def check_and_add_exact(
+        self, digest: int, key: str, *, analysed: Analysed | None = None
+    ) -> Outcome:
         key = storable_key(key)
         if digest in self._exact:
             stored_key, added_at, _ = self._exact[digest]
@@ -194,6 +202,7 @@ class MemoryIndex(IndexBase):
             return Outcome("unchanged" if stored_key == key else "duplicate", match)
         replaced = self._forget(key)
         self._store_exact(digest, key, time.time())
+        self._note(key, analysed)
         return Outcome("changed" if replaced else "new")
 
     def _store_exact(self, digest: int, key: str, added_at: float) -> None:
@@ -205,11 +214,17 @@ class MemoryIndex(IndexBase):
         key = self._exact.pop(digest)[0]
         self._unlist(key, digest, 1)
 
+    def _note(self, key: str, analysed: Analysed | None) -> None:
+        """Keep how the page stored under *key* was analysed (with its entries)."""
+        if analysed is not None:
+            self._analysed[key] = analysed
+
     def _unlist(self, key: str, entry: int, kind: int) -> None:
         entries = self._by_key[key]
         entries[kind].discard(entry)
         if not entries[0] and not entries[1]:
             del self._by_key[key]
+            self._analysed.pop(key, None)
 
     def _forget(self, key: str) -> int:
         pages, digests = self._by_key.get(key, ((), ()))
@@ -248,11 +263,21 @@ class MemoryIndex(IndexBase):
                 t,
                 0,
                 i,
-                StoredPage(k, fp, t, anchors=self._anchors.get(i), sketch=self._sketches.get(i)),
+                StoredPage(
+                    k,
+                    fp,
+                    t,
+                    anchors=self._anchors.get(i),
+                    sketch=self._sketches.get(i),
+                    analysed=self._analysed.get(k),
+                ),
             )
             for i, (fp, k, t) in self._pages.items()
         ]
-        pages += [(t, 1, i, StoredPage(k, d, t, True)) for d, (k, t, i) in self._exact.items()]
+        pages += [
+            (t, 1, i, StoredPage(k, d, t, True, analysed=self._analysed.get(k)))
+            for d, (k, t, i) in self._exact.items()
+        ]
         return [page for *_, page in sorted(pages, key=lambda entry: entry[:3])]
 
     def pages(self) -> Iterator[StoredPage]:
@@ -275,6 +300,7 @@ class MemoryIndex(IndexBase):
                     continue
                 stored.add((page.key, page.fingerprint))
                 self._store(page.fingerprint, page.key, page.added_at, page.anchors, page.sketch)
+            self._note(page.key, page.analysed)
             added += 1
         return added
 

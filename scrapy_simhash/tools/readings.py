@@ -2,12 +2,16 @@
 gives what the index stored for it.
 
 A diagnostic given a page (a file, a URL) has no item: it builds one as
-:func:`~scrapy_simhash.tools.fingerprinted.item_from_page` says, and the title field is a
-guess (spiders take ``<title>``, the first ``h1`` or the article's). :func:`page_readings`
-lists every such reading; :func:`stored_reading` picks the one whose fingerprint the index
-stored under the page's key, else the nearest, and says whether the stored page still holds
-the text (within the distance and by the share check), so that ``text --stored``,
-``explain`` and ``check`` read a stored page as the crawl did, and say what they assumed.
+:func:`~scrapy_simhash.tools.fingerprinted.item_from_page` says. An index records how each
+page was analysed (see :mod:`scrapy_simhash.index.analysed`): the item's text fields, the
+extractor, a hash of the text; with that record the item is built on the crawl's fields
+and extractor, and the reading whose text hash is the one stored is the very text the crawl
+analysed (*read as stored*). The title field stays a guess (spiders take ``<title>``, the
+first ``h1`` or the article's): :func:`page_readings` lists every such reading;
+:func:`stored_reading` picks the one whose text (else fingerprint) the index stored under
+the page's key, else the nearest, and says whether the stored page still holds the text
+(within the distance and by the share check), so that ``text --stored``, ``explain`` and
+``check`` read a stored page as the crawl did, and say what they assumed.
 
 No Scrapy import.
 """
@@ -15,13 +19,15 @@ No Scrapy import.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..analysis.fingerprint import hamming_distance
-from ..dedup import Analysis, analyse_text
+from ..dedup import Analysis, analyse_text, fields_text
+from ..extract.extractors import EXTRACTORS, extractor_version
 from ..extract.text import looks_like_html, parse_html
+from ..index.analysed import RESPONSE_FIELD, Analysed
 from ..index.base import StoredPage
 from ..sketch import share
 from .fingerprinted import TITLE_FIELDS, fingerprinted_text, item_from_source, page_title
@@ -70,12 +76,15 @@ class StoredReading:
     distance: int | None
     #: The share of this text that the stored page holds (``None``: unknown).
     share: float | None
+    #: True when this is the very text the crawl analysed (the hash of the text is the
+    #: one the index recorded), False when it is not; ``None``: no record to tell.
+    same_text: bool | None = None
 
     def holds(self, max_distance: int, min_share: float) -> bool:
         """Whether the stored page is this text as far as the index can tell: the same
-        fingerprint, or within *max_distance* with at least *min_share* of the text held
-        (an unknown share counts as held within the distance)."""
-        if self.same:
+        text or fingerprint, or within *max_distance* with at least *min_share* of the text
+        held (an unknown share counts as held within the distance)."""
+        if self.same or self.same_text:
             return True
         if self.distance is None or self.distance > max_distance:
             return False
@@ -100,17 +109,56 @@ def _title_options(html: str) -> list[tuple[str, str]]:
     return options
 
 
-def page_readings(raw: str, config: Any, url: str = "") -> list[Reading]:
-    """Every reading of *raw* (a page, or a JSON item) under *config*: the default first
-    (what :func:`~scrapy_simhash.tools.fingerprinted.item_from_source` builds), then each
-    other title a spider may have taken. A JSON item, or settings naming no title field,
-    give one reading."""
+def as_analysed(config: Any, analysed: Analysed | None) -> Any:
+    """*config* with the text fields and extractor the crawl analysed a page with, as
+    *analysed* records them (*config* itself without a record, or for a page the
+    middleware checked)."""
+    if analysed is None or analysed.fields == (RESPONSE_FIELD,):
+        return config
+    changes: dict[str, Any] = {}
+    if analysed.text_fields != tuple(config.text_fields):
+        changes["text_fields"] = analysed.text_fields
+    if analysed.extractor != config.extractor_name and analysed.extractor in EXTRACTORS:
+        changes.update(extractor=analysed.extractor, remove_boilerplate=True)
+    return replace(config, **changes) if changes else config
+
+
+def stored_how(analysed: Analysed | None) -> str:
+    """What a diagnostic reading a page by *analysed* says of it: ``read as stored``, and
+    what differs from the crawl's reading (an extractor of another version); ``""``
+    without a record."""
+    if analysed is None:
+        return ""
+    said = f"read as stored: {analysed.describe()}"
+    if analysed.extractor not in EXTRACTORS:
+        said += f"; assumed: no extractor {analysed.extractor!r} here, read with this one"
+    elif analysed.version != extractor_version(analysed.extractor):
+        now = extractor_version(analysed.extractor) or "another version"
+        said += f"; assumed: read with {analysed.extractor} {now}"
+    return said
+
+
+def page_readings(
+    raw: str, config: Any, url: str = "", analysed: Analysed | None = None
+) -> list[Reading]:
+    """Every reading of *raw* (a page, or a JSON item) under *config*, on the fields and
+    extractor of *analysed* (the index's record of how the crawl read it) if given: the
+    default first (what :func:`~scrapy_simhash.tools.fingerprinted.item_from_source`
+    builds), then each other title a spider may have taken. A JSON item, or settings
+    naming no title field, give one reading; so does a page the middleware checked."""
+    if analysed is not None and analysed.fields == (RESPONSE_FIELD,):
+        text = fields_text([raw], config.html_extractor)
+        return [Reading({}, text, "the response's text, as the middleware read it")]
+    config = as_analysed(config, analysed)
     item = item_from_source(raw, config, url=url)
-    titles = [name for name in config.text_fields if name in TITLE_FIELDS]
+    empty = set() if analysed is None else set(analysed.text_fields) - set(analysed.held)
+    for name in empty:  # the fields the crawl's item left empty
+        item[name] = ""
+    titles = [name for name in config.text_fields if name in TITLE_FIELDS and name not in empty]
     is_page = any(item.get(name) == raw for name in config.text_fields)
     if not is_page or not looks_like_html(raw[:4096]):
         return [Reading(item, fingerprinted_text(item, config), "")]
-    pages = [name for name in config.text_fields if name not in titles]
+    pages = [name for name in config.text_fields if name not in titles and name not in empty]
     if not pages or not titles:
         fields = ", ".join(config.text_fields)
         return [Reading(item, fingerprinted_text(item, config), f"{fields}: the page")]
@@ -136,7 +184,7 @@ def stored_reading(
         analysis = analyse_text(dedup, reading.text)
         for page in pages:
             candidate = _compare(reading, analysis, page)
-            if candidate.same:
+            if candidate.same_text:
                 return candidate
             if best is None or _rank(candidate) < _rank(best):
                 best = candidate
@@ -150,17 +198,30 @@ def _compare(reading: Reading, analysis: Analysis, page: StoredPage) -> StoredRe
     if not page.exact and analysis.kind == "simhash":
         distance = hamming_distance(page.fingerprint, analysis.value)
         held = share(analysis.sketch, page.sketch)
-    return StoredReading(reading, analysis, page, same, distance, held)
+    same_text = None if page.analysed is None else page.analysed.text_hash == analysis.text_hash
+    return StoredReading(reading, analysis, page, same, distance, held, same_text)
 
 
-def _rank(candidate: StoredReading) -> tuple[int, float]:
+def _rank(candidate: StoredReading) -> tuple[bool, int, float]:
     distance = 65 if candidate.distance is None else candidate.distance
-    return distance, -(candidate.share or 0.0)
+    return not candidate.same, distance, -(candidate.share or 0.0)
 
 
 def assumption(readings: list[Reading], found: StoredReading | None) -> str:
     """What was assumed of the crawl's item, in words; ``""`` when nothing was (one
-    reading only, or the one that gives the stored fingerprint)."""
+    reading only, or the one that gives the stored fingerprint). A page the index has a
+    record of is ``read as stored``, and the very text the crawl analysed, or not."""
+    analysed = None if found is None else found.page.analysed
+    if found is not None and analysed is not None:
+        said = stored_how(analysed)
+        if found.same_text:
+            return f"{said}; the very text the crawl analysed"
+        return (
+            f"{said}; not the very text the crawl analysed (another hash): a field the "
+            "crawl's item did not take from the page as read here, or the page changed"
+        )
+    if found is not None and len(readings) < 2:
+        return "assumed: read by these settings; the index has no record of how the crawl did"
     if len(readings) < 2:
         return ""
     if found is not None and found.same:
@@ -190,8 +251,10 @@ class SourceText:
     def as_dict(self) -> dict[str, Any]:
         return {
             "how": self.reading.how or None,
-            "assumed": self.assumed or None,
+            # Nothing assumed of the very text the crawl analysed (its hash is recorded).
+            "assumed": None if self.found and self.found.same_text else self.assumed or None,
             "stored_same": None if self.found is None else self.found.same,
+            "same_text": None if self.found is None else self.found.same_text,
         }
 
 
@@ -221,28 +284,33 @@ def read_as_crawled(
     for key in stored_keys(source) if source != "-" else []:
         pages = index.find(key)
         if pages:
-            readings = page_readings(raw, config, url=key)
+            readings = page_readings(raw, config, url=key, analysed=pages[-1].analysed)
             found = stored_reading(readings, pages, dedup)
             break
+    # Not stored (a dropped copy): read on the fields of the stored page beside it.
+    record = like.found.page.analysed if like is not None and like.found else None
+    on = f", fields as stored for {like.label}" if like and record else ""
     if not readings:
-        readings = page_readings(raw, config)
+        readings = page_readings(raw, config, analysed=record)
     if found is not None or len(readings) < 2:
         reading = found.reading if found else readings[0]
         return SourceText(label, reading.text, reading, found, assumption(readings, found))
     dropped = _as_dropped(readings, stored_keys(source), index, dedup)
     if dropped is not None:
-        assumed = "assumed: not stored; the reading at the distance the crawl logged"
+        assumed = f"assumed: not stored; the reading at the distance the crawl logged{on}"
         return SourceText(label, dropped.text, dropped, None, assumed)
     if like is not None and like.found is not None and like.found.same:
         for reading in readings:
             if reading.title_from == like.reading.title_from:
-                assumed = f"assumed: read as {like.label}, a stored page, was"
+                assumed = f"assumed: read as {like.label}, a stored page, was{on}"
                 return SourceText(label, reading.text, reading, None, assumed)
     nearest = _nearest_stored(readings, index, dedup)
     if nearest is not None:
-        assumed = "assumed: not stored; the reading nearest a stored page"
+        assumed = f"assumed: not stored; the reading nearest a stored page{on}"
         return SourceText(label, nearest.text, nearest, None, assumed)
-    return SourceText(label, readings[0].text, readings[0], None, assumption(readings, None))
+    assumed = assumption(readings, None) or ("assumed: not stored; read" if on else "")
+    assumed += on if assumed else ""
+    return SourceText(label, readings[0].text, readings[0], None, assumed)
 
 
 def _as_dropped(readings: list[Reading], keys: list[str], index: Any, dedup: Any) -> Reading | None:

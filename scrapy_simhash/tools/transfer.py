@@ -4,10 +4,11 @@ Any backend exports to the same format and any backend imports it: SQLite to Red
 crawl machine to a laptop. The layout, all integers unsigned LEB128 varints unless said::
 
     b"SIMHASHX"                  magic
-    1 byte                       format version (2; 1 is read too)
+    1 byte                       format version (3; 1 and 2 are read too)
     4 bytes, big-endian          length of the JSON header
     JSON header                  {"format", "max_distance", "blocks", "features", "pages",
-                                  "exported_at", "anchors" (their format; from version 2)}
+                                  "exported_at", "anchors" (their format; from version 2),
+                                  "hows" (from version 3)}
     zlib stream of the body, whose pages are sorted by fingerprint:
         fingerprints             the first, then the difference to the one before
         flags                    one byte per page: 1 = an exact-text entry
@@ -19,6 +20,9 @@ crawl machine to a laptop. The layout, all integers unsigned LEB128 varints unle
         anchor counts            one per page (0: none)
         words, covers            one each per page with anchors
         anchors                  4 bytes each, little-endian signed, page after page
+    and from version 3, how each page was analysed (see transfer_analysed.py):
+        how numbers              one per page (0: no record)
+        text hashes              8 bytes each, page after page with a record
 
 Sorted 64-bit fingerprints are about ``2**64 / n`` apart, so their differences take
 ``64 - log2(n)`` bits instead of 64: at a million pages, 6 bytes each instead of 8 (more
@@ -52,8 +56,10 @@ import numpy as np
 
 from ..anchors import ANCHORS_FORMAT, Anchors
 from ..exceptions import ExportFormatError, IndexParameterMismatch
+from ..index.analysed import Analysed
 from ..index.base import MAX_KEY_BYTES as INDEX_MAX_KEY_BYTES
 from ..index.base import IndexParameters, NearDuplicateIndex, StoredPage
+from .transfer_analysed import decode_analysed, encode_analysed, header_hows
 
 __all__ = [
     "ExportFormatError",
@@ -66,9 +72,9 @@ __all__ = [
 ]
 
 MAGIC = b"SIMHASHX"
-FORMAT_VERSION = 2
-#: The versions read: 1 (no anchors) and 2.
-READ_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+#: The versions read: 1 (no anchors), 2 (no records of how pages were analysed) and 3.
+READ_VERSIONS = (1, 2, 3)
 #: At most this many anchors a page in a file (a sane cap for what an import reads).
 MAX_FILE_ANCHORS = 64
 _CHUNK = 1 << 20
@@ -91,6 +97,9 @@ class ExportHeader:
     format: int = FORMAT_VERSION
     #: The format of the pages' paragraph anchors (``None``: a file without anchors).
     anchors: str | None = ANCHORS_FORMAT
+    #: The distinct hows of the pages' analysis records (see
+    #: :mod:`~scrapy_simhash.tools.transfer_analysed`); ``()`` before format 3.
+    hows: tuple[str, ...] = ()
 
 
 # -- varints, a column at a time -------------------------------------------------------
@@ -178,12 +187,14 @@ def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
     """Write every page of *index* to *file* (a path or a binary file); return how many."""
     fingerprints, times, flags, keys = array("Q"), array("d"), bytearray(), []
     anchors: list[Anchors | None] = []
+    records: list[Analysed | None] = []
     for page in index.pages():
         fingerprints.append(page.fingerprint)
         times.append(page.added_at)
         flags.append(1 if page.exact else 0)
         keys.append(page.key)
         anchors.append(page.anchors)
+        records.append(page.analysed)
     count = len(keys)
     fps = np.frombuffer(fingerprints, dtype=_U64) if count else np.zeros(0, dtype=_U64)
     order = np.argsort(fps, kind="stable")
@@ -193,6 +204,7 @@ def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
     micros = np.maximum(np.round((added - base) * 1_000_000), 0).astype(_U64)
     encoded = [keys[i].encode("utf-8", "surrogatepass") for i in order.tolist()]
     del keys
+    hows, analysed = encode_analysed([records[i] for i in order.tolist()], _encode_varints)
     parameters = index.parameters
     header = {
         "format": FORMAT_VERSION,
@@ -202,6 +214,7 @@ def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
         "pages": count,
         "exported_at": time.time(),
         "anchors": ANCHORS_FORMAT,
+        "hows": hows,
     }
     compressor = zlib.compressobj(6)
     head = json.dumps(header, sort_keys=True).encode("utf-8")
@@ -215,6 +228,7 @@ def export_index(index: NearDuplicateIndex, file: FileArg) -> int:
             _encode_varints(np.array([len(k) for k in encoded], dtype=_U64)),
             b"".join(encoded),
             *_encode_anchors([anchors[i] for i in order.tolist()]),
+            *analysed,
         ):
             f.write(compressor.compress(part))
         f.write(compressor.flush())
@@ -292,6 +306,7 @@ def _read_header(f: IO[bytes], name: str) -> ExportHeader:
             float(exported_at),
             _whole(head["format"], 0, 255),
             anchors,
+            header_hows(head.get("hows")),
         )
     except RecursionError:
         raise ExportFormatError(f"{name} is damaged: its header is nested too deeply") from None
@@ -417,10 +432,15 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
             if kept is not None:
                 kept.append(key)
         anchors: list[Anchors | None] = [None] * n
+        records: list[Analysed | None] = [None] * n
         if after is not None:
-            # Three varints and at most MAX_FILE_ANCHORS anchors a page.
-            rest = _Reader(bytes(after) + inflater.read((30 + 4 * MAX_FILE_ANCHORS) * n), name)
+            # Three varints and at most MAX_FILE_ANCHORS anchors a page, and from format 3
+            # a varint and a text hash.
+            limit = (30 + 4 * MAX_FILE_ANCHORS + (18 if header.format >= 3 else 0)) * n
+            rest = _Reader(bytes(after) + inflater.read(limit), name)
             anchors = _decode_anchors(rest, n)
+            if header.format >= 3:
+                records = decode_analysed(rest, n, header.hows)
             if rest.pos != len(rest.data):
                 raise rest.damaged("unexpected bytes after the last anchor")
             if header.anchors != ANCHORS_FORMAT:
@@ -431,10 +451,10 @@ def read_pages(file: FileArg) -> tuple[ExportHeader, Iterator[StoredPage]]:
     def pages() -> Iterator[StoredPage]:
         keys = iter(kept) if kept is not None else _keys_again(file, body, offset, lengths, name)
         times = (deltas.astype(np.float64) / 1_000_000 + base).tolist()
-        for key, fp, at, flag, held in zip(
-            keys, fingerprints.tolist(), times, flags, anchors, strict=True
+        for key, fp, at, flag, held, record in zip(
+            keys, fingerprints.tolist(), times, flags, anchors, records, strict=True
         ):
-            yield StoredPage(key, fp, at, exact=bool(flag), anchors=held)
+            yield StoredPage(key, fp, at, exact=bool(flag), anchors=held, analysed=record)
 
     return header, pages()
 

@@ -99,7 +99,9 @@ def test_check_and_explain_agree_with_the_crawl_on_every_drop(tmp_path, shape, m
         assert (result["distance"], result["duplicate"]) == (drop.distance, True)
         shown = runner.invoke(main, [*options, "text", "--stored", drop.kept_key, "--index", index])
         assert shown.exit_code == 0, shown.output
-        assert "the same: this is the text that was fingerprinted" in shown.output
+        # Read as the index recorded the crawl read it: the very text it analysed.
+        assert "the same: this is the very text the crawl analysed" in shown.output
+        assert "read as stored: fields " in shown.output
     # A page kept beside a sibling: check finds no stored page near it but itself.
     found = runner.invoke(
         main, [*options, "check", str(pages / "genindex-Q.html"), "--index", index, "--json"]

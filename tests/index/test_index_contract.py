@@ -17,6 +17,7 @@ from scrapy_simhash.analysis.anchors import text_anchors
 from scrapy_simhash.analysis.fingerprint import hamming_distance
 from scrapy_simhash.anchors import MAX_ANCHOR_PAGES, Anchors
 from scrapy_simhash.exceptions import IndexParameterMismatch
+from scrapy_simhash.index.analysed import Analysed
 
 
 class Backend:
@@ -788,6 +789,27 @@ def test_sketches_are_listed_found_and_restored_with_their_page(backend):
         outcome = index.check_and_add(flip(FP, 1), "again", sketch=sketch)
         assert (outcome.status, outcome.match.key) == ("duplicate", "a")
         assert outcome.match.share == 1.0
+
+
+def test_how_each_page_was_analysed_is_stored_replaced_removed_and_restored_with_it(index):
+    read = Analysed(("title", "-summary", "content"), "builtin", "terms-v13", 2**64 - 1)
+    other = Analysed(("body",), "trafilatura", "2.0.0", 7)
+    index.check_and_add(FP, "a", analysed=read)
+    index.check_and_add_exact(12345, "x", analysed=other)
+    index.check_and_add(FAR, "b")  # stored without a record
+    assert index.check_and_add(FP, "a", analysed=other).status == "unchanged"
+    assert [p.analysed for p in index.find("a")] == [read], "an unchanged page keeps its own"
+    assert [p.analysed for p in index.find("x")] == [other]
+    pages = list(index.pages())
+    assert [(p.key, p.analysed) for p in pages] == [("a", read), ("x", other), ("b", None)]
+    changed = flip(FAR, *range(20))
+    assert index.check_and_add(changed, "a", analysed=other).status == "changed"
+    assert [p.analysed for p in index.find("a")] == [other]
+    assert index.check_and_add(FP, "a").status == "changed"
+    assert [p.analysed for p in index.find("a")] == [None], "no record outlives its page"
+    assert index.forget("x") == 1 and index.forget("a") == 1 and index.forget("b") == 1
+    assert index.add_pages(pages) == 3
+    assert [(p.key, p.analysed) for p in index.pages()] == [("a", read), ("x", other), ("b", None)]
 
 
 def test_a_stored_page_without_a_sketch_holds_an_unknown_share_and_is_refused(index):

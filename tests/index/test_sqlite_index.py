@@ -456,7 +456,11 @@ REVIEWED_SQL = {
     "self._PAGES_SQL.format(pages=pages_where or where, exact=where)",
     "f'SELECT id, fingerprint, key FROM page_view {pages_where or where} LIMIT ?'",
     "f'SELECT id, fingerprint, key FROM page_view WHERE {PAGES_BY_KEY}'",
-    "f'DELETE FROM exact_texts WHERE rowid IN (SELECT rowid FROM exact_texts {where} LIMIT ?)'",
+    "f'DELETE FROM exact_texts WHERE rowid IN (SELECT rowid FROM exact_texts {where} LIMIT ?) "
+    "RETURNING key'",
+    # The analysis records: a "?" list.
+    'f"SELECT key_hash, h.how, text_hash FROM page_analyses a JOIN analysis_hows h ON '
+    "h.id = a.how WHERE key_hash IN ({','.join('?' * len(chunk))})\"",
     "sql + ' ORDER BY at, id'",
     'f"SELECT id, key, added_at, fingerprint FROM page_view '
     "WHERE fingerprint IN ({','.join('?' * len(fingerprints))})\"",

@@ -22,6 +22,7 @@ from test_sqlite_index import state
 
 from scrapy_simhash.cli import main
 from scrapy_simhash.exceptions import IndexCorrupt, IndexUnavailable, SimhashIndexError
+from scrapy_simhash.index.analysed import Analysed
 from scrapy_simhash.index.blocks import BlockPlan
 from scrapy_simhash.index.sqlite import SqliteIndex
 from scrapy_simhash.index.sqlite.layout import SCHEMA_VERSION
@@ -214,8 +215,11 @@ def test_a_version_1_file_without_its_tables_is_refused_as_damaged(v1_copy):
 # -- version-2 files (before paragraph anchors) --------------------------------------------
 
 
-#: What makes a version-4 file a version-3 one (without its sketches).
+#: What makes a version-5 file a version-4 one (without its analysis records).
+V4_FROM_V5 = ("DROP TABLE page_analyses", "DROP TABLE analysis_hows")
+#: What makes a version-5 file a version-3 one (without its sketches either).
 V3_FROM_V4 = (
+    *V4_FROM_V5,
     "DROP TABLE page_sketches",
     "DELETE FROM simhash_meta WHERE name = 'sketch'",
     "ALTER TABLE drops DROP COLUMN share",
@@ -242,6 +246,30 @@ def test_a_version_3_file_is_refused_until_the_upgrade_command_and_keeps_its_pag
         assert [d.share for d in index.drops()] == [None]
 
 
+def test_a_version_4_file_is_refused_until_the_upgrade_command_then_records_analyses(tmp_path):
+    path = tmp_path / "v4.db"
+    with SqliteIndex(path) as index:
+        index.check_and_add(12345, "https://v4.example/a")
+    sql(path, *V4_FROM_V5, "PRAGMA user_version = 4")
+    for read_only in (False, True):
+        with pytest.raises(IndexUnavailable) as info:
+            SqliteIndex(path, create=False, read_only=read_only)
+        assert "before records of how each page was analysed" in str(info.value)
+        assert user_version(path) == 4, "left untouched"
+    result = CliRunner().invoke(main, ["upgrade", "--index", str(path)])
+    assert result.exit_code == 0, result.output
+    assert user_version(path) == SCHEMA_VERSION
+    analysed = Analysed(("title", "-summary", "content"), "builtin", "terms-v13", 2**64 - 1)
+    with SqliteIndex(path, create=False) as index:
+        assert [page.analysed for page in index.find("https://v4.example/a")] == [None]
+        index.check_and_add(2**63, "https://v4.example/b", analysed=analysed)
+        index.check_and_add_exact(77, "https://v4.example/c", analysed=analysed)
+    with SqliteIndex(path, create=False, read_only=True) as index:
+        assert [p.analysed for p in index.pages()] == [None, analysed, analysed]
+        assert index.find("https://v4.example/c")[0].analysed.held == ("title", "content")
+    assert sql(path, "SELECT count(*) FROM analysis_hows") == [(1,)]
+
+
 def test_a_version_2_file_is_refused_until_the_upgrade_command(tmp_path):
     path = tmp_path / "v2.db"
     with SqliteIndex(path) as index:
@@ -260,7 +288,9 @@ def test_a_version_2_file_is_refused_until_the_upgrade_command(tmp_path):
     assert user_version(path) == 2, "left untouched"
     result = CliRunner().invoke(main, ["upgrade", "--index", str(path)])
     assert result.exit_code == 0, result.output
-    assert "stores paragraph anchors (1 pages)" in result.output
+    assert "stores paragraph anchors, sketches and how each page was analysed (1 pages)" in (
+        result.output
+    )
     assert user_version(path) == SCHEMA_VERSION
     with SqliteIndex(path, create=False) as index:
         assert [page.key for page in index.pages()] == ["https://v2.example/a"]

@@ -8,12 +8,14 @@ import json
 import random
 import tracemalloc
 import zlib
+from dataclasses import replace
 
 import pytest
 
 from scrapy_simhash import open_index
 from scrapy_simhash.anchors import Anchors
 from scrapy_simhash.exceptions import IndexParameterMismatch
+from scrapy_simhash.index.analysed import Analysed
 from scrapy_simhash.index.base import StoredPage
 from scrapy_simhash.index.memory import MemoryIndex
 from scrapy_simhash.tools.transfer import (
@@ -244,27 +246,62 @@ def test_anchors_survive_the_round_trip_between_backends(tmp_path):
         source.add_pages(anchored_pages())
         export_index(source, path)
         expected = {p.key: p.anchors for p in source.pages()}
-    assert read_header(path).format == 2
+    assert read_header(path).format == 3
     with open_index(f"sqlite:///{tmp_path / 'copy.db'}") as target:
         assert import_index(target, path) == 200
         assert {p.key: p.anchors for p in target.pages()} == expected
     assert sum(1 for a in expected.values() if a) > 150
 
 
-def as_format_1(data: bytes) -> bytes:
-    """A format-2 export of pages without anchors as format 1 wrote it: the header
-    without the anchors' format, the body without the anchor columns (a zero count a page)."""
+def as_format(data: bytes, version: int) -> bytes:
+    """An export of pages without anchors or records as format *version* (1 or 2) wrote
+    it: the header without the hows (and the anchors' format), the body without their
+    columns (a zero a page for each)."""
     size = int.from_bytes(data[len(MAGIC) + 1 : len(MAGIC) + 5], "big")
     header = json.loads(data[len(MAGIC) + 5 : len(MAGIC) + 5 + size])
     body = zlib.decompress(data[len(MAGIC) + 5 + size :])
-    assert body.endswith(b"\x00" * header["pages"])
-    del header["anchors"]
-    header["format"] = 1
+    columns = 3 - version
+    assert body.endswith(b"\x00" * header["pages"] * columns)
+    del header["hows"]
+    if version == 1:
+        del header["anchors"]
+    header["format"] = version
     head = json.dumps(header).encode()
     return (
-        MAGIC + b"\x01" + len(head).to_bytes(4, "big") + head
-        + zlib.compress(body[: -header["pages"]])
+        MAGIC + bytes([version]) + len(head).to_bytes(4, "big") + head
+        + zlib.compress(body[: -header["pages"] * columns])
     )  # fmt: skip
+
+
+def test_how_pages_were_analysed_survives_the_round_trip_between_backends(tmp_path):
+    path = tmp_path / "export.simhash"
+    hows = [
+        Analysed(("title", "content"), "builtin", "terms-v13", 2**64 - 1),
+        Analysed(("-title", "content"), "builtin", "terms-v13", 0),
+        None,
+    ]
+    pages = [replace(p, analysed=hows[i % 3]) for i, p in enumerate(sample_pages(60))]
+    with open_index("memory:") as source:
+        source.add_pages(pages)
+        export_index(source, path)
+        expected = {p.key: p.analysed for p in source.pages()}
+    assert sorted(read_header(path).hows) == sorted([hows[0].how, hows[1].how])
+    with open_index(f"sqlite:///{tmp_path / 'copy.db'}") as target:
+        assert import_index(target, path) == len(pages)
+        assert {p.key: p.analysed for p in target.pages()} == expected
+    assert sum(1 for a in expected.values() if a) == 42
+
+
+def test_a_format_2_file_still_imports(memory_index, tmp_path):
+    data = io.BytesIO()
+    export_index(memory_index, data)
+    path = tmp_path / "old.simhash"
+    path.write_bytes(as_format(data.getvalue(), 2))
+    assert read_header(path).format == 2
+    with open_index("memory:") as target:
+        assert import_index(target, path) == len(memory_index)
+        assert same_pages(target.pages(), memory_index.pages())
+        assert all(page.analysed is None for page in target.pages())
 
 
 @pytest.mark.slow
@@ -272,7 +309,7 @@ def test_a_format_1_file_still_imports(memory_index, tmp_path):
     data = io.BytesIO()
     export_index(memory_index, data)
     path = tmp_path / "old.simhash"
-    path.write_bytes(as_format_1(data.getvalue()))
+    path.write_bytes(as_format(data.getvalue(), 1))
     assert read_header(path).format == 1
     with open_index("memory:") as target:
         assert import_index(target, path) == len(memory_index)

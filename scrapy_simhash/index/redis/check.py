@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ...anchors import Anchors
 from ...exceptions import IndexCorrupt, IndexUnavailable
 from ...sketch import Sketch
+from ..analysed import Analysed
 from ..base import (
     Match,
     Outcome,
@@ -33,7 +34,7 @@ from ..base import (
 )
 from ..rule import Candidate, Probe, anchor_candidates, by_anchors
 from .layout import hex64, parse_member, record_tail
-from .maintenance import packed_sketch, page_anchors, stored_sketch
+from .maintenance import analysed_args, packed_sketch, page_anchors, stored_sketch
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -208,6 +209,8 @@ class RedisCheck:
         key: str,
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
+        *,
+        analysed: Analysed | None = None,
     ) -> Outcome:
         probe = probe_of(key, fingerprint, anchors, sketch)
         self._recheck_eviction()
@@ -218,7 +221,11 @@ class RedisCheck:
         token, expected, decision = "", "", None
         for _ in range(MAX_RUNS):
             reply = self._checked(
-                self._check_script, keys, args, [anchor_arg, packed, token], expected
+                self._check_script,
+                keys,
+                args,
+                [anchor_arg, packed, token, *analysed_args(analysed)],
+                expected,
             )
             status = int(reply[0])
             if status == -3:
@@ -251,7 +258,7 @@ class RedisCheck:
             return None
         probe = probe_of("", fingerprint, anchors, sketch)
         keys, args, anchor_arg = self._check_args(fingerprint, "", repr(time.time()), anchors)
-        reply = self._checked(self._check_script, keys, args, [anchor_arg, "", "-"], "")
+        reply = self._checked(self._check_script, keys, args, [anchor_arg, "", "-", "", ""], "")
         decision = self._decided(reply, probe, str(args[-2]), near=False)
         if decision.candidate is None:
             return None

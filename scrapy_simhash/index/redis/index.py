@@ -53,6 +53,7 @@ from ...exceptions import (
     NotAnIndex,
 )
 from ...sketch import SKETCH_FORMAT
+from ..analysed import Analysed
 from ..base import (
     IndexParameters,
     Match,
@@ -79,7 +80,7 @@ from .layout import (
     records,
     table_layouts,
 )
-from .maintenance import SWEEP_BATCH, RedisMaintenance
+from .maintenance import SWEEP_BATCH, RedisMaintenance, analysed_args
 from .scripts import (
     ADD_EXACT_IF_NEW,
     CHECK,
@@ -169,6 +170,8 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
         self._anchors_key = f"{self._tag}:anchors"
         self._page_anchors_key = f"{self._tag}:pa"
         self._sketches_key = f"{self._tag}:sk"
+        self._analysed_key = f"{self._tag}:an"
+        self._hows_key = f"{self._tag}:how"
         self._store = client.register_script(STORE)
         self._remove = client.register_script(REMOVE)
         self._add_exact = client.register_script(ADD_EXACT_IF_NEW)
@@ -382,13 +385,16 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
                         matches.append((distance, seq, Match(stored_key, fp, distance, at)))
         return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
 
-    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+    def check_and_add_exact(
+        self, digest: int, key: str, *, analysed: Analysed | None = None
+    ) -> Outcome:
         key = storable_key(key)
         self._recheck_eviction()
         self._sweep_if_due()
         added_at = repr(time.time())
         args = [hex64(digest), record_tail(key, float(added_at)), added_at, self._cutoff(), key]
-        reply = self._run_check(self._add_exact, self._exact_keys(), args, [self.plan.table_count])
+        after = [self.plan.table_count, *analysed_args(analysed)]
+        reply = self._run_check(self._add_exact, self._exact_keys(), args, after)
         if int(reply[0]) == 0:
             return Outcome("changed" if int(reply[1]) else "new")
         _, stored_key, stored_at = json.loads(reply[1])

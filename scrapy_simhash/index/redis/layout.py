@@ -27,6 +27,11 @@ Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``)::
                                         anchors (see scrapy_simhash.anchors), removed with it
     {simhash}:sk                hash    seq -> the page's sketch (scrapy_simhash.sketch,
                                         Sketch.pack in hex), removed with it
+    {simhash}:an                hash    seq -> "<how id>:<text hash in hex>": how the page
+                                        was analysed (scrapy_simhash.index.analysed),
+                                        removed with it; absent for pages stored without
+    {simhash}:how               hash    how -> id and "#<id>" -> how, each distinct how
+                                        once; "#" -> the last id given
 
 **Tables and buckets.** For each table of the block plan a fingerprint's bits are
 rearranged so that the table's key comes first (see :mod:`scrapy_simhash.index.blocks`). The

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...anchors import Anchors
 from ...sketch import Sketch
+from ..analysed import Analysed, from_how
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .layout import hex64, parse_member, record_tail, records
 
@@ -41,6 +42,22 @@ def packed_sketch(sketch: Sketch | None) -> str:
     return sketch.pack().hex() if sketch else ""
 
 
+def analysed_args(analysed: Analysed | None) -> list[str]:
+    """How a page was analysed, as the scripts take it: its how and its text hash in hex
+    (``''`` twice: no record)."""
+    return ["", ""] if analysed is None else [analysed.how, hex64(analysed.text_hash)]
+
+
+def stored_analysed(value: str | None, hows: dict[str, str]) -> Analysed | None:
+    """:func:`analysed_args` as ``{prefix}:an`` stores it, read back with the hows of
+    ``{prefix}:how`` (``"#<id>" -> how``)."""
+    if not value:
+        return None
+    how_id, _, text_hash = value.partition(":")
+    how = hows.get(f"#{how_id}")
+    return None if how is None else from_how(how, int(text_hash, 16))
+
+
 def stored_sketch(value: str | None) -> Sketch | None:
     """:func:`packed_sketch` read back."""
     return Sketch.unpack(bytes.fromhex(value)) if value else None
@@ -60,6 +77,8 @@ class RedisMaintenance:
         _keys_key: str
         _page_anchors_key: str
         _sketches_key: str
+        _analysed_key: str
+        _hows_key: str
         _meta_key: str
         _counters_key: str
         _next_sweep: float
@@ -147,6 +166,7 @@ class RedisMaintenance:
             return
         parsed = [(seq, exact, value) for exact, seq, value in map(parse_member, members)]
         seqs = [str(seq) for seq, exact, _ in parsed if not exact] if with_anchors else []
+        every = [str(seq) for seq, _, _ in parsed] if with_anchors else []
         with self._errors("list pages"):
             pipe = self._pipeline()
             for _, exact, value in parsed:
@@ -154,10 +174,15 @@ class RedisMaintenance:
             if seqs:
                 pipe.hmget(self._page_anchors_key, seqs)  # one command for the batch
                 pipe.hmget(self._sketches_key, seqs)
+            if every:
+                pipe.hmget(self._analysed_key, every)
+                pipe.hgetall(self._hows_key)
             values = pipe.execute()
-        held, sketched = values[-2:] if seqs else ([], [])
+        held, sketched = values[len(parsed) : len(parsed) + 2] if seqs else ([], [])
+        noted, hows = values[-2:] if every else ([], {})
         anchors = {int(s): page_anchors(v) for s, v in zip(seqs, held, strict=True)}
         sketches = {int(s): stored_sketch(v) for s, v in zip(seqs, sketched, strict=True)}
+        analysed = {int(s): stored_analysed(v, hows) for s, v in zip(every, noted, strict=True)}
         values = values[: len(parsed)]
         for (seq, exact, hex_value), stored in zip(parsed, values, strict=True):
             if stored is None:
@@ -165,13 +190,17 @@ class RedisMaintenance:
             if exact:
                 stored_seq, key, at = json.loads(stored)
                 if int(stored_seq) == seq:
-                    yield seq, StoredPage(key, int(hex_value, 16), float(at), exact=True)
+                    yield seq, StoredPage(
+                        key, int(hex_value, 16), float(at), exact=True,
+                        analysed=analysed.get(seq),
+                    )  # fmt: skip
                 continue
             for record_seq, key, at in records(stored):
                 if record_seq == seq:
                     yield seq, StoredPage(
                         key, int(hex_value, 16), at,
                         anchors=anchors.get(seq), sketch=sketches.get(seq),
+                        analysed=analysed.get(seq),
                     )  # fmt: skip
 
     def pages(self) -> Iterator[StoredPage]:
@@ -217,6 +246,7 @@ class RedisMaintenance:
                             page.key,
                             "*",
                             0,
+                            *analysed_args(page.analysed),
                             0,
                         ],  # restored as is: nothing replaced
                         client=pipe,
@@ -228,6 +258,7 @@ class RedisMaintenance:
                     a = page.anchors
                     args.append(json.dumps([a.words, a.cover, list(a.hashes)]) if a else "")
                     args.append(packed_sketch(page.sketch))
+                    args += analysed_args(page.analysed)
                     self._store(
                         keys=[*keys, self._meta_key, self._keys_key], args=args, client=pipe
                     )

@@ -49,10 +49,27 @@ local function drop_anchors(seq)
   end
   redis.call('HDEL', pages, s)
 end
--- Remove the sketch of page seq, and its anchors (see redis_layout).
+-- Remove the record of how page seq was analysed (see redis_layout).
+local function drop_analysed(seq)
+  redis.call('HDEL', ANCHOR_TAG .. 'an', string.format('%.0f', seq))
+end
+-- Store how page seq was analysed: its how (stored once in {prefix}:how, both ways:
+-- how -> id and '#' .. id -> how) and its text hash in hex ('' for no record).
+local function add_analysed(seq, how, text_hash)
+  if not how or how == '' then return end
+  local hows = ANCHOR_TAG .. 'how'
+  local id = redis.call('HGET', hows, how)
+  if not id then
+    id = redis.call('HINCRBY', hows, '#', 1)
+    redis.call('HSET', hows, how, id, '#' .. id, how)
+  end
+  redis.call('HSET', ANCHOR_TAG .. 'an', string.format('%.0f', seq), id .. ':' .. text_hash)
+end
+-- Remove the sketch of page seq, its anchors and its record (see redis_layout).
 local function drop_page(seq)
   redis.call('HDEL', ANCHOR_TAG .. 'sk', string.format('%.0f', seq))
   drop_anchors(seq)
+  drop_analysed(seq)
 end
 -- Store the sketch (packed, in hex; '' for none) of page seq.
 local function add_sketch(seq, sketch)
@@ -108,6 +125,7 @@ local function replace(keys_hash, fp_hash, exact_hash, counters, order, key, n, 
       local v = redis.call('HGET', exact_hash, hex)
       if v and cjson.decode(v)[1] == seq then
         redis.call('HDEL', exact_hash, hex)
+        drop_analysed(seq)
         removed = removed + 1
       end
     else
@@ -210,7 +228,8 @@ end
 #       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
 #       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
 #       [words, cover, [hashes], [sizes]], or ''), its packed sketch in hex (or ''),
-#       token, then the old fingerprints (m, and per fingerprint its hex and n members).
+#       token, how the page was analysed ('' for no record) and its text hash in hex,
+#       then the old fingerprints (m, and per fingerprint its hex and n members).
 CHECK = (
     _FUNCTIONS
     + """
@@ -288,7 +307,7 @@ end
 local current = redis.call('HGET', KEYS[n + 5], key) or ''
 if current ~= ARGV[3 * n + 7] then return {-3, current} end
 local replaced, missing = replace(KEYS[n + 5], KEYS[n + 1], KEYS[n + 6], KEYS[n + 2],
-  KEYS[n + 3], key, n, n + 6, 3 * n + 11)
+  KEYS[n + 3], key, n, n + 6, 3 * n + 13)
 if not replaced then return {-2, missing} end
 local hex, tail = ARGV[3 * n + 2], ARGV[3 * n + 3]
 local seq = redis.call('HINCRBY', KEYS[n + 2], 'seq', 1)
@@ -307,6 +326,7 @@ redis.call('ZADD', KEYS[n + 3], ARGV[3 * n + 4], member)
 list(KEYS[n + 5], key, member)
 if anchors then add_anchors(seq, hex, anchors) end
 add_sketch(seq, ARGV[3 * n + 9])
+add_analysed(seq, ARGV[3 * n + 11], ARGV[3 * n + 12])
 return {0, seq, replaced}
 """
 )
@@ -316,7 +336,8 @@ return {0, seq, replaced}
 # KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
 #       the keys hash.
 # ARGV: n, the n members, hex fingerprint, record tail, key, added_at, anchors (JSON
-#       [words, cover, [hashes]], or ''), the packed sketch in hex (or '').
+#       [words, cover, [hashes]], or ''), the packed sketch in hex (or ''), how the page
+#       was analysed ('' for no record) and its text hash in hex.
 STORE = (
     _FUNCTIONS
     + """
@@ -343,6 +364,7 @@ redis.call('ZADD', KEYS[n + 3], ARGV[n + 5], member)
 list(KEYS[n + 5], key, member)
 if ARGV[n + 6] and ARGV[n + 6] ~= '' then add_anchors(seq, hex, cjson.decode(ARGV[n + 6])) end
 add_sketch(seq, ARGV[n + 7])
+add_analysed(seq, ARGV[n + 8], ARGV[n + 9])
 return 1
 """
 )
@@ -391,8 +413,9 @@ return removed
 # replaced. A stored record past the cutoff is replaced.
 # KEYS: the exact hash, the counters hash, the order, the meta hash, the keys hash, the
 #       fingerprint hash, then the n set keys of each old fingerprint.
-# ARGV: hex digest, record tail, added_at, cutoff ('' for none), key, expected, n, then the
-#       old fingerprints (m, and per fingerprint its hex and n members).
+# ARGV: hex digest, record tail, added_at, cutoff ('' for none), key, expected, n, how the
+#       page was analysed ('' for no record), its text hash in hex, then the old
+#       fingerprints (m, and per fingerprint its hex and n members).
 ADD_EXACT_IF_NEW = (
     _FUNCTIONS
     + """
@@ -407,6 +430,7 @@ if existing then
   redis.call('ZREM', KEYS[3], member)
   unlist(KEYS[5], old[2], member)
   redis.call('HDEL', KEYS[1], ARGV[1])
+  drop_analysed(old[1])
   redis.call('HINCRBY', KEYS[2], 'pages', -1)
 end
 local replaced = 0
@@ -414,7 +438,7 @@ if ARGV[6] ~= '*' then
   local current = redis.call('HGET', KEYS[5], key) or ''
   if current ~= ARGV[6] then return {-3, current} end
   local n, missing = tonumber(ARGV[7])
-  replaced, missing = replace(KEYS[5], KEYS[6], KEYS[1], KEYS[2], KEYS[3], key, n, 6, 8)
+  replaced, missing = replace(KEYS[5], KEYS[6], KEYS[1], KEYS[2], KEYS[3], key, n, 6, 10)
   if not replaced then return {-2, missing} end
 end
 local seq = redis.call('HINCRBY', KEYS[2], 'seq', 1)
@@ -423,6 +447,7 @@ redis.call('HSET', KEYS[1], ARGV[1], '[' .. seq .. ',' .. ARGV[2] .. ']')
 local member = string.format('x:%016.0f:', seq) .. ARGV[1]
 redis.call('ZADD', KEYS[3], ARGV[3], member)
 list(KEYS[5], key, member)
+add_analysed(seq, ARGV[8], ARGV[9])
 return {0, replaced}
 """
 )
@@ -439,6 +464,7 @@ if not existing then return 0 end
 local record = cjson.decode(existing)
 if record[1] ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
+drop_analysed(record[1])
 unlist(KEYS[4], record[2], member)
 redis.call('HINCRBY', KEYS[2], 'pages', -1)
 return 1

@@ -40,6 +40,7 @@ from redis.exceptions import RedisClusterException
 from ...anchors import Anchors
 from ...exceptions import ConfigurationError, IndexUnavailable
 from ...sketch import Sketch
+from ..analysed import Analysed
 from ..base import (
     Match,
     Outcome,
@@ -49,7 +50,7 @@ from ..base import (
     stored_outcome,
 )
 from .layout import hex64, record_tail
-from .maintenance import packed_sketch
+from .maintenance import analysed_args, packed_sketch
 from .spread_anchors import SpreadAnchors, stored_anchors
 from .spread_calls import SpreadCalls
 from .spread_decide import SpreadDecide
@@ -234,6 +235,7 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
         exact: bool,
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
+        analysed: Analysed | None = None,
     ) -> Outcome:
         hex_value = hex64(value)
         probe = probe_of(key, value, anchors, sketch)
@@ -281,7 +283,8 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                     self._sha["commit"],
                     home_keys,
                     [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL,
-                     stored_anchors(anchors), packed_sketch(probe.sketch)],
+                     stored_anchors(anchors), packed_sketch(probe.sketch),
+                     *analysed_args(analysed)],
                     wait=True,
                 )  # fmt: skip
             except BaseException:
@@ -355,14 +358,18 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
         key: str,
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
+        *,
+        analysed: Analysed | None = None,
     ) -> Outcome:
         self._recheck_eviction()
         key = storable_key(key)
-        return self._run("add", self._check, fingerprint, key, False, anchors, sketch)
+        return self._run("add", self._check, fingerprint, key, False, anchors, sketch, analysed)
 
-    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+    def check_and_add_exact(
+        self, digest: int, key: str, *, analysed: Analysed | None = None
+    ) -> Outcome:
         self._recheck_eviction()
-        return self._run("add", self._check, digest, storable_key(key), True)
+        return self._run("add", self._check, digest, storable_key(key), True, None, None, analysed)
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         k = self._query_distance(max_distance)

@@ -78,7 +78,7 @@ class SpreadCalls:
         home = self.keys.home_of(key)
         return [
             f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}", f"{home}:pa",
-            f"{home}:sk",
+            f"{home}:sk", f"{home}:an", f"{home}:how",
         ]  # fmt: skip
 
     def _resolve_call(self, found: Found, wound: bool) -> Call:

@@ -41,6 +41,10 @@ value, each in an *anchor slot* ``{p:a:<anchor % homes>}``::
     {p:h:<h>}:pa                       hash    "f:<txn>:<hex>" -> [words, cover, [anchors]]
     {p:h:<h>}:sk                       hash    "f:<txn>:<hex>" -> the page's sketch
                                                (scrapy_simhash.sketch, packed, in hex)
+    {p:h:<h>}:an                       hash    "f:<txn>:<hex>" or "x:..." -> "<how id>:
+                                               <text hash in hex>": how the page was
+                                               analysed (scrapy_simhash.index.analysed)
+    {p:h:<h>}:how                      hash    how -> id and "#<id>" -> how, per home
 
 Each record carries the page's whole list of anchors: two copies checked at once may meet
 in the slot of only one of the anchors they share, and that one meeting must decide. An

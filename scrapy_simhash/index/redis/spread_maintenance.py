@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .guards import RedisServer
 from .layout import hex64, record_tail
-from .maintenance import packed_sketch, stored_sketch
+from .maintenance import analysed_args, packed_sketch, stored_analysed, stored_sketch
 from .spread_anchors import read_anchors, stored_anchors
 from .spread_layout import DROP_STREAMS, Found, crc, member, parse_member
 
@@ -154,17 +154,27 @@ class SpreadMaintenance(RedisServer):
             offset += len(batch)
 
     def _with_anchors(self, home: str, found: Iterable[tuple[float, str]]) -> Iterator[tuple]:
-        """``(time, order member, its anchors or '', its sketch or '')`` of *found* (one
-        home's, in order), their anchors and sketches read in batches."""
+        """``(time, order member, its anchors or '', its sketch or '', its record or
+        None)`` of *found* (one home's, in order), their anchors, sketches and records of
+        how they were analysed read in batches."""
         batch: list[tuple[float, str]] = []
+        hows: dict[str, str] | None = None
 
         def flush() -> Iterator[tuple]:
+            nonlocal hows
             fields = [":".join(name.split(":", 3)[:3]) for _, name in batch]
+            if not fields:
+                return
             with self._errors("list pages"):
-                held = self._client.hmget(f"{home}:pa", fields) if fields else []
-                sketches = self._client.hmget(f"{home}:sk", fields) if fields else []
-            for (score, name), value, sketch in zip(batch, held, sketches, strict=True):
-                yield score, name, value or "", sketch or ""
+                held = self._client.hmget(f"{home}:pa", fields)
+                sketches = self._client.hmget(f"{home}:sk", fields)
+                noted = self._client.hmget(f"{home}:an", fields)
+                if hows is None and any(noted):
+                    hows = self._client.hgetall(f"{home}:how")
+            rows = zip(batch, held, sketches, noted, strict=True)
+            for (score, name), value, sketch, record in rows:
+                analysed = stored_analysed(record, hows or {})
+                yield score, name, value or "", sketch or "", analysed
 
         for item in found:
             batch.append(item)
@@ -174,12 +184,15 @@ class SpreadMaintenance(RedisServer):
         yield from flush()
 
     @staticmethod
-    def _page(score: float, name: str, anchors: str = "", sketch: str = "") -> StoredPage:
+    def _page(
+        score: float, name: str, anchors: str = "", sketch: str = "", analysed=None
+    ) -> StoredPage:
         exact, _, hex_value = parse_member(name)
         key = name.split(":", 3)[3]
         return StoredPage(
-            key, int(hex_value, 16), score, exact, read_anchors(anchors), stored_sketch(sketch)
-        )
+            key, int(hex_value, 16), score, exact, read_anchors(anchors), stored_sketch(sketch),
+            analysed,
+        )  # fmt: skip
 
     def pages(self) -> Iterator[StoredPage]:
         orders = (
@@ -219,7 +232,15 @@ class SpreadMaintenance(RedisServer):
             home_call = (
                 home,
                 sha["store_home"],
-                [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa", f"{home}:sk"],
+                [
+                    f"{home}:keys",
+                    f"{home}:order",
+                    f"{home}:n",
+                    f"{home}:pa",
+                    f"{home}:sk",
+                    f"{home}:an",
+                    f"{home}:how",
+                ],
                 [
                     page.key,
                     listed,
@@ -227,6 +248,7 @@ class SpreadMaintenance(RedisServer):
                     hex_value,
                     stored_anchors(anchors),
                     "" if page.exact else packed_sketch(page.sketch),
+                    *analysed_args(page.analysed),
                 ],
             )
             if page.exact:
@@ -276,6 +298,7 @@ class SpreadMaintenance(RedisServer):
         for key, names in entries:
             home = self.keys.home_of(key)
             home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa", f"{home}:sk"]
+            home_keys.append(f"{home}:an")
             calls.append((home, self._sha["unlist"], home_keys, [key, *names]))
         removed = [pair for pairs in self._io.batch(calls, wait=True) for pair in pairs]
         releases = []

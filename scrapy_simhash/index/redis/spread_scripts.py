@@ -191,17 +191,33 @@ end
 return 'p'
 """
 
+# Keep how the page of member m was analysed, in the page records an, its how (stored
+# once a home in hows, both ways: how -> id and '#' .. id -> how) and its text hash in hex.
+_ADD_ANALYSED = """
+local function add_analysed(an, hows, m, how, text_hash)
+  if not how or how == '' then return end
+  local id = redis.call('HGET', hows, how)
+  if not id then
+    id = redis.call('HINCRBY', hows, '#', 1)
+    redis.call('HSET', hows, how, id, '#' .. id, how)
+  end
+  redis.call('HSET', an, m, id .. ':' .. text_hash)
+end
+"""
+
 # Phase 2, the decisive write: unless aborted (or too old to be sure its abort record would
 # still be there), list the attempt's entry as the key's only one, in the order, and count
 # it; keep its anchors and its sketch (if any) in the page anchors and sketches. Returns
 # {1, the entries listed before (JSON), their anchors (JSON, '' for none)} or {0} when
 # aborted.
 # KEYS: the keys hash, the order, the counters, the abort record, the page anchors, the
-#       page sketches.
+#       page sketches, the page records, the hows.
 # ARGV: key, listed member, added_at, the attempt's time (us), max age (s), abort ttl (s),
 #       the page's anchors ('[words, cover, [hashes]]', '' for none), its packed sketch
-#       in hex ('' for none).
-COMMIT = """
+#       in hex ('' for none), how it was analysed ('' for no record), its text hash in hex.
+COMMIT = (
+    _ADD_ANALYSED
+    + """
 if redis.call('EXISTS', KEYS[4]) == 1 then return {0} end
 local now = redis.call('TIME')
 if tonumber(now[1]) * 1e6 + tonumber(now[2]) - tonumber(ARGV[4]) > tonumber(ARGV[5]) * 1e6 then
@@ -218,22 +234,28 @@ for i, m in ipairs(old) do
   anchors[i] = redis.call('HGET', KEYS[5], m) or ''
   redis.call('HDEL', KEYS[5], m)
   redis.call('HDEL', KEYS[6], m)
+  redis.call('HDEL', KEYS[7], m)
 end
 redis.call('HSET', KEYS[1], key, cjson.encode({member}))
 redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
 redis.call('HINCRBY', KEYS[3], 'pages', 1 - #old)
 if ARGV[7] and ARGV[7] ~= '' then redis.call('HSET', KEYS[5], member, ARGV[7]) end
 if ARGV[8] and ARGV[8] ~= '' then redis.call('HSET', KEYS[6], member, ARGV[8]) end
+add_analysed(KEYS[7], KEYS[8], member, ARGV[9], ARGV[10])
 if #old == 0 then return {1, '[]', '[]'} end
 return {1, listed, cjson.encode(anchors)}
 """
+)
 
 # Restore an entry under its key (import): skipped when the key lists the same fingerprint
 # (1 when this very entry is listed: the call was sent again).
-# KEYS: the keys hash, the order, the counters, the page anchors, the page sketches.
+# KEYS: the keys hash, the order, the counters, the page anchors, the page sketches, the
+#       page records, the hows.
 # ARGV: key, member, added_at, hex, the page's anchors ('' for none), its sketch ('' for
-# none). Returns 1 if listed.
-STORE_HOME = """
+# none), how it was analysed ('' for no record), its text hash in hex. Returns 1 if listed.
+STORE_HOME = (
+    _ADD_ANALYSED
+    + """
 local key, member = ARGV[1], ARGV[2]
 local listed = redis.call('HGET', KEYS[1], key)
 local all = listed and cjson.decode(listed) or {}
@@ -249,12 +271,15 @@ redis.call('ZADD', KEYS[2], ARGV[3], member .. ':' .. key)
 redis.call('HINCRBY', KEYS[3], 'pages', 1)
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], member, ARGV[5]) end
 if ARGV[6] and ARGV[6] ~= '' then redis.call('HSET', KEYS[5], member, ARGV[6]) end
+add_analysed(KEYS[6], KEYS[7], member, ARGV[7], ARGV[8])
 return 1
 """
+)
 
 # Unlist entries of a key (forget, expire): ARGV: key, then the members ('*': all).
-# KEYS: the keys hash, the order, the counters, the page anchors, the page sketches.
-# Returns the members removed, each followed by its anchors ('' for none).
+# KEYS: the keys hash, the order, the counters, the page anchors, the page sketches, the
+#       page records. Returns the members removed, each followed by its anchors ('' for
+#       none).
 UNLIST = """
 local key = ARGV[1]
 local listed = redis.call('HGET', KEYS[1], key)
@@ -269,6 +294,7 @@ for _, m in ipairs(cjson.decode(listed)) do
     removed[#removed + 1] = redis.call('HGET', KEYS[4], m) or ''
     redis.call('HDEL', KEYS[4], m)
     if KEYS[5] then redis.call('HDEL', KEYS[5], m) end
+    if KEYS[6] then redis.call('HDEL', KEYS[6], m) end
     redis.call('ZREM', KEYS[2], m .. ':' .. key)
   else
     keep[#keep + 1] = m

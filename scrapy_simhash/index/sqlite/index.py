@@ -30,6 +30,7 @@ from ...exceptions import (
     SimhashIndexError,
 )
 from ...sketch import SKETCH_FORMAT, Sketch
+from ..analysed import Analysed
 from ..base import (
     IndexBase,
     IndexParameters,
@@ -49,6 +50,7 @@ from ..base import (
 from ..rule import Candidate, Probe, anchor_candidates, by_anchors
 from ..uri import path_and_options
 from ..uri import timeout as timeout_option
+from .analyses import add_analyses, remove_analyses
 from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
 from .file import (
     check_application,
@@ -59,6 +61,7 @@ from .file import (
 )
 from .layout import (
     APPLICATION_ID,
+    PRE_ANALYSIS_VERSION,
     PRE_ANCHORS_VERSION,
     PRE_SKETCH_VERSION,
     SCHEMA_VERSION,
@@ -68,6 +71,7 @@ from .layout import (
     upgrade_from_v1,
     upgrade_from_v2,
     upgrade_from_v3,
+    upgrade_from_v4,
 )
 from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .sketches import add_sketches, remove_sketches, stored_sketches
@@ -221,7 +225,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _load(self) -> IndexParameters:
         if self._version() == UPGRADABLE_VERSION:
             self._upgrade()
-        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION):
+        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_ANALYSIS_VERSION):
             self._add_anchor_tables()
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
@@ -296,16 +300,25 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         )  # fmt: skip
 
     def _add_anchor_tables(self) -> None:
-        """Upgrade a version-2 file (no anchors) or version-3 file (no sketches) when
-        asked to, else refuse it naming the command that does."""
+        """Upgrade a version-2 file (no anchors), version-3 file (no sketches) or
+        version-4 file (no analysis records) when asked to, else refuse it naming the
+        command that does."""
         version = self._version()
         if not self._upgrade_anchors:
-            missing = "paragraph anchors" if version == PRE_ANCHORS_VERSION else "text sketches"
+            missing = {
+                PRE_ANCHORS_VERSION: "paragraph anchors",
+                PRE_SKETCH_VERSION: "text sketches",
+            }.get(version, "records of how each page was analysed")
+            kept = (
+                "diagnostics say what they assume of how they were read"
+                if version == PRE_ANALYSIS_VERSION
+                else "a page that looks like one of them is kept too, as the share of its "
+                "text they hold is unknown"
+            )
             raise IndexUnavailable(
                 f"The index {self.path} has schema version {version}, written before "
                 f"{missing} (this scrapy-simhash writes version {SCHEMA_VERSION}); it was "
-                f"left untouched. Upgrade it (its pages are kept; a page that looks like one "
-                f"of them is kept too, as the share of its text they hold is unknown) with: "
+                f"left untouched. Upgrade it (its pages are kept; {kept}) with: "
                 f"scrapy-simhash upgrade --index {self.path}"
             )
         with self._transaction():
@@ -313,6 +326,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
                 upgrade_from_v2(self._conn)
             elif self._version() == PRE_SKETCH_VERSION:
                 upgrade_from_v3(self._conn)
+            elif self._version() == PRE_ANALYSIS_VERSION:
+                upgrade_from_v4(self._conn)
         logger.warning(
             "Upgraded the index %s to schema version %d (paragraph anchors %s, sketches %s)",
             self.path, SCHEMA_VERSION, ANCHORS_FORMAT, SKETCH_FORMAT,
@@ -437,6 +452,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         key: str,
         anchors: Anchors | None = None,
         sketch: Sketch | None = None,
+        *,
+        analysed: Analysed | None = None,
     ) -> Outcome:
         probe = probe_of(key, fingerprint, anchors, sketch)
         with self._errors("add"), self._transaction():
@@ -448,6 +465,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             page = self.tables.add(self._conn, fingerprint, probe.key, time.time())
             add_anchors(self._conn, [(page, anchors)] if anchors else [])
             add_sketches(self._conn, [(page, sketch)])
+            add_analyses(self._conn, [(probe.key, analysed)])
         return stored_outcome(decision, fingerprint, bool(replaced))
 
     def query_contained(
@@ -460,7 +478,9 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             outcome = self._outcome(self._decide(probe, near=False), probe)
         return None if outcome is None else outcome.match
 
-    def check_and_add_exact(self, digest: int, key: str) -> Outcome:
+    def check_and_add_exact(
+        self, digest: int, key: str, *, analysed: Analysed | None = None
+    ) -> Outcome:
         key = storable_key(key)
         signed = to_signed64(digest)
         with self._errors("add"), self._transaction():
@@ -475,6 +495,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
                 "INSERT INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
                 (signed, key, time.time()),
             )
+            add_analyses(self._conn, [(key, analysed)])
         return Outcome("changed" if replaced else "new")
 
     def _replace(self, key: str) -> int:
@@ -488,6 +509,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
         remove_sketches(self._conn, [page_id for page_id, _, _ in doomed])
         exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
+        remove_analyses(self._conn, [key])
         return len(doomed) + exact
 
     def __len__(self) -> int:

@@ -19,6 +19,10 @@ Layout, schema version 2::
                                                     + 8 x the anchors shared when contained
     anchors, page_anchors                           paragraph anchors (see anchors.py beside it)
 
+Version 5 added ``analysis_hows`` and ``page_analyses`` (see analyses.py beside it): how
+each page was analysed. :func:`upgrade_from_v4` adds them, explicitly (``scrapy-simhash
+upgrade``); its pages keep no record, and diagnostics say what they assume of them.
+
 Version 4 added ``page_sketches`` (see sketches.py beside it), ``drops.share`` and
 ``simhash_meta.sketch`` (the sketches' format): :func:`upgrade_from_v3` adds them,
 explicitly (``scrapy-simhash upgrade``); its pages keep no sketch, and a page that looks
@@ -47,6 +51,7 @@ from pathlib import Path
 from ...anchors import ANCHORS_FORMAT
 from ..base import IndexParameters
 from ..blocks import BlockPlan
+from .analyses import ANALYSIS_LAYOUT, create_analysis_tables
 from .anchors import ANCHOR_LAYOUT, create_anchor_tables
 from .sketches import SKETCH_LAYOUT, create_sketch_table
 from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
@@ -55,13 +60,15 @@ from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 #: recognised and left alone. The bytes spell "SmHs".
 APPLICATION_ID = 0x536D4873
 #: ``PRAGMA user_version``: bumped with every change of the layout above.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: The oldest version opened: it is upgraded in place (see :func:`upgrade_from_v1`).
 UPGRADABLE_VERSION = 1
 #: The version before the anchors: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_ANCHORS_VERSION = 2
 #: The version before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_SKETCH_VERSION = 3
+#: The version before the analysis records: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_ANALYSIS_VERSION = 4
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: The upgrade logs under the name of the backend that runs it, where its messages are.
 logger = logging.getLogger("scrapy_simhash.index.sqlite")
@@ -84,6 +91,7 @@ LAYOUT: dict[str, tuple[str, ...]] = {
     "drops": ("id", "key", "kept_key", "distance", "exact", "at", "share"),
     **ANCHOR_LAYOUT,
     **SKETCH_LAYOUT,
+    **ANALYSIS_LAYOUT,
 }
 
 
@@ -132,6 +140,7 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     _create_v2_tables(conn, parameters.plan)
     create_anchor_tables(conn)
     create_sketch_table(conn)
+    create_analysis_tables(conn)
     db["exact_texts"].create(
         {"digest": int, "key": str, "added_at": float},
         pk="digest",
@@ -207,4 +216,11 @@ def upgrade_from_v3(conn: sqlite3.Connection) -> None:
     transaction: its pages have no sketch; pages stored from now on have theirs."""
     create_sketch_table(conn)
     conn.execute("ALTER TABLE drops ADD COLUMN share REAL")
+    upgrade_from_v4(conn)
+
+
+def upgrade_from_v4(conn: sqlite3.Connection) -> None:
+    """Add the analysis tables to a version-4 file, inside the caller's transaction: its
+    pages have no record of how they were analysed; pages stored from now on have one."""
+    create_analysis_tables(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...exceptions import Interrupted
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from .analyses import add_analyses, remove_analyses, stored_analyses
 from .anchors import add_anchors, remove_anchors, stored_anchors
 from .layout import DROP_SHARED, DROP_UNCHANGED
 from .sketches import add_sketches, remove_sketches, stored_sketches
@@ -114,10 +115,13 @@ class SqliteMaintenance:
                 ids = [i for *_, exact, i in rows if not exact]
                 anchors = stored_anchors(self._conn, ids)
                 sketches = stored_sketches(self._conn, ids)
+                analysed = stored_analyses(self._conn, [row[0] for row in rows])
             for key, fp, added_at, exact, page_id in rows:
                 found = None if exact else anchors.get(page_id)
                 sketch = None if exact else sketches.get(page_id)
-                yield StoredPage(key, from_signed64(fp), added_at, bool(exact), found, sketch)
+                yield StoredPage(
+                    key, from_signed64(fp), added_at, bool(exact), found, sketch, analysed.get(key)
+                )
 
     def pages(self) -> Iterator[StoredPage]:
         """Every page, in the order stored, read in short transactions: the order is
@@ -156,10 +160,14 @@ class SqliteMaintenance:
                     ids = [r[5] for r in rows if not r[3]]
                     held = stored_anchors(self._conn, ids)
                     sketches = stored_sketches(self._conn, ids)
+                    analysed = stored_analyses(self._conn, [r[0] for r in rows])
                 for key, fp, added_at, exact, _, page_id in rows:
                     anchors = None if exact else held.get(page_id)
                     sketch = None if exact else sketches.get(page_id)
-                    yield StoredPage(key, from_signed64(fp), added_at, bool(exact), anchors, sketch)
+                    yield StoredPage(
+                        key, from_signed64(fp), added_at, bool(exact), anchors, sketch,
+                        analysed.get(key),
+                    )  # fmt: skip
         finally:
             with contextlib.suppress(sqlite3.Error):  # a closed or failing index
                 if self._conn is not None:
@@ -213,12 +221,13 @@ class SqliteMaintenance:
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
         (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-        page_rows, exact_rows, anchor_rows, sketch_rows = [], [], [], []
+        page_rows, exact_rows, anchor_rows, sketch_rows, analysis_rows = [], [], [], [], []
         seen: set[tuple[str, int]] = set()
         for page in batch:
             signed = to_signed64(page.fingerprint)
             if page.exact:
                 exact_rows.append((signed, page.key, page.added_at))
+                analysis_rows.append((page.key, page.analysed))
                 continue
             if (page.key, signed) in seen or self._conn.execute(
                 "SELECT 1 FROM page_view WHERE key = ? AND fingerprint = ?",
@@ -227,6 +236,7 @@ class SqliteMaintenance:
                 continue
             seen.add((page.key, signed))
             page_rows.append((next_id, signed, page.key, page.added_at))
+            analysis_rows.append((page.key, page.analysed))
             if page.anchors:
                 anchor_rows.append((next_id, page.anchors))
             if page.sketch:
@@ -241,6 +251,7 @@ class SqliteMaintenance:
         self.tables.add_many(self._conn, page_rows)
         add_anchors(self._conn, anchor_rows)
         add_sketches(self._conn, sketch_rows)
+        add_analyses(self._conn, analysis_rows)
         return added
 
     def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
@@ -258,11 +269,13 @@ class SqliteMaintenance:
             self.tables.remove(self._conn, doomed)
             remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
             remove_sketches(self._conn, [page_id for page_id, _, _ in doomed])
-            exact = self._conn.execute(
+            exact_keys = self._conn.execute(
                 f"DELETE FROM exact_texts WHERE rowid IN "
-                f"(SELECT rowid FROM exact_texts {where} LIMIT ?)",
+                f"(SELECT rowid FROM exact_texts {where} LIMIT ?) RETURNING key",
                 limited,
-            ).rowcount
+            ).fetchall()
+            remove_analyses(self._conn, [key for _, _, key in doomed] + [k for (k,) in exact_keys])
+            exact = len(exact_keys)
             return len(doomed) + exact, len(doomed) == BATCH_PAGES or exact == BATCH_PAGES
 
         return self._batched("remove pages", step)
