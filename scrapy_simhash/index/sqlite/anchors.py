@@ -8,8 +8,14 @@ Two tables, written and read inside the transactions of the block tables::
                             little-endian, signed) and the summary the containment test
                             compares: removing a page removes its rows from ``anchors``
 
+    anchor_seen(anchor PRIMARY KEY, pages)   the sightings of an anchor (see
+                            scrapy_simhash.index.rule): up to MAX_SIGHTINGS hashes of the
+                            keys of pages seen holding it, kept or dropped, packed as
+                            ``hashes``; never removed with a page
+
 A check reads at most ``MAX_ANCHOR_PAGES + 1`` rows of each of its anchors: an anchor on
-more pages is boilerplate, and how many more does not matter.
+more pages is boilerplate, and how many more does not matter. It records its page's
+sightings in the same transaction, before it decides.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ from array import array
 from collections.abc import Iterable
 
 from ...anchors import MAX_ANCHOR_PAGES, Anchors
+from ..rule import sighted, sighting
 
 #: The tables and columns, checked at every open (see layout.LAYOUT).
 ANCHOR_LAYOUT: dict[str, tuple[str, ...]] = {
     "anchors": ("anchor", "page"),
     "page_anchors": ("page", "words", "cover", "hashes"),
+    "anchor_seen": ("anchor", "pages"),
 }
 
 
@@ -35,6 +43,54 @@ def create_anchor_tables(conn: sqlite3.Connection) -> None:
     conn.execute(
         "CREATE TABLE page_anchors (page INTEGER PRIMARY KEY, words INTEGER NOT NULL, "
         "cover INTEGER NOT NULL, hashes BLOB NOT NULL)"
+    )
+
+
+def create_seen_table(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE anchor_seen (anchor INTEGER PRIMARY KEY, pages BLOB NOT NULL)")
+
+
+def sightings(conn: sqlite3.Connection, hashes: Iterable[int]) -> dict[int, tuple[int, ...]]:
+    """``anchor -> its sightings`` of those of *hashes* that have any."""
+    hashes = list(hashes)
+    if not hashes:
+        return {}
+    rows = conn.execute(
+        f"SELECT anchor, pages FROM anchor_seen WHERE anchor IN ({','.join('?' * len(hashes))})",
+        hashes,
+    )
+    return {anchor: unpack(blob) for anchor, blob in rows}
+
+
+def sight(conn: sqlite3.Connection, hashes: Iterable[int], page: int) -> dict[int, tuple[int, ...]]:
+    """Inside a write transaction: count *page* (a :func:`~..rule.sighting`) among the
+    pages seen holding each of *hashes*; ``anchor -> its sightings`` after that."""
+    hashes = list(hashes)
+    seen = sightings(conn, hashes)
+    changed = []
+    for anchor in hashes:
+        more = sighted(seen.get(anchor, ()), page)
+        if more is not None:
+            seen[anchor] = tuple(more)
+            changed.append((anchor, pack(more)))
+    conn.executemany("INSERT OR REPLACE INTO anchor_seen (anchor, pages) VALUES (?, ?)", changed)
+    return seen
+
+
+def count_stored_as_seen(conn: sqlite3.Connection) -> None:
+    """Inside the upgrade's transaction: the pages stored under each anchor as its
+    sightings (an index written before sightings counted no page it dropped)."""
+    rows = conn.execute(
+        "SELECT anchor, key FROM anchors JOIN page_view ON id = page ORDER BY anchor, page"
+    )
+    seen: dict[int, list[int]] = {}
+    for anchor, key in rows:
+        more = sighted(seen.get(anchor, ()), sighting(key))
+        if more is not None:
+            seen[anchor] = more
+    conn.executemany(
+        "INSERT OR REPLACE INTO anchor_seen (anchor, pages) VALUES (?, ?)",
+        ((anchor, pack(pages)) for anchor, pages in seen.items()),
     )
 
 

@@ -46,10 +46,10 @@ from ..base import (
     stored_outcome,
     stored_parameters,
 )
-from ..rule import Candidate, Probe, anchor_candidates, by_anchors
+from ..rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighting
 from ..uri import path_and_options
 from ..uri import timeout as timeout_option
-from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
+from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors, sight, sightings
 from .file import (
     check_application,
     check_file,
@@ -60,6 +60,7 @@ from .file import (
 from .layout import (
     APPLICATION_ID,
     PRE_ANCHORS_VERSION,
+    PRE_SEEN_VERSION,
     PRE_SKETCH_VERSION,
     SCHEMA_VERSION,
     UPGRADABLE_VERSION,
@@ -68,6 +69,7 @@ from .layout import (
     upgrade_from_v1,
     upgrade_from_v2,
     upgrade_from_v3,
+    upgrade_from_v4,
 )
 from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .sketches import add_sketches, remove_sketches, stored_sketches
@@ -144,6 +146,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         self._timeout = timeout
         self._synchronous = synchronous
         self._conn: sqlite3.Connection | None = None
+        # The sightings of the page being checked, recorded in its transaction.
+        self._seen_now: dict[int, tuple[int, ...]] | None = None
         try:
             self.parameters = self._open(
                 RequestedParameters(max_distance, blocks, features),
@@ -221,7 +225,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _load(self) -> IndexParameters:
         if self._version() == UPGRADABLE_VERSION:
             self._upgrade()
-        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION):
+        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_SEEN_VERSION):
             self._add_anchor_tables()
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
@@ -300,7 +304,10 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         asked to, else refuse it naming the command that does."""
         version = self._version()
         if not self._upgrade_anchors:
-            missing = "paragraph anchors" if version == PRE_ANCHORS_VERSION else "text sketches"
+            missing = {
+                PRE_ANCHORS_VERSION: "paragraph anchors",
+                PRE_SKETCH_VERSION: "text sketches",
+            }.get(version, "counting boilerplate in pages seen")
             raise IndexUnavailable(
                 f"The index {self.path} has schema version {version}, written before "
                 f"{missing} (this scrapy-simhash writes version {SCHEMA_VERSION}); it was "
@@ -313,6 +320,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
                 upgrade_from_v2(self._conn)
             elif self._version() == PRE_SKETCH_VERSION:
                 upgrade_from_v3(self._conn)
+            elif self._version() == PRE_SEEN_VERSION:
+                upgrade_from_v4(self._conn)
         logger.warning(
             "Upgraded the index %s to schema version %d (paragraph anchors %s, sketches %s)",
             self.path, SCHEMA_VERSION, ANCHORS_FORMAT, SKETCH_FORMAT,
@@ -411,7 +420,9 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _anchored(self, probe: Probe) -> list[Candidate]:
         """Inside a check's transaction: the pages sharing long paragraphs with *probe*."""
         assert probe.anchors is not None
-        pages = by_anchors(anchor_hits(self._conn, probe.anchors.hashes))
+        hits = anchor_hits(self._conn, probe.anchors.hashes)
+        seen = self._seen_now if self._seen_now is not None else sightings(self._conn, hits)
+        pages = by_anchors(hits, boilerplate(seen, probe.key))
         if not pages:
             return []
         facts = page_summaries(self._conn, pages)
@@ -440,7 +451,12 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     ) -> Outcome:
         probe = probe_of(key, fingerprint, anchors, sketch)
         with self._errors("add"), self._transaction():
-            decision = self._decide(probe)
+            if probe.anchors:
+                self._seen_now = sight(self._conn, probe.anchors.hashes, sighting(probe.key))
+            try:
+                decision = self._decide(probe)
+            finally:
+                self._seen_now = None
             outcome = self._outcome(decision, probe)
             if outcome is not None:
                 return outcome

@@ -19,6 +19,10 @@ Layout, schema version 2::
                                                     + 8 x the anchors shared when contained
     anchors, page_anchors                           paragraph anchors (see anchors.py beside it)
 
+Version 5 added ``anchor_seen`` (sightings: boilerplate is counted in pages seen, kept or
+dropped, see anchors.py beside it): :func:`upgrade_from_v4` adds it, explicitly
+(``scrapy-simhash upgrade``), counting the pages stored under each anchor as seen.
+
 Version 4 added ``page_sketches`` (see sketches.py beside it), ``drops.share`` and
 ``simhash_meta.sketch`` (the sketches' format): :func:`upgrade_from_v3` adds them,
 explicitly (``scrapy-simhash upgrade``); its pages keep no sketch, and a page that looks
@@ -47,7 +51,7 @@ from pathlib import Path
 from ...anchors import ANCHORS_FORMAT
 from ..base import IndexParameters
 from ..blocks import BlockPlan
-from .anchors import ANCHOR_LAYOUT, create_anchor_tables
+from .anchors import ANCHOR_LAYOUT, count_stored_as_seen, create_anchor_tables, create_seen_table
 from .sketches import SKETCH_LAYOUT, create_sketch_table
 from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
@@ -55,13 +59,15 @@ from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 #: recognised and left alone. The bytes spell "SmHs".
 APPLICATION_ID = 0x536D4873
 #: ``PRAGMA user_version``: bumped with every change of the layout above.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: The oldest version opened: it is upgraded in place (see :func:`upgrade_from_v1`).
 UPGRADABLE_VERSION = 1
 #: The version before the anchors: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_ANCHORS_VERSION = 2
 #: The version before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_SKETCH_VERSION = 3
+#: The version before sightings: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_SEEN_VERSION = 4
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: The upgrade logs under the name of the backend that runs it, where its messages are.
 logger = logging.getLogger("scrapy_simhash.index.sqlite")
@@ -131,6 +137,7 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     )
     _create_v2_tables(conn, parameters.plan)
     create_anchor_tables(conn)
+    create_seen_table(conn)
     create_sketch_table(conn)
     db["exact_texts"].create(
         {"digest": int, "key": str, "added_at": float},
@@ -207,4 +214,12 @@ def upgrade_from_v3(conn: sqlite3.Connection) -> None:
     transaction: its pages have no sketch; pages stored from now on have theirs."""
     create_sketch_table(conn)
     conn.execute("ALTER TABLE drops ADD COLUMN share REAL")
+    upgrade_from_v4(conn)
+
+
+def upgrade_from_v4(conn: sqlite3.Connection) -> None:
+    """Add ``anchor_seen`` to a version-4 file, inside the caller's transaction: the pages
+    stored under each anchor count as seen (those it dropped were never counted)."""
+    create_seen_table(conn)
+    count_stored_as_seen(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
