@@ -224,14 +224,15 @@ def vacuum(env: Env, index_uri: str | None) -> None:
 
 
 @honours(INDEX_SETTINGS, KEEPS_ITS_PARAMETERS)
-@main.command(short_help="Upgrade an index written before paragraph anchors.")
+@main.command(short_help="Upgrade an index written by an earlier scrapy-simhash.")
 @index_option
 @click.pass_obj
 def upgrade(env: Env, index_uri: str | None) -> None:
-    """Upgrade an index written by an earlier scrapy-simhash to store paragraph anchors:
-    its pages are kept (and found by distance only; pages stored from now on have their
-    anchors). An index that needs it is refused by a crawl until it is upgraded. Older
-    scrapy-simhash versions refuse the upgraded index.
+    """Upgrade an index written by an earlier scrapy-simhash to store paragraph anchors,
+    text sketches and the pages seen holding each anchor: its pages are kept (without
+    anchors or sketches when it had none; counted as seen). An index that needs it is
+    refused by a crawl until it is upgraded. Older scrapy-simhash versions refuse the
+    upgraded index.
 
     \b
     Example:
