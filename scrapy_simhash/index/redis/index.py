@@ -282,7 +282,8 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
     def _upgrade(self, meta: dict[str, str], version: int) -> dict[str, str]:
         """Upgrade an index written before paragraph anchors or before text sketches when
         asked to (its pages keep none: they are found by distance only, and hold an
-        unknown share of a page's text), else refuse it naming the command."""
+        unknown share of a page's text), or before sightings (its stored pages count as
+        seen, see :mod:`.upgrade`), else refuse it naming the command."""
         if not self._upgrade_anchors:
             missing = {
                 PRE_ANCHORS_VERSION: "paragraph anchors",
