@@ -8,7 +8,8 @@ Two tables, written and read inside the transactions of the block tables::
                             little-endian, signed) and the summary the containment test
                             compares: removing a page removes its rows from ``anchors``
 
-    anchor_seen(anchor PRIMARY KEY, pages)   the sightings of an anchor (see
+    anchor_seen(anchor PRIMARY KEY, pages)   the sightings of an anchor (the anchor as
+                            an unsigned 32-bit rowid: a negative one takes 9 bytes; see
                             scrapy_simhash.index.rule): up to MAX_SIGHTINGS hashes of the
                             keys of pages seen holding it, kept or dropped, packed as
                             ``hashes``; never removed with a page
@@ -50,16 +51,31 @@ def create_seen_table(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE anchor_seen (anchor INTEGER PRIMARY KEY, pages BLOB NOT NULL)")
 
 
+_U32 = 0xFFFF_FFFF
+
+
+def _signed(rowid: int) -> int:
+    return rowid - (1 << 32) if rowid >> 31 else rowid
+
+
 def sightings(conn: sqlite3.Connection, hashes: Iterable[int]) -> dict[int, tuple[int, ...]]:
     """``anchor -> its sightings`` of those of *hashes* that have any."""
-    hashes = list(hashes)
+    hashes = [anchor & _U32 for anchor in hashes]
     if not hashes:
         return {}
     rows = conn.execute(
         f"SELECT anchor, pages FROM anchor_seen WHERE anchor IN ({','.join('?' * len(hashes))})",
         hashes,
     )
-    return {anchor: unpack(blob) for anchor, blob in rows}
+    return {_signed(anchor): unpack(blob) for anchor, blob in rows}
+
+
+def write_sightings(conn: sqlite3.Connection, rows: Iterable[tuple[int, Iterable[int]]]) -> None:
+    """Store ``(anchor, its sightings)`` rows, replacing what the anchors had."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO anchor_seen (anchor, pages) VALUES (?, ?)",
+        ((anchor & _U32, pack(seen)) for anchor, seen in rows),
+    )
 
 
 def sight(conn: sqlite3.Connection, hashes: Iterable[int], page: int) -> dict[int, tuple[int, ...]]:
@@ -72,8 +88,8 @@ def sight(conn: sqlite3.Connection, hashes: Iterable[int], page: int) -> dict[in
         more = sighted(seen.get(anchor, ()), page)
         if more is not None:
             seen[anchor] = tuple(more)
-            changed.append((anchor, pack(more)))
-    conn.executemany("INSERT OR REPLACE INTO anchor_seen (anchor, pages) VALUES (?, ?)", changed)
+            changed.append((anchor, more))
+    write_sightings(conn, changed)
     return seen
 
 
@@ -88,10 +104,7 @@ def count_stored_as_seen(conn: sqlite3.Connection) -> None:
         more = sighted(seen.get(anchor, ()), sighting(key))
         if more is not None:
             seen[anchor] = more
-    conn.executemany(
-        "INSERT OR REPLACE INTO anchor_seen (anchor, pages) VALUES (?, ?)",
-        ((anchor, pack(pages)) for anchor, pages in seen.items()),
-    )
+    write_sightings(conn, seen.items())
 
 
 def pack(hashes: Iterable[int]) -> bytes:
