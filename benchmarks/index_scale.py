@@ -175,28 +175,6 @@ def fill_anchors(conn: sqlite3.Connection, anchors: np.ndarray) -> None:
         "INSERT OR IGNORE INTO anchors (anchor, page) VALUES (?, ?)",
         zip((keys >> 32).tolist(), (keys & 0xFFFF_FFFF).tolist(), strict=True),
     )
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'anchor_seen'").fetchone():
-        fill_sightings(conn, keys)
-
-
-def fill_sightings(conn: sqlite3.Connection, keys: np.ndarray) -> None:
-    """The sightings of the anchors of *keys* (``anchor << 32 | page``, sorted), as the
-    checks that stored the pages wrote them: the pages holding each anchor, up to 7."""
-    from scrapy_simhash.index.rule import sighted, sighting
-    from scrapy_simhash.index.sqlite.anchors import write_sightings
-
-    def rows():
-        anchor, seen = None, []
-        for a, page in zip((keys >> 32).tolist(), (keys & 0xFFFF_FFFF).tolist(), strict=True):
-            if a != anchor:
-                if seen:
-                    yield anchor, seen
-                anchor, seen = a, []
-            seen = sighted(seen, sighting(f"https://example.com/{page}")) or seen
-        if seen:
-            yield anchor, seen
-
-    write_sightings(conn, rows())
 
 
 def measure_sqlite(path: Path, data_file: Path, synchronous: str) -> dict:

@@ -8,15 +8,20 @@ Two tables, written and read inside the transactions of the block tables::
                             little-endian, signed) and the summary the containment test
                             compares: removing a page removes its rows from ``anchors``
 
-    anchor_seen(anchor PRIMARY KEY, pages)   the sightings of an anchor (the anchor as
-                            an unsigned 32-bit rowid: a negative one takes 9 bytes; see
-                            scrapy_simhash.index.rule): up to MAX_SIGHTINGS hashes of the
-                            keys of pages seen holding it, kept or dropped, packed as
-                            ``hashes``; never removed with a page
+    anchor_seen(anchor PRIMARY KEY, pages)   the sightings of an anchor besides the pages
+                            stored under it (see scrapy_simhash.index.rule): the key hashes
+                            of pages seen holding it and not stored (dropped, unchanged),
+                            packed as ``hashes``; the anchor as an unsigned 32-bit rowid
+                            (a negative one takes 9 bytes)
 
 A check reads at most ``MAX_ANCHOR_PAGES + 1`` rows of each of its anchors: an anchor on
-more pages is boilerplate, and how many more does not matter. It records its page's
-sightings in the same transaction, before it decides.
+more pages is boilerplate, and how many more does not matter. The pages seen holding an
+anchor are those rows' pages and its ``anchor_seen`` row, at most ``MAX_SIGHTINGS``; a
+check that does not store its page adds it there, in the same transaction. A stored page
+is counted by its rows alone: most anchors are on one page, and writing a sighting for
+each would cost every new page a write per anchor (+120 bytes a page, +50% CPU a
+check). So a page removed (``forget``, ``expire``, replaced) stops counting here, where
+the other backends keep it seen.
 """
 
 from __future__ import annotations
@@ -78,33 +83,46 @@ def write_sightings(conn: sqlite3.Connection, rows: Iterable[tuple[int, Iterable
     )
 
 
-def sight(conn: sqlite3.Connection, hashes: Iterable[int], page: int) -> dict[int, tuple[int, ...]]:
-    """Inside a write transaction: count *page* (a :func:`~..rule.sighting`) among the
-    pages seen holding each of *hashes*; ``anchor -> its sightings`` after that."""
+def seen_holding(
+    conn: sqlite3.Connection, hits: dict[int, list[int]], hashes: Iterable[int]
+) -> tuple[dict[int, list[int]], dict[int, tuple[int, ...]]]:
+    """The pages seen holding each of *hashes*: ``(anchor -> sightings, anchor -> its
+    anchor_seen row)``, the sightings being the keys of the pages *hits* (of
+    :func:`anchor_hits`) lists, then the row's."""
     hashes = list(hashes)
-    seen = sightings(conn, hashes)
-    changed = []
-    for anchor in hashes:
-        more = sighted(seen.get(anchor, ()), page)
-        if more is not None:
-            seen[anchor] = tuple(more)
-            changed.append((anchor, more))
-    write_sightings(conn, changed)
-    return seen
-
-
-def count_stored_as_seen(conn: sqlite3.Connection) -> None:
-    """Inside the upgrade's transaction: the pages stored under each anchor as its
-    sightings (an index written before sightings counted no page it dropped)."""
-    rows = conn.execute(
-        "SELECT anchor, key FROM anchors JOIN page_view ON id = page ORDER BY anchor, page"
-    )
+    extra = sightings(conn, hashes)
+    ids = sorted({page for pages in hits.values() for page in pages})
+    keys: dict[int, str] = {}
+    if ids:
+        marks = ",".join("?" * len(ids))
+        keys = dict(conn.execute(f"SELECT id, key FROM page_view WHERE id IN ({marks})", ids))
     seen: dict[int, list[int]] = {}
-    for anchor, key in rows:
-        more = sighted(seen.get(anchor, ()), sighting(key))
-        if more is not None:
-            seen[anchor] = more
-    write_sightings(conn, seen.items())
+    for anchor in hashes:
+        listed: list[int] = []
+        for page in [sighting(keys[i]) for i in hits.get(anchor, ()) if i in keys]:
+            listed = sighted(listed, page) or listed
+        for page in extra.get(anchor, ()):
+            listed = sighted(listed, page) or listed
+        seen[anchor] = listed
+    return seen, extra
+
+
+def sight(
+    conn: sqlite3.Connection,
+    seen: dict[int, list[int]],
+    extra: dict[int, tuple[int, ...]],
+    page: int,
+) -> None:
+    """Inside a write transaction: count *page* (a :func:`~..rule.sighting`), not stored,
+    among the pages seen holding the anchors of *seen* (of :func:`seen_holding`)."""
+    write_sightings(
+        conn,
+        [
+            (anchor, [*extra.get(anchor, ()), page])
+            for anchor, listed in seen.items()
+            if sighted(listed, page) is not None
+        ],
+    )
 
 
 def pack(hashes: Iterable[int]) -> bytes:

@@ -49,7 +49,14 @@ from ..base import (
 from ..rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighting
 from ..uri import path_and_options
 from ..uri import timeout as timeout_option
-from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors, sight, sightings
+from .anchors import (
+    add_anchors,
+    anchor_hits,
+    page_summaries,
+    remove_anchors,
+    seen_holding,
+    sight,
+)
 from .file import (
     check_application,
     check_file,
@@ -146,8 +153,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         self._timeout = timeout
         self._synchronous = synchronous
         self._conn: sqlite3.Connection | None = None
-        # The sightings of the page being checked, recorded in its transaction.
-        self._seen_now: dict[int, tuple[int, ...]] | None = None
+        # The pages seen holding the anchors of the page being checked (see seen_holding).
+        self._seen_now: tuple[dict, dict] | None = None
         try:
             self.parameters = self._open(
                 RequestedParameters(max_distance, blocks, features),
@@ -421,7 +428,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         """Inside a check's transaction: the pages sharing long paragraphs with *probe*."""
         assert probe.anchors is not None
         hits = anchor_hits(self._conn, probe.anchors.hashes)
-        seen = self._seen_now if self._seen_now is not None else sightings(self._conn, hits)
+        seen, _ = self._seen_now or seen_holding(self._conn, hits, hits)
         pages = by_anchors(hits, boilerplate(seen, probe.key))
         if not pages:
             return []
@@ -451,14 +458,17 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     ) -> Outcome:
         probe = probe_of(key, fingerprint, anchors, sketch)
         with self._errors("add"), self._transaction():
-            if probe.anchors:
-                self._seen_now = sight(self._conn, probe.anchors.hashes, sighting(probe.key))
+            hashes = probe.anchors.hashes if probe.anchors else ()
+            hits = anchor_hits(self._conn, hashes) if hashes else {}
+            seen = seen_holding(self._conn, hits, hashes)
+            self._seen_now = seen
             try:
                 decision = self._decide(probe)
             finally:
                 self._seen_now = None
             outcome = self._outcome(decision, probe)
-            if outcome is not None:
+            if outcome is not None:  # not stored: seen all the same
+                sight(self._conn, *seen, sighting(probe.key))
                 return outcome
             replaced = self._replace(probe.key)
             page = self.tables.add(self._conn, fingerprint, probe.key, time.time())

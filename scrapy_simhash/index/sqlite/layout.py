@@ -21,7 +21,7 @@ Layout, schema version 2::
 
 Version 5 added ``anchor_seen`` (sightings: boilerplate is counted in pages seen, kept or
 dropped, see anchors.py beside it): :func:`upgrade_from_v4` adds it, explicitly
-(``scrapy-simhash upgrade``), counting the pages stored under each anchor as seen.
+(``scrapy-simhash upgrade``); the pages stored under each anchor count as seen.
 
 Version 4 added ``page_sketches`` (see sketches.py beside it), ``drops.share`` and
 ``simhash_meta.sketch`` (the sketches' format): :func:`upgrade_from_v3` adds them,
@@ -51,7 +51,7 @@ from pathlib import Path
 from ...anchors import ANCHORS_FORMAT
 from ..base import IndexParameters
 from ..blocks import BlockPlan
-from .anchors import ANCHOR_LAYOUT, count_stored_as_seen, create_anchor_tables, create_seen_table
+from .anchors import ANCHOR_LAYOUT, create_anchor_tables, create_seen_table
 from .sketches import SKETCH_LAYOUT, create_sketch_table
 from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
@@ -219,7 +219,7 @@ def upgrade_from_v3(conn: sqlite3.Connection) -> None:
 
 def upgrade_from_v4(conn: sqlite3.Connection) -> None:
     """Add ``anchor_seen`` to a version-4 file, inside the caller's transaction: the pages
-    stored under each anchor count as seen (those it dropped were never counted)."""
+    stored under each anchor count as seen by their rows (those it dropped were never
+    counted)."""
     create_seen_table(conn)
-    count_stored_as_seen(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...exceptions import Interrupted
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
-from ..rule import sighting
-from .anchors import add_anchors, remove_anchors, sight, stored_anchors
+from .anchors import add_anchors, remove_anchors, stored_anchors
 from .layout import DROP_SHARED, DROP_UNCHANGED
 from .sketches import add_sketches, remove_sketches, stored_sketches
 from .tables import (
@@ -214,7 +213,7 @@ class SqliteMaintenance:
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
         (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
-        page_rows, exact_rows, anchor_rows, sketch_rows, seen_rows = [], [], [], [], []
+        page_rows, exact_rows, anchor_rows, sketch_rows = [], [], [], []
         seen: set[tuple[str, int]] = set()
         for page in batch:
             signed = to_signed64(page.fingerprint)
@@ -230,7 +229,6 @@ class SqliteMaintenance:
             page_rows.append((next_id, signed, page.key, page.added_at))
             if page.anchors:
                 anchor_rows.append((next_id, page.anchors))
-                seen_rows.append((page.key, page.anchors))
             if page.sketch:
                 sketch_rows.append((next_id, page.sketch))
             next_id += 1
@@ -242,8 +240,6 @@ class SqliteMaintenance:
         added = self._conn.total_changes - before + len(page_rows)
         self.tables.add_many(self._conn, page_rows)
         add_anchors(self._conn, anchor_rows)
-        for key, anchors in seen_rows:  # a page restored was seen holding its anchors
-            sight(self._conn, anchors.hashes, sighting(key))
         add_sketches(self._conn, sketch_rows)
         return added
 
