@@ -139,7 +139,7 @@ class Env:
     ) -> NearDuplicateIndex:
         """Open an existing index (never creates one); *read_only* for commands that only
         read, which then also work on a read-only file system; *upgrade* to upgrade an
-        index written before paragraph anchors."""
+        index written by an earlier scrapy-simhash."""
         try:
             return open_index(
                 self.index_uri(given), create=False, read_only=read_only, upgrade=upgrade

@@ -224,14 +224,15 @@ def vacuum(env: Env, index_uri: str | None) -> None:
 
 
 @honours(INDEX_SETTINGS, KEEPS_ITS_PARAMETERS)
-@main.command(short_help="Upgrade an index written before paragraph anchors.")
+@main.command(short_help="Upgrade an index written by an earlier scrapy-simhash.")
 @index_option
 @click.pass_obj
 def upgrade(env: Env, index_uri: str | None) -> None:
     """Upgrade an index written by an earlier scrapy-simhash to store paragraph anchors,
-    sketches and how each page was analysed: its pages are kept (without them; pages
-    stored from now on have theirs). An index that needs it is refused by a crawl until
-    it is upgraded. Older scrapy-simhash versions refuse the upgraded index.
+    text sketches, the pages seen holding each anchor and how each page was analysed: its
+    pages are kept (without anchors, sketches or records when it had none; counted as
+    seen). An index that needs it is refused by a crawl until it is upgraded. Older
+    scrapy-simhash versions refuse the upgraded index.
 
     \b
     Example:

@@ -69,7 +69,8 @@ def open_index(
     default when it is created (``max_distance=3``, ``blocks=max_distance + 2``, the default
     fingerprinter's features). A parameter that differs from the stored one raises
     :class:`~scrapy_simhash.exceptions.IndexParameterMismatch` showing both values.
-    *upgrade*: an index written before paragraph anchors is upgraded (else refused).
+    *upgrade*: an index written before paragraph anchors, text sketches or sightings is
+    upgraded (else refused).
     """
     return _backend_for(uri).from_uri(
         uri,

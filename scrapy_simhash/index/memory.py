@@ -25,7 +25,7 @@ from .base import (
     storable_pages,
     stored_outcome,
 )
-from .rule import Candidate, Probe, anchor_candidates, by_anchors
+from .rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighted, sighting
 from .uri import uri_options
 
 if TYPE_CHECKING:
@@ -68,6 +68,9 @@ class MemoryIndex(IndexBase):
         # size), and page id -> its anchors.
         self._anchor_pages: defaultdict[int, set[int]] = defaultdict(set)
         self._anchors: dict[int, Anchors] = {}
+        # anchor -> the sightings of the pages seen holding it (see rule.is_boilerplate):
+        # kept when its pages are dropped or removed.
+        self._seen: dict[int, list[int]] = {}
         # page id -> its text's sketch (see scrapy_simhash.sketch).
         self._sketches: dict[int, Sketch] = {}
         # key -> how its page was analysed, while the key holds entries.
@@ -117,7 +120,8 @@ class MemoryIndex(IndexBase):
             for a in probe.anchors.hashes
             if a in self._anchor_pages
         }
-        pages = by_anchors(hits)
+        seen = {a: self._seen.get(a, ()) for a in hits}
+        pages = by_anchors(hits, boilerplate(seen, probe.key))
         stored = {
             i: self._candidate(i, (probe.fingerprint ^ self._pages[i][0]).bit_count())
             for i in pages
@@ -138,6 +142,7 @@ class MemoryIndex(IndexBase):
         analysed: Analysed | None = None,
     ) -> Outcome:
         probe = probe_of(key, fingerprint, anchors, sketch)
+        self._sight(probe.anchors, probe.key)
         decision = self._decide(probe)
         outcome = self._outcome(decision, probe)
         if outcome is not None:
@@ -155,6 +160,14 @@ class MemoryIndex(IndexBase):
         probe = probe_of("", fingerprint, anchors, sketch)
         outcome = self._outcome(self._decide(probe, near=False), probe)
         return None if outcome is None else outcome.match
+
+    def _sight(self, anchors: Anchors | None, key: str) -> None:
+        """Count the page under *key* among those seen holding *anchors*."""
+        page = sighting(key)
+        for anchor in anchors.hashes if anchors else ():
+            more = sighted(self._seen.get(anchor, ()), page)
+            if more is not None:
+                self._seen[anchor] = more
 
     def _store(
         self,
@@ -299,6 +312,7 @@ class MemoryIndex(IndexBase):
                 if (page.key, page.fingerprint) in stored:
                     continue
                 stored.add((page.key, page.fingerprint))
+                self._sight(page.anchors, page.key)
                 self._store(page.fingerprint, page.key, page.added_at, page.anchors, page.sketch)
             self._note(page.key, page.analysed)
             added += 1

@@ -10,11 +10,21 @@ when it holds at least ``min_share`` of the page's text (:func:`~scrapy_simhash.
 a drop loses nothing but repetition. Of the confirmed candidates the verdict takes the
 page's own key (``unchanged``: a re-crawl), else the nearest near one, earliest stored
 first, else the earliest contained one (``duplicate``). With none, the page is stored.
+
+**Boilerplate is counted in pages seen.** Every check records, in the same atomic step,
+that its page holds each of its anchors: a *sighting*, the hash of the page's key
+(:func:`sighting`), at most :data:`MAX_SIGHTINGS` of them an anchor. An anchor is
+boilerplate for a page once more than :data:`~scrapy_simhash.anchors.MAX_ANCHOR_PAGES`
+other pages were seen holding it (:func:`is_boilerplate`), whether they were kept or
+dropped: a note that 50 pages carry stops dropping them after the sixth, though only the
+first is stored. Sightings count keys, so a check that runs again (a retry, a re-crawl, an
+attempt aborted on the spread layout) never counts twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import zlib
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -23,6 +33,39 @@ from ..sketch import Sketch, clears, measure
 
 #: ``near``: within the distance; ``contained``: found by shared long paragraphs.
 Found = Literal["near", "contained"]
+#: Sightings an index keeps of an anchor: enough to tell that more than
+#: ``MAX_ANCHOR_PAGES`` pages other than the one checked hold it. A full list makes the
+#: anchor boilerplate for every page (see :func:`is_boilerplate`).
+MAX_SIGHTINGS = MAX_ANCHOR_PAGES + 2
+
+
+def sighting(key: str) -> int:
+    """The number a page is counted by among the sightings of its anchors: its key's
+    CRC-32, signed (as anchors are). Two keys of one anchor rarely collide; when they do,
+    the anchor turns boilerplate one page later."""
+    value = zlib.crc32(key.encode("utf-8", "surrogatepass"))
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def sighted(seen: Collection[int], page: int) -> list[int] | None:
+    """The sightings of an anchor once *page* is seen holding it (*seen*: as stored), or
+    ``None`` when they stay as they are (*page* counted already, or the list full)."""
+    if page in seen or len(seen) >= MAX_SIGHTINGS:
+        return None
+    return [*seen, page]
+
+
+def is_boilerplate(seen: Collection[int], page: int) -> bool:
+    """Whether an anchor whose sightings are *seen* is boilerplate for *page*: more than
+    ``MAX_ANCHOR_PAGES`` pages other than it were seen holding it."""
+    return len(set(seen) - {page}) > MAX_ANCHOR_PAGES
+
+
+def boilerplate(seen: Mapping[int, Collection[int]], key: str) -> frozenset[int]:
+    """The anchors of *seen* (``anchor -> its sightings``) that are boilerplate for the
+    page under *key*."""
+    page = sighting(key)
+    return frozenset(a for a, pages in seen.items() if is_boilerplate(pages, page))
 
 
 @dataclass(frozen=True)
@@ -69,14 +112,17 @@ class Decision:
     contains: float | None = None
 
 
-def by_anchors(hits: Mapping[int, Iterable[object]]) -> dict[object, list[int]]:
+def by_anchors(
+    hits: Mapping[int, Iterable[object]], boilerplate: Collection[int] = ()
+) -> dict[object, list[int]]:
     """``page id -> anchors it shares`` from *hits* (``anchor -> ids`` of the stored pages
-    holding it, at most ``MAX_ANCHOR_PAGES + 1`` of them): anchors held by more pages are
-    boilerplate and ignored, and a page sharing fewer than ``MIN_SHARED`` is no candidate."""
+    holding it, at most ``MAX_ANCHOR_PAGES + 1`` of them): the anchors of *boilerplate*
+    (see :func:`boilerplate`) and those stored for more pages are ignored, and a page
+    sharing fewer than ``MIN_SHARED`` is no candidate."""
     by_page: dict[object, list[int]] = {}
     for anchor, pages in hits.items():
         pages = list(pages)
-        if len(pages) <= MAX_ANCHOR_PAGES:
+        if len(pages) <= MAX_ANCHOR_PAGES and anchor not in boilerplate:
             for page in pages:
                 by_page.setdefault(page, []).append(anchor)
     return {page: anchors for page, anchors in by_page.items() if len(anchors) >= MIN_SHARED}

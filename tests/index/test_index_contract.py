@@ -630,6 +630,28 @@ def test_anchors_on_many_pages_are_boilerplate_and_ignored(index):
     assert index.check_and_add(FAR, "probe", note).status == "new"
 
 
+def test_a_note_that_dropped_pages_carry_becomes_boilerplate_after_the_limit(index):
+    # A page holding only a note (three long paragraphs), then pages carrying the note
+    # and a paragraph of their own: each contains the note's page and is dropped, so only
+    # that page is ever stored. The pages seen count all the same: once more than
+    # MAX_ANCHOR_PAGES pages were seen holding the note, it is boilerplate, and the next
+    # pages are kept. Checking a dropped page again never counts it twice.
+    index.check_and_add(FP, "note", anchors_of(100, 101, 102))
+    statuses = []
+    for n in range(MAX_ANCHOR_PAGES + 3):
+        fp = flip(FAR, 8 * n, 8 * n + 1, 8 * n + 2, 8 * n + 3, 8 * n + 4)
+        page = anchors_of(100, 101, 102, 10 * n + 10)
+        outcome = index.check_and_add(fp, f"page-{n}", page)
+        statuses.append(outcome.status)
+        if n == 0:
+            assert outcome.match.key == "note"
+            for _ in range(MAX_ANCHOR_PAGES + 1):  # a retried check is one page seen
+                assert index.check_and_add(fp, "page-0", page).status == "duplicate"
+    # The note's page and page-0 ... page-4: five other pages; page-5 sees six.
+    assert statuses == ["duplicate"] * (MAX_ANCHOR_PAGES) + ["new"] * 3
+    assert len(index) == 4
+
+
 def test_containment_in_the_pages_own_key_replaces_it(index):
     index.check_and_add(FP, "page", anchors_of(*range(10)))
     assert index.check_and_add(FAR, "page", anchors_of(*range(8))).status == "changed"

@@ -96,7 +96,8 @@ def test_key_layout_under_the_prefix(uri, prefix, client):
         ("2", "export it with the scrapy-simhash that built it"),
         ("3", "scrapy-simhash upgrade --index"),
         ("4", "written before text sketches.*scrapy-simhash upgrade --index"),
-        ("6", "upgrade scrapy-simhash"),
+        ("5", "written before counting boilerplate in pages seen.*scrapy-simhash upgrade"),
+        ("7", "upgrade scrapy-simhash"),
     ],
 )
 def test_another_layout_version_is_refused_and_left_untouched(uri, client, prefix, version, says):
@@ -725,7 +726,7 @@ def test_an_index_written_before_anchors_is_upgraded_by_the_command_only(uri, cl
     assert client.hget(meta, "version") == "3"
     with open_index(uri, upgrade=True) as index:
         assert [page.key for page in index.pages()] == ["a"]
-    assert client.hget(meta, "version") == "5"
+    assert client.hget(meta, "version") == "6"
     assert client.hget(meta, "anchors") == ANCHORS_FORMAT
     assert client.hget(meta, "sketch") == SKETCH_FORMAT
     open_index(uri).close()
@@ -744,9 +745,23 @@ def test_an_index_written_before_sketches_is_upgraded_by_the_command_only(uri, c
     assert client.hget(meta, "version") == "4" and client.hget(meta, "sketch") is None
     with open_index(uri, upgrade=True) as index:
         assert [page.key for page in index.pages()] == ["a"]
-    assert client.hget(meta, "version") == "5"
+    assert client.hget(meta, "version") == "6"
     assert client.hget(meta, "sketch") == SKETCH_FORMAT
     open_index(uri).close()
     client.hset(meta, "sketch", "another")
     with pytest.raises(IndexParameterMismatch, match="text sketches of the format 'another'"):
         open_index(uri)
+
+
+def test_an_index_written_before_sightings_counts_its_stored_pages_as_seen(uri, client, prefix):
+    """Layout 5 (no sightings): refused until ``scrapy-simhash upgrade``, which counts the
+    pages stored under each anchor as seen holding it."""
+    from note_pages import assert_upgrade_counts_them, note_pages, store_pages
+
+    pages, note, again = note_pages()
+    store_pages(uri, pages)
+    meta = f"{{{prefix}}}:meta"
+    client.hset(meta, "version", "5")
+    client.delete(f"{{{prefix}}}:seen")
+    assert_upgrade_counts_them(uri, note, again)
+    assert client.hget(meta, "version") == "6"

@@ -437,7 +437,30 @@ def test_an_index_written_before_sketches_is_upgraded_by_the_command_only(redis_
         assert client.hget(meta, "version") == "2" and client.hget(meta, "sketch") is None
         with open_index(uri, upgrade=True) as index:
             assert [page.key for page in index.pages()] == ["a"]
-        assert (client.hget(meta, "version"), client.hget(meta, "sketch")) == ("3", SKETCH_FORMAT)
+        assert (client.hget(meta, "version"), client.hget(meta, "sketch")) == ("4", SKETCH_FORMAT)
         open_index(uri).close()
+    finally:
+        client.close()
+
+
+def test_an_index_written_before_sightings_counts_its_stored_pages_as_seen(redis_cluster, uri):
+    """Layout 3 (no sightings): refused until ``scrapy-simhash upgrade``, which counts the
+    committed pages each anchor lists as seen holding it."""
+    import redis
+    from note_pages import assert_upgrade_counts_them, note_pages, store_pages
+
+    pages, note, again = note_pages()
+    store_pages(uri, pages)
+    with open_index(uri) as index:
+        meta, prefix = index.keys.meta, index.prefix
+    client = redis.RedisCluster(
+        host="127.0.0.1", port=redis_cluster.ports[0], decode_responses=True
+    )
+    try:
+        client.hset(meta, "version", "3")
+        for anchor in note[2].hashes:
+            client.delete(f"{{{prefix}:a:{anchor % 1024}}}:seen")
+        assert_upgrade_counts_them(uri, note, again)
+        assert client.hget(meta, "version") == "4"
     finally:
         client.close()

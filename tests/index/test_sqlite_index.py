@@ -443,6 +443,8 @@ def test_keys_are_bound_parameters(tmp_path):
 #: The only SQL in the SQLite backend that is not a plain literal: each interpolates a constant, a
 #: validated setting, a "?" list or a WHERE clause written as a literal by its caller.
 REVIEWED_SQL = {
+    "f'SELECT id, key FROM page_view WHERE id IN ({marks})'",
+    "f\"SELECT anchor, pages FROM anchor_seen WHERE anchor IN ({','.join('?' * len(hashes))})\"",
     "f\"SELECT page, sketch FROM page_sketches WHERE page IN ({','.join('?' * len(chunk))})\"",
     "f'PRAGMA application_id = {APPLICATION_ID}'",
     "f'PRAGMA user_version = {SCHEMA_VERSION}'",

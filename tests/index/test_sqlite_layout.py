@@ -215,8 +215,8 @@ def test_a_version_1_file_without_its_tables_is_refused_as_damaged(v1_copy):
 # -- version-2 files (before paragraph anchors) --------------------------------------------
 
 
-#: What makes a version-5 file a version-4 one (without its analysis records).
-V4_FROM_V5 = ("DROP TABLE page_analyses", "DROP TABLE analysis_hows")
+#: What makes a version-5 file a version-4 one (without sightings and analysis records).
+V4_FROM_V5 = ("DROP TABLE anchor_seen", "DROP TABLE page_analyses", "DROP TABLE analysis_hows")
 #: What makes a version-5 file a version-3 one (without its sketches either).
 V3_FROM_V4 = (
     *V4_FROM_V5,
@@ -224,6 +224,37 @@ V3_FROM_V4 = (
     "DELETE FROM simhash_meta WHERE name = 'sketch'",
     "ALTER TABLE drops DROP COLUMN share",
 )
+
+
+def test_a_version_4_file_is_upgraded_counting_its_stored_pages_as_seen(tmp_path):
+    from scrapy_simhash.analysis.anchors import text_anchors
+    from scrapy_simhash.anchors import MAX_ANCHOR_PAGES
+
+    def anchors(*paragraphs: str):
+        return text_anchors("\n".join(paragraphs))
+
+    note = [f"{word} " * 30 for word in ("delivery", "returns")]
+    path = tmp_path / "v4.db"
+    with SqliteIndex(path) as index:
+        for n in range(MAX_ANCHOR_PAGES):
+            own = f"page {'x' * (n + 1)} has a paragraph of its own " * 5
+            assert index.check_and_add(0x5555 << (10 * n), f"https://v4.example/{n}",
+                                       anchors(*note, own)).status == "new"  # fmt: skip
+    sql(path, *V4_FROM_V5, "PRAGMA user_version = 4")
+    with pytest.raises(IndexUnavailable, match="counting boilerplate in pages seen"):
+        SqliteIndex(path, create=False)
+    assert user_version(path) == 4, "left untouched"
+    result = CliRunner().invoke(main, ["upgrade", "--index", str(path)])
+    assert result.exit_code == 0, result.output
+    assert user_version(path) == SCHEMA_VERSION
+    assert sql(path, "SELECT count(*) FROM anchor_seen") == [(0,)]  # stored: seen by rows
+    with SqliteIndex(path, create=False) as index:
+        # Five pages seen: the note's page is contained in the first (a sixth page seen);
+        # the next is the seventh, and the note is boilerplate for it.
+        assert index.check_and_add(0xFFFF_FFFF << 32, "https://v4.example/note",
+                                   anchors(*note)).status == "duplicate"  # fmt: skip
+        assert index.check_and_add(0xFFFF_FFFF, "https://v4.example/again",
+                                   anchors(*note)).status == "new"  # fmt: skip
 
 
 def test_a_version_3_file_is_refused_until_the_upgrade_command_and_keeps_its_pages(tmp_path):

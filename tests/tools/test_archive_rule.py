@@ -281,6 +281,28 @@ def test_many_holders_of_one_anchor_are_boilerplate_in_order(config, tmp_path):
     assert kept_urls(run_local([str(path)], job_of(config)).outcomes, path) == kept
 
 
+def test_a_note_on_dropped_pages_turns_boilerplate_as_in_the_crawl(config, tmp_path):
+    # A page of a note alone, then ten pages carrying it and a line of their own (made-up
+    # words, far from the note's fingerprint): each contains the note's page and is
+    # dropped, until more than five pages were seen holding the note (two identical ones
+    # among them, kept apart); then they are kept, by the crawl and by the job alike.
+    rng = random.Random(5)
+    notes = page(rng, 4)
+    items = [{"url": "https://shop.example/delivery", "content": "\n\n".join(notes)}]
+    for n in range(10):
+        made_up = ["".join(rng.choices("bcdfghklmnprstvz", k=7)) for _ in range(4)]
+        own = " ".join(rng.choices(made_up, k=24)) if n != 9 else items[-1]["content"]
+        text = "\n\n".join([*notes, own]) if n != 9 else own
+        items.append({"url": f"https://shop.example/{n}", "content": text})
+    path = tmp_path / "notes.jl"
+    write_feed(path, items)
+    verdicts = pipeline_verdicts(config, items)
+    kept = [i["url"] for i, v in zip(items, verdicts, strict=True) if v.match is None]
+    assert kept[0] == "https://shop.example/delivery"
+    assert kept[-3:] == [f"https://shop.example/{n}" for n in (6, 7, 8)]
+    assert kept_urls(run_local([str(path)], job_of(config)).outcomes, path) == kept
+
+
 distributed = pytest.importorskip("distributed", reason="needs the [dask] extra")
 
 

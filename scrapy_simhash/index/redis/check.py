@@ -32,7 +32,7 @@ from ..base import (
     probe_of,
     stored_outcome,
 )
-from ..rule import Candidate, Probe, anchor_candidates, by_anchors
+from ..rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighting
 from .layout import hex64, parse_member, record_tail
 from .maintenance import analysed_args, packed_sketch, page_anchors, stored_sketch
 
@@ -50,7 +50,7 @@ class _Read:
     """What one run of the check script read (see :data:`~.scripts.CHECK`)."""
 
     def __init__(self, state: str, sketches: str, cutoff: float | None) -> None:
-        near, hits, pages = (part or [] for part in json.loads(state))
+        near, hits, pages, sights = (part or [] for part in json.loads(state))
         listed = json.loads(sketches) or []
         self.sketches = {
             int(seq): stored_sketch(value)
@@ -60,6 +60,7 @@ class _Read:
         self.near = [(int(d), int(hex_value, 16), rows) for d, hex_value, rows in near]
         self.hits = {int(anchor): [int(s) for s in on.split(",") if s] for anchor, on in hits}
         self.pages = {int(seq): (held, value) for seq, held, value in pages}
+        self.seen = {int(anchor): [int(p) for p in on.split(",")] for anchor, on in sights}
 
     def live(self, rows) -> list[tuple[int, str, float]]:
         return [
@@ -112,7 +113,7 @@ class RedisCheck:
     def _anchored(self, probe: Probe) -> list[Candidate]:
         read = self._read
         assert read is not None and probe.anchors is not None
-        pages = by_anchors(read.hits)
+        pages = by_anchors(read.hits, boilerplate(read.seen, probe.key))
         stored = {}
         for seq in pages:
             if seq not in read.pages:
@@ -188,11 +189,10 @@ class RedisCheck:
         cutoff = self._cutoff()
         args += [hex64(fingerprint), record_tail(key, float(added_at)), added_at, cutoff, key]
         keys += [self._meta_key, self._keys_key, self._exact_key]
-        probe = (
-            json.dumps([anchors.words, anchors.cover, list(anchors.hashes), list(anchors.sizes)])
-            if anchors
-            else ""
-        )
+        probe = ""
+        if anchors:
+            hashes, sizes = list(anchors.hashes), list(anchors.sizes)
+            probe = json.dumps([anchors.words, anchors.cover, hashes, sizes, sighting(key)])
         return keys, args, probe
 
     def _decided(self, reply, probe: Probe, cutoff: str, *, near: bool = True) -> Decision:

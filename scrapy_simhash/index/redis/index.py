@@ -74,6 +74,7 @@ from .layout import (
     FORMAT,
     LAYOUT_VERSION,
     PRE_ANCHORS_VERSION,
+    PRE_SEEN_VERSION,
     PRE_SKETCH_VERSION,
     hex64,
     record_tail,
@@ -90,6 +91,7 @@ from .scripts import (
     STORE,
 )
 from .spread_layout import SPREAD, check_prefix_free
+from .upgrade import count_single_slot
 from .uri import client_from_uri, describe, duration
 
 if TYPE_CHECKING:
@@ -267,7 +269,7 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
                 "cluster=true&spread=true in SIMHASH_INDEX_URI"
             )
         version = int(meta.get("version", "0"))
-        if version in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION):
+        if version in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_SEEN_VERSION):
             meta = self._upgrade(meta, version)
             version = LAYOUT_VERSION
         check_layout_version(version, LAYOUT_VERSION, self.location, "layout version")
@@ -283,9 +285,13 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
     def _upgrade(self, meta: dict[str, str], version: int) -> dict[str, str]:
         """Upgrade an index written before paragraph anchors or before text sketches when
         asked to (its pages keep none: they are found by distance only, and hold an
-        unknown share of a page's text), else refuse it naming the command."""
+        unknown share of a page's text), or before sightings (its stored pages count as
+        seen, see :mod:`.upgrade`), else refuse it naming the command."""
         if not self._upgrade_anchors:
-            missing = "paragraph anchors" if version == PRE_ANCHORS_VERSION else "text sketches"
+            missing = {
+                PRE_ANCHORS_VERSION: "paragraph anchors",
+                PRE_SKETCH_VERSION: "text sketches",
+            }.get(version, "counting boilerplate in pages seen")
             raise IndexUnavailable(
                 f"The index at {self.location} has layout version {version}, written before "
                 f"{missing} (this scrapy-simhash writes version {LAYOUT_VERSION}); it was "
@@ -297,6 +303,8 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
         if version == PRE_ANCHORS_VERSION:
             added["anchors"] = ANCHORS_FORMAT
         with self._errors("upgrade"):
+            if version == PRE_SEEN_VERSION:
+                count_single_slot(self._client, self._tag)
             self._client.hset(self._meta_key, mapping=added)
         logger.warning(
             "Upgraded the index at %s to layout version %d (paragraph anchors %s, sketches %s)",

@@ -23,6 +23,9 @@ Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``)::
                                         how many stored pages hold it, and the sequence
                                         numbers of the first MAX_ANCHOR_PAGES + 1 of them
                                         (an anchor on more pages is boilerplate)
+    {simhash}:seen              hash    paragraph anchor (decimal) -> "<page>,<page>,...":
+                                        its sightings, the pages seen holding it, kept
+                                        or dropped (see scrapy_simhash.index.rule)
     {simhash}:pa                hash    seq -> [hex, words, cover, anchor, ...]: a page's
                                         anchors (see scrapy_simhash.anchors), removed with it
     {simhash}:sk                hash    seq -> the page's sketch (scrapy_simhash.sketch,
@@ -55,12 +58,15 @@ from ..blocks import BlockPlan
 FORMAT = "scrapy-simhash"
 #: Bumped with every change of the key layout above (2: the order of pages; 3: the keys
 #: hash, and order members that start with their kind; 4: paragraph anchors, and the
-#: anchors' format in the meta hash; 5: text sketches, and their format in the meta hash).
-LAYOUT_VERSION = 5
+#: anchors' format in the meta hash; 5: text sketches, and their format in the meta hash;
+#: 6: the anchors' sightings).
+LAYOUT_VERSION = 6
 #: The layout before the anchors: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_ANCHORS_VERSION = 3
 #: The layout before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_SKETCH_VERSION = 4
+#: The layout before sightings: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_SEEN_VERSION = 5
 DEFAULT_PREFIX = "simhash"
 DEFAULT_BUCKET_BITS = 16
 #: Members must be exact Lua numbers (doubles): at most 52 bits.

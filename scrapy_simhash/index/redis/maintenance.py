@@ -15,6 +15,7 @@ from ...anchors import Anchors
 from ...sketch import Sketch
 from ..analysed import Analysed, from_how
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from ..rule import sighting
 from .layout import hex64, parse_member, record_tail, records
 
 if TYPE_CHECKING:
@@ -256,7 +257,11 @@ class RedisMaintenance:
                     args = [len(members), *members, hex64(page.fingerprint), tail, page.key]
                     args.append(repr(float(page.added_at)))
                     a = page.anchors
-                    args.append(json.dumps([a.words, a.cover, list(a.hashes)]) if a else "")
+                    args.append(
+                        json.dumps([a.words, a.cover, list(a.hashes), [], sighting(page.key)])
+                        if a
+                        else ""
+                    )
                     args.append(packed_sketch(page.sketch))
                     args += analysed_args(page.analysed)
                     self._store(

@@ -18,12 +18,34 @@ one round trip, two when its key stored another fingerprint.
 from __future__ import annotations
 
 from ...anchors import MAX_ANCHOR_PAGES
+from ..rule import MAX_SIGHTINGS
+
+# The sightings of anchor field f in the hash `seen` (see scrapy_simhash.index.rule):
+# "<page>,<page>,...", with page (a decimal string) added unless listed or the list full;
+# page nil reads only. Returns the list, as stored.
+SIGHT = """
+local function sight(seen, f, page)
+  local v = redis.call('HGET', seen, f) or ''
+  if page == nil then return v end
+  local count = 0
+  for listed in string.gmatch(v, '[^,]+') do
+    if listed == page then return v end
+    count = count + 1
+  end
+  if count >= --MAX_SIGHTINGS-- then return v end
+  if v == '' then v = page else v = v .. ',' .. page end
+  redis.call('HSET', seen, f, v)
+  return v
+end
+"""
 
 # Shared functions. replace(): remove every entry listed under `key` in the keys hash.
 # ARGV[base] = m, then per old fingerprint j: its hex and its n members; its n set keys
 # are KEYS[sets + (j - 1) * n + t]. Returns the number of entries removed, or nil and the
 # hex of a fingerprint whose sets were not given.
-_FUNCTIONS = """
+_FUNCTIONS = (
+    SIGHT
+    + """
 local ANCHOR_TAG = string.match(KEYS[1], '^({.-}:)')
 -- Remove the paragraph anchors of the page with sequence number seq (see redis_layout).
 local function drop_anchors(seq)
@@ -85,6 +107,7 @@ local function add_anchors(seq, hex, a)
   for _, h in ipairs(a[3]) do
     stored[#stored + 1] = h
     local f = string.format('%.0f', h)
+    if a[5] then sight(ANCHOR_TAG .. 'seen', f, string.format('%.0f', a[5])) end
     local v = redis.call('HGET', counts, f)
     if v then
       local count, listed = string.match(v, '^(%d+)|(.*)$')
@@ -154,6 +177,7 @@ local function replace(keys_hash, fp_hash, exact_hash, counters, order, key, n, 
   return removed
 end
 """
+)
 
 # Shared by the check scripts of both layouts: with LAYOUTS, n, k, the probe's members in
 # ARGV[3t - 1] and its bits in ARGV[3t], ARGV[3t + 1], collect in `near` the {distance,
@@ -213,10 +237,13 @@ end
 # list: its *state*, whose SHA-1 is its token. With no token given and nothing read (no
 # candidate at all: every verdict stores the page), or with the token given equal to the
 # state's, it replaces what the key stored and inserts: {0, seq, replaced}. Else it
-# writes nothing and returns what it read: {3, token, state (JSON [near, hits, pages]),
+# writes nothing and returns what it read: {3, token, state (JSON [near, hits, pages,
+# sights]),
 # sketches (JSON [seq, packed sketch in hex, ...])}, where near = [[distance, hex,
 # [[seq, key, "added_at"], ...]], ...] by hex, hits = [[anchor, "seq,seq,..."], ...],
-# pages = [[seq, its anchors' value in {prefix}:pa, its fingerprint's records], ...].
+# pages = [[seq, its anchors' value in {prefix}:pa, its fingerprint's records], ...],
+# sights = [[anchor, "page,page,..."], ...]: the anchors' sightings in {prefix}:seen, the
+# page's own added first (by every run, before it reads: see SIGHT).
 # A token of '-' never writes (a query). The state changes whenever a page is stored
 # near, or sharing an anchor, so that a decision is never stored on a stale read.
 # LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
@@ -227,8 +254,8 @@ end
 # ARGV: max_distance, then per table: member, the high and low 32 bits of the fingerprint
 #       with the rest zeroed; then hex fingerprint, record tail ('"key","added_at"'),
 #       added_at, cutoff ('' for none), key, expected, the page's anchors (JSON
-#       [words, cover, [hashes], [sizes]], or ''), its packed sketch in hex (or ''),
-#       token, how the page was analysed ('' for no record) and its text hash in hex,
+#       [words, cover, [hashes], [sizes], sighting], or ''), its packed sketch in hex (or
+#       ''), token, how the page was analysed ('' for no record) and its text hash in hex,
 #       then the old fingerprints (m, and per fingerprint its hex and n members).
 CHECK = (
     _FUNCTIONS
@@ -261,13 +288,18 @@ for i = 1, #near do
   end
 end
 table.sort(found, function(a, b) return a[2] < b[2] end)
-local hits, pages = {}, {}
+local hits, pages, sights = {}, {}, {}
+local token = ARGV[3 * n + 10]
 local anchors = ARGV[3 * n + 8] ~= '' and cjson.decode(ARGV[3 * n + 8]) or nil
 if anchors then
   local counts, held = ANCHOR_TAG .. 'anchors', ANCHOR_TAG .. 'pa'
   local listed, order = {}, {}
+  local page = nil
+  if token ~= '-' then page = string.format('%.0f', anchors[5]) end
   for _, h in ipairs(anchors[3]) do
     local f = string.format('%.0f', h)
+    local seen = sight(ANCHOR_TAG .. 'seen', f, page)
+    if seen ~= '' then sights[#sights + 1] = {f, seen} end
     local v = redis.call('HGET', counts, f)
     if v then
       local count, on = string.match(v, '^(%d+)|(.*)$')
@@ -289,9 +321,8 @@ if anchors then
     end
   end
 end
-local token = ARGV[3 * n + 10]
 if token ~= '' or #found > 0 or #hits > 0 then
-  local state = cjson.encode({found, hits, pages})
+  local state = cjson.encode({found, hits, pages, sights})
   local mine = redis.sha1hex(state)
   if token ~= mine then
     local sketches = {}
@@ -336,8 +367,8 @@ return {0, seq, replaced}
 # KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the meta hash,
 #       the keys hash.
 # ARGV: n, the n members, hex fingerprint, record tail, key, added_at, anchors (JSON
-#       [words, cover, [hashes]], or ''), the packed sketch in hex (or ''), how the page
-#       was analysed ('' for no record) and its text hash in hex.
+#       [words, cover, [hashes], [], sighting], or ''), the packed sketch in hex (or ''),
+#       how the page was analysed ('' for no record) and its text hash in hex.
 STORE = (
     _FUNCTIONS
     + """
@@ -484,6 +515,7 @@ def _constants(script: str) -> str:
     """*script* with the anchors' constants written in."""
     for name, value in {
         "MAX_ANCHOR_PAGES": MAX_ANCHOR_PAGES,
+        "MAX_SIGHTINGS": MAX_SIGHTINGS,
     }.items():
         script = script.replace(f"--{name}--", repr(value))
     return script

@@ -245,7 +245,7 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
             added_at = repr(time.time())
             tail = record_tail(key, float(added_at))
             calls = self._reserve_calls(value, exact, txn, tail, True)
-            anchor_calls = self._anchor_calls(anchors, txn, tail, hex_value, True)
+            anchor_calls = self._anchor_calls(anchors, txn, tail, hex_value, True, key=key)
             own_anchors = self._own_anchors(anchor_calls)
             try:
                 replies = self._io.batch(calls + anchor_calls, wait=True)

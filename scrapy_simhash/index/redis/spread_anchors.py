@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ...anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors
+from ...anchors import MIN_SHARED, Anchors
 from ..base import Match, as_match, probe_of
-from ..rule import Probe
+from ..rule import Probe, is_boilerplate, sighting
 from .spread_io import Call
 from .spread_layout import Found
 
@@ -64,17 +64,22 @@ class SpreadAnchors:
         hex_value: str,
         reserve: bool,
         committed: bool = False,
+        key: str = "",
     ) -> list[Call]:
-        """The calls reading (and reserving) *anchors*, one per anchor slot."""
+        """The calls reading (and, with *reserve*, reserving) *anchors*, one per anchor
+        slot; reserving counts the page under *key* among those seen holding them."""
         if not anchors:
             return []
         by_tag: dict[str, list[str]] = {}
         for anchor in anchors.hashes:
             by_tag.setdefault(self.keys.anchor(anchor), []).append(str(anchor))
         head = [txn, tail, hex_value, anchors.words, anchors.cover, json.dumps(anchors.hashes)]
-        head += ["1" if reserve else "0", "1" if committed else "0"]
+        head += ["1" if reserve else "0", "1" if committed else "0", sighting(key)]
         sha = self._sha["check_anchors"]
-        return [(tag, sha, [f"{tag}:anchors"], [*head, *mine]) for tag, mine in by_tag.items()]
+        return [
+            (tag, sha, [f"{tag}:anchors", f"{tag}:seen"], [*head, *mine])
+            for tag, mine in by_tag.items()
+        ]
 
     def _settle_anchors(self, txn: str, where: dict[str, list[str]], commit: bool) -> list[Call]:
         """Calls marking committed (or removing) the records of *txn* under the anchors of
@@ -88,7 +93,7 @@ class SpreadAnchors:
 
     def _own_anchors(self, calls: list[Call]) -> dict[str, list[str]]:
         """Anchor slot -> the page's anchors there, from its :meth:`_anchor_calls`."""
-        return {tag: list(args[8:]) for tag, _, _, args in calls}
+        return {tag: list(args[9:]) for tag, _, _, args in calls}
 
     def _release_page_anchors(self, txn: str, value: str) -> list[Call]:
         """Calls removing the records of a page whose anchors the home stored as *value*."""
@@ -106,13 +111,16 @@ class SpreadAnchors:
         """The pages the anchor replies show sharing at least ``MIN_SHARED`` of *anchors*
         (the candidates of :func:`~scrapy_simhash.index.rule.decide` found by anchors),
         other than those under *key*: (each one found, (slot, anchor, entry) where it was
-        found). An anchor held by more pages than ``MAX_ANCHOR_PAGES`` is no evidence."""
+        found). An anchor that is boilerplate for the page (by its sightings, see
+        :func:`~scrapy_simhash.index.rule.is_boilerplate`) is no evidence: how many records
+        it lists does not matter (some may be attempts pending or aborted)."""
         records: dict[str, list] = {}
         where: dict[str, list[tuple[str, str]]] = {}
         evidence: set[int] = set()
+        page = sighting(key)
         for (tag, *_), reply in zip(calls, replies, strict=True):
-            for anchor, listed in json.loads(reply):
-                if listed == "b" or len(listed) > MAX_ANCHOR_PAGES:
+            for anchor, listed, seen in json.loads(reply):
+                if listed == "b" or is_boilerplate([int(s) for s in seen.split(",") if s], page):
                     continue
                 evidence.add(int(anchor))
                 for record in listed or []:

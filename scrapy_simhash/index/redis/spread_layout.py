@@ -38,6 +38,8 @@ value, each in an *anchor slot* ``{p:a:<anchor % homes>}``::
 
     {p:a:<h>}:anchors                  hash    anchor -> [[txn, key, "added_at", committed,
                                                hex, words, cover, [anchors]], ...] or 'b'
+    {p:a:<h>}:seen                     hash    anchor -> "<page>,<page>,...": its sightings
+                                               (see scrapy_simhash.index.rule)
     {p:h:<h>}:pa                       hash    "f:<txn>:<hex>" -> [words, cover, [anchors]]
     {p:h:<h>}:sk                       hash    "f:<txn>:<hex>" -> the page's sketch
                                                (scrapy_simhash.sketch, packed, in hex)
@@ -48,7 +50,8 @@ value, each in an *anchor slot* ``{p:a:<anchor % homes>}``::
 
 Each record carries the page's whole list of anchors: two copies checked at once may meet
 in the slot of only one of the anchors they share, and that one meeting must decide. An
-anchor held by more than ``MAX_ANCHOR_PAGES`` pages becomes ``'b'`` (boilerplate) for good.
+anchor's sightings count the pages seen holding it (kept or dropped; a retried attempt is
+the same page); once they are full, its records become ``'b'`` (boilerplate) for good.
 The home keeps each page's anchors, to remove them with the page.
 """
 
@@ -68,8 +71,10 @@ from .layout import TableLayout, table_layouts
 #: ``layout`` in ``{prefix}:meta`` of a spread index.
 SPREAD = "spread"
 #: Bumped with every change of the layout above (3: text sketches at the homes, their
-#: format in the meta hash).
-SPREAD_VERSION = 3
+#: format in the meta hash; 4: the anchors' sightings).
+SPREAD_VERSION = 4
+#: The layout before sightings: upgraded by ``scrapy-simhash upgrade`` only.
+PRE_SEEN_SPREAD_VERSION = 3
 #: The layout before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_SKETCH_SPREAD_VERSION = 2
 DEFAULT_HOMES = 1024

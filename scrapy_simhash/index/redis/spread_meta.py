@@ -22,6 +22,7 @@ from .layout import DEFAULT_BUCKET_BITS, FORMAT
 from .spread_layout import (
     DEFAULT_HOMES,
     DROP_STREAMS,
+    PRE_SEEN_SPREAD_VERSION,
     PRE_SKETCH_SPREAD_VERSION,
     SPREAD,
     SPREAD_VERSION,
@@ -30,6 +31,7 @@ from .spread_layout import (
     groups,
 )
 from .spread_scripts import CREATE_META
+from .upgrade import count_spread
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -90,7 +92,7 @@ class SpreadMeta:
                 "a spread index with: scrapy-simhash rebuild --index OLD --into NEW"
             )
         version = int(meta.get("version", "0"))
-        if version == PRE_SKETCH_SPREAD_VERSION:
+        if version in (PRE_SKETCH_SPREAD_VERSION, PRE_SEEN_SPREAD_VERSION):
             meta = self._add_sketches(meta, version)
             version = SPREAD_VERSION
         check_layout_version(version, SPREAD_VERSION, self.location, "layout version")
@@ -107,19 +109,25 @@ class SpreadMeta:
         return stored
 
     def _add_sketches(self, meta: dict[str, str], version: int) -> dict[str, str]:
-        """Upgrade an index written before text sketches when asked to (its pages keep
-        none: they hold an unknown share of a page's text), else refuse it naming the
-        command."""
+        """Upgrade an index written before text sketches (its pages keep none: they hold
+        an unknown share of a page's text) or before sightings (its stored pages are
+        counted as seen) when asked to, else refuse it naming the command."""
         if not self._upgrade:
+            missing = (
+                "text sketches"
+                if version == PRE_SKETCH_SPREAD_VERSION
+                else "counting boilerplate in pages seen"
+            )
             raise IndexUnavailable(
                 f"The index at {self.location} has layout version {version}, written before "
-                f"text sketches (this scrapy-simhash writes version {SPREAD_VERSION}); it was "
+                f"{missing} (this scrapy-simhash writes version {SPREAD_VERSION}); it was "
                 "left untouched. Upgrade it (its pages are kept; a page that looks like one "
                 "of them is kept too, as the share of its text they hold is unknown) with: "
                 f"scrapy-simhash upgrade --index {self.location}"
             )
         added = {"version": str(SPREAD_VERSION), "sketch": SKETCH_FORMAT}
         with self._errors("upgrade"):
+            count_spread(self._client, self.prefix, int(meta.get("homes", DEFAULT_HOMES)))
             self._client.hset(self.keys.meta, mapping=added)
         logger.warning(
             "Upgraded the index at %s to layout version %d (sketches %s)",

@@ -11,8 +11,8 @@ is known committed, 0 while it may be pending).
 
 from __future__ import annotations
 
-from ...anchors import MAX_ANCHOR_PAGES
-from .scripts import CREATE_META, SCAN
+from ..rule import MAX_SIGHTINGS
+from .scripts import CREATE_META, SCAN, SIGHT
 
 __all__ = ["CREATE_META"]
 
@@ -310,33 +310,43 @@ return removed
 # pages holding it, [[txn, key, "added_at", committed, hex, words, cover, [hashes]], ...]
 # (each record carries the page's whole list of anchors, so that a check that meets
 # another in the slot of one shared anchor can tell containment on its own), or 'b' once
-# more than MAX_ANCHOR_PAGES pages have held it: boilerplate, no evidence, for good.
+# its sightings are full (see scrapy_simhash.index.rule: boilerplate for every page, no
+# evidence, for good). Its sightings, the pages seen holding it, are in the `seen` hash
+# beside it (see SIGHT); records count nothing, pending or aborted ones included.
 #
 # Phase 1 in an anchor slot (and restoring an export, committed = 1): the records of the
-# page's anchors there, as they were, and the page's own added (unless there already).
-# KEYS: the anchors hash. ARGV: txn, record tail, hex, words, cover, hashes (JSON),
-# reserve, committed, then the page's anchors in this slot.
-# Returns JSON [[anchor, 'b' or its records without the page's own], ...].
-CHECK_ANCHORS = """
+# page's anchors there, as they were, and the page's own added (unless there already),
+# its sighting with it.
+# KEYS: the anchors hash, the seen hash. ARGV: txn, record tail, hex, words, cover, hashes
+# (JSON), reserve, committed, the page's sighting, then the page's anchors in this slot.
+# Returns JSON [[anchor, 'b' or its records without the page's own, its sightings], ...].
+CHECK_ANCHORS = (
+    SIGHT
+    + """
 local txn = ARGV[1]
 local record = '["' .. txn .. '",' .. ARGV[2] .. ',' .. ARGV[8] .. ',"' .. ARGV[3] .. '",'
   .. ARGV[4] .. ',' .. ARGV[5] .. ',' .. ARGV[6] .. ']'
+local page = nil
+if ARGV[7] == '1' then page = ARGV[9] end
 local found = {}
-for i = 9, #ARGV do
+for i = 10, #ARGV do
   local h = ARGV[i]
   local value = redis.call('HGET', KEYS[1], h)
   if value == 'b' then
-    found[#found + 1] = {h, 'b'}
+    found[#found + 1] = {h, 'b', ''}
   else
+    local seen = sight(KEYS[2], h, page)
     local records, others, mine = value and cjson.decode(value) or {}, {}, false
     for _, r in ipairs(records) do
       if r[1] == txn then mine = true else others[#others + 1] = r end
     end
-    found[#found + 1] = {h, others}
-    if ARGV[7] == '1' and not mine then
-      if #records + 1 > --MAX_ANCHOR_PAGES-- then
-        redis.call('HSET', KEYS[1], h, 'b')
-      elseif value then
+    found[#found + 1] = {h, others, seen}
+    local _, count = string.gsub(seen, ',', ',')
+    if count + 1 >= --MAX_SIGHTINGS-- then
+      redis.call('HSET', KEYS[1], h, 'b')
+      redis.call('HDEL', KEYS[2], h)
+    elseif ARGV[7] == '1' and not mine then
+      if value then
         redis.call('HSET', KEYS[1], h, string.sub(value, 1, -2) .. ',' .. record .. ']')
       else
         redis.call('HSET', KEYS[1], h, '[' .. record .. ']')
@@ -346,6 +356,7 @@ for i = 9, #ARGV do
 end
 return cjson.encode(found)
 """
+)
 
 # Mark (ARGV[2] = '1') or remove ('0') the records of attempt ARGV[1] under the anchors
 # ARGV[3...]. KEYS: the anchors hash. Returns how many records changed.
@@ -370,4 +381,4 @@ end
 return changed
 """
 
-CHECK_ANCHORS = CHECK_ANCHORS.replace("--MAX_ANCHOR_PAGES--", str(MAX_ANCHOR_PAGES))
+CHECK_ANCHORS = CHECK_ANCHORS.replace("--MAX_SIGHTINGS--", str(MAX_SIGHTINGS))

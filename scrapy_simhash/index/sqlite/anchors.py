@@ -8,8 +8,20 @@ Two tables, written and read inside the transactions of the block tables::
                             little-endian, signed) and the summary the containment test
                             compares: removing a page removes its rows from ``anchors``
 
+    anchor_seen(anchor PRIMARY KEY, pages)   the sightings of an anchor besides the pages
+                            stored under it (see scrapy_simhash.index.rule): the key hashes
+                            of pages seen holding it and not stored (dropped, unchanged),
+                            packed as ``hashes``; the anchor as an unsigned 32-bit rowid
+                            (a negative one takes 9 bytes)
+
 A check reads at most ``MAX_ANCHOR_PAGES + 1`` rows of each of its anchors: an anchor on
-more pages is boilerplate, and how many more does not matter.
+more pages is boilerplate, and how many more does not matter. The pages seen holding an
+anchor are those rows' pages and its ``anchor_seen`` row, at most ``MAX_SIGHTINGS``; a
+check that does not store its page adds it there, in the same transaction. A stored page
+is counted by its rows alone: most anchors are on one page, and writing a sighting for
+each would cost every new page a write per anchor (+120 bytes a page, +50% CPU a
+check). So a page removed (``forget``, ``expire``, replaced) stops counting here, where
+the other backends keep it seen.
 """
 
 from __future__ import annotations
@@ -19,11 +31,13 @@ from array import array
 from collections.abc import Iterable
 
 from ...anchors import MAX_ANCHOR_PAGES, Anchors
+from ..rule import sighted, sighting
 
 #: The tables and columns, checked at every open (see layout.LAYOUT).
 ANCHOR_LAYOUT: dict[str, tuple[str, ...]] = {
     "anchors": ("anchor", "page"),
     "page_anchors": ("page", "words", "cover", "hashes"),
+    "anchor_seen": ("anchor", "pages"),
 }
 
 
@@ -35,6 +49,79 @@ def create_anchor_tables(conn: sqlite3.Connection) -> None:
     conn.execute(
         "CREATE TABLE page_anchors (page INTEGER PRIMARY KEY, words INTEGER NOT NULL, "
         "cover INTEGER NOT NULL, hashes BLOB NOT NULL)"
+    )
+
+
+def create_seen_table(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE anchor_seen (anchor INTEGER PRIMARY KEY, pages BLOB NOT NULL)")
+
+
+_U32 = 0xFFFF_FFFF
+
+
+def _signed(rowid: int) -> int:
+    return rowid - (1 << 32) if rowid >> 31 else rowid
+
+
+def sightings(conn: sqlite3.Connection, hashes: Iterable[int]) -> dict[int, tuple[int, ...]]:
+    """``anchor -> its sightings`` of those of *hashes* that have any."""
+    hashes = [anchor & _U32 for anchor in hashes]
+    if not hashes:
+        return {}
+    rows = conn.execute(
+        f"SELECT anchor, pages FROM anchor_seen WHERE anchor IN ({','.join('?' * len(hashes))})",
+        hashes,
+    )
+    return {_signed(anchor): unpack(blob) for anchor, blob in rows}
+
+
+def write_sightings(conn: sqlite3.Connection, rows: Iterable[tuple[int, Iterable[int]]]) -> None:
+    """Store ``(anchor, its sightings)`` rows, replacing what the anchors had."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO anchor_seen (anchor, pages) VALUES (?, ?)",
+        ((anchor & _U32, pack(seen)) for anchor, seen in rows),
+    )
+
+
+def seen_holding(
+    conn: sqlite3.Connection, hits: dict[int, list[int]], hashes: Iterable[int]
+) -> tuple[dict[int, list[int]], dict[int, tuple[int, ...]]]:
+    """The pages seen holding each of *hashes*: ``(anchor -> sightings, anchor -> its
+    anchor_seen row)``, the sightings being the keys of the pages *hits* (of
+    :func:`anchor_hits`) lists, then the row's."""
+    hashes = list(hashes)
+    extra = sightings(conn, hashes)
+    ids = sorted({page for pages in hits.values() for page in pages})
+    keys: dict[int, str] = {}
+    if ids:
+        marks = ",".join("?" * len(ids))
+        keys = dict(conn.execute(f"SELECT id, key FROM page_view WHERE id IN ({marks})", ids))
+    seen: dict[int, list[int]] = {}
+    for anchor in hashes:
+        listed: list[int] = []
+        for page in [sighting(keys[i]) for i in hits.get(anchor, ()) if i in keys]:
+            listed = sighted(listed, page) or listed
+        for page in extra.get(anchor, ()):
+            listed = sighted(listed, page) or listed
+        seen[anchor] = listed
+    return seen, extra
+
+
+def sight(
+    conn: sqlite3.Connection,
+    seen: dict[int, list[int]],
+    extra: dict[int, tuple[int, ...]],
+    page: int,
+) -> None:
+    """Inside a write transaction: count *page* (a :func:`~..rule.sighting`), not stored,
+    among the pages seen holding the anchors of *seen* (of :func:`seen_holding`)."""
+    write_sightings(
+        conn,
+        [
+            (anchor, [*extra.get(anchor, ()), page])
+            for anchor, listed in seen.items()
+            if sighted(listed, page) is not None
+        ],
     )
 
 

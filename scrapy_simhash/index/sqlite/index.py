@@ -47,11 +47,18 @@ from ..base import (
     stored_outcome,
     stored_parameters,
 )
-from ..rule import Candidate, Probe, anchor_candidates, by_anchors
+from ..rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighting
 from ..uri import path_and_options
 from ..uri import timeout as timeout_option
 from .analyses import add_analyses, remove_analyses
-from .anchors import add_anchors, anchor_hits, page_summaries, remove_anchors
+from .anchors import (
+    add_anchors,
+    anchor_hits,
+    page_summaries,
+    remove_anchors,
+    seen_holding,
+    sight,
+)
 from .file import (
     check_application,
     check_file,
@@ -61,8 +68,8 @@ from .file import (
 )
 from .layout import (
     APPLICATION_ID,
-    PRE_ANALYSIS_VERSION,
     PRE_ANCHORS_VERSION,
+    PRE_SEEN_VERSION,
     PRE_SKETCH_VERSION,
     SCHEMA_VERSION,
     UPGRADABLE_VERSION,
@@ -148,6 +155,8 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         self._timeout = timeout
         self._synchronous = synchronous
         self._conn: sqlite3.Connection | None = None
+        # The pages seen holding the anchors of the page being checked (see seen_holding).
+        self._seen_now: tuple[dict, dict] | None = None
         try:
             self.parameters = self._open(
                 RequestedParameters(max_distance, blocks, features),
@@ -225,7 +234,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _load(self) -> IndexParameters:
         if self._version() == UPGRADABLE_VERSION:
             self._upgrade()
-        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_ANALYSIS_VERSION):
+        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_SEEN_VERSION):
             self._add_anchor_tables()
         # One read transaction: a consistent view of the layout and parameters.
         with self._transaction(immediate=False):
@@ -308,10 +317,14 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             missing = {
                 PRE_ANCHORS_VERSION: "paragraph anchors",
                 PRE_SKETCH_VERSION: "text sketches",
-            }.get(version, "records of how each page was analysed")
+            }.get(
+                version,
+                "counting boilerplate in pages seen, and before records of how each page "
+                "was analysed",
+            )
             kept = (
-                "diagnostics say what they assume of how they were read"
-                if version == PRE_ANALYSIS_VERSION
+                "its pages count as seen; diagnostics say what they assume of how they were read"
+                if version == PRE_SEEN_VERSION
                 else "a page that looks like one of them is kept too, as the share of its "
                 "text they hold is unknown"
             )
@@ -326,7 +339,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
                 upgrade_from_v2(self._conn)
             elif self._version() == PRE_SKETCH_VERSION:
                 upgrade_from_v3(self._conn)
-            elif self._version() == PRE_ANALYSIS_VERSION:
+            elif self._version() == PRE_SEEN_VERSION:
                 upgrade_from_v4(self._conn)
         logger.warning(
             "Upgraded the index %s to schema version %d (paragraph anchors %s, sketches %s)",
@@ -426,7 +439,9 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     def _anchored(self, probe: Probe) -> list[Candidate]:
         """Inside a check's transaction: the pages sharing long paragraphs with *probe*."""
         assert probe.anchors is not None
-        pages = by_anchors(anchor_hits(self._conn, probe.anchors.hashes))
+        hits = anchor_hits(self._conn, probe.anchors.hashes)
+        seen, _ = self._seen_now or seen_holding(self._conn, hits, hits)
+        pages = by_anchors(hits, boilerplate(seen, probe.key))
         if not pages:
             return []
         facts = page_summaries(self._conn, pages)
@@ -457,9 +472,17 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
     ) -> Outcome:
         probe = probe_of(key, fingerprint, anchors, sketch)
         with self._errors("add"), self._transaction():
-            decision = self._decide(probe)
+            hashes = probe.anchors.hashes if probe.anchors else ()
+            hits = anchor_hits(self._conn, hashes) if hashes else {}
+            seen = seen_holding(self._conn, hits, hashes)
+            self._seen_now = seen
+            try:
+                decision = self._decide(probe)
+            finally:
+                self._seen_now = None
             outcome = self._outcome(decision, probe)
-            if outcome is not None:
+            if outcome is not None:  # not stored: seen all the same
+                sight(self._conn, *seen, sighting(probe.key))
                 return outcome
             replaced = self._replace(probe.key)
             page = self.tables.add(self._conn, fingerprint, probe.key, time.time())

@@ -19,9 +19,11 @@ Layout, schema version 2::
                                                     + 8 x the anchors shared when contained
     anchors, page_anchors                           paragraph anchors (see anchors.py beside it)
 
-Version 5 added ``analysis_hows`` and ``page_analyses`` (see analyses.py beside it): how
-each page was analysed. :func:`upgrade_from_v4` adds them, explicitly (``scrapy-simhash
-upgrade``); its pages keep no record, and diagnostics say what they assume of them.
+Version 5 added ``anchor_seen`` (sightings: boilerplate is counted in pages seen, kept or
+dropped, see anchors.py beside it), and ``analysis_hows`` and ``page_analyses`` (see
+analyses.py beside it): how each page was analysed. :func:`upgrade_from_v4` adds them,
+explicitly (``scrapy-simhash upgrade``); the pages stored under each anchor count as seen,
+and keep no record of how they were analysed (diagnostics say what they assume of them).
 
 Version 4 added ``page_sketches`` (see sketches.py beside it), ``drops.share`` and
 ``simhash_meta.sketch`` (the sketches' format): :func:`upgrade_from_v3` adds them,
@@ -52,7 +54,7 @@ from ...anchors import ANCHORS_FORMAT
 from ..base import IndexParameters
 from ..blocks import BlockPlan
 from .analyses import ANALYSIS_LAYOUT, create_analysis_tables
-from .anchors import ANCHOR_LAYOUT, create_anchor_tables
+from .anchors import ANCHOR_LAYOUT, create_anchor_tables, create_seen_table
 from .sketches import SKETCH_LAYOUT, create_sketch_table
 from .tables import PAGE_VIEW, PAGES_TABLE, BlockTables, split_key
 
@@ -67,8 +69,9 @@ UPGRADABLE_VERSION = 1
 PRE_ANCHORS_VERSION = 2
 #: The version before the sketches: upgraded by ``scrapy-simhash upgrade`` only.
 PRE_SKETCH_VERSION = 3
-#: The version before the analysis records: upgraded by ``scrapy-simhash upgrade`` only.
-PRE_ANALYSIS_VERSION = 4
+#: The version before sightings and analysis records: upgraded by ``scrapy-simhash
+#: upgrade`` only.
+PRE_SEEN_VERSION = 4
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: The upgrade logs under the name of the backend that runs it, where its messages are.
 logger = logging.getLogger("scrapy_simhash.index.sqlite")
@@ -139,6 +142,7 @@ def create_schema(conn: sqlite3.Connection, parameters: IndexParameters) -> None
     )
     _create_v2_tables(conn, parameters.plan)
     create_anchor_tables(conn)
+    create_seen_table(conn)
     create_sketch_table(conn)
     create_analysis_tables(conn)
     db["exact_texts"].create(
@@ -220,7 +224,10 @@ def upgrade_from_v3(conn: sqlite3.Connection) -> None:
 
 
 def upgrade_from_v4(conn: sqlite3.Connection) -> None:
-    """Add the analysis tables to a version-4 file, inside the caller's transaction: its
-    pages have no record of how they were analysed; pages stored from now on have one."""
+    """Add ``anchor_seen`` and the analysis tables to a version-4 file, inside the
+    caller's transaction: the pages stored under each anchor count as seen by their rows
+    (those it dropped were never counted); its pages have no record of how they were
+    analysed, pages stored from now on have one."""
+    create_seen_table(conn)
     create_analysis_tables(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -26,7 +26,7 @@ from ...index.memory import MemoryIndex
 from ...sketch import DEFAULT_MIN_SHARE
 from .candidates import near_pairs
 from .decide import CONTAINED, DROPPED, EXACT, KEPT, NEAR, Edges, Evidence, best_matches, decide
-from .texts import InOrder, Text, find_evidence, rule_matches, rule_of
+from .texts import Text, find_evidence, rule_matches, rule_of
 
 #: Record kinds, as :class:`~scrapy_simhash.dedup.Analysis` names them.
 EMPTY, SIMHASH, SHORT = 0, 1, 2
@@ -167,8 +167,7 @@ def decide_batch(
         return replay(records, stored, plan, max_distance, min_share)
     everything = Batch.concat([stored, records.take(records.kind != EMPTY)])
     rule = rule_of(everything, max_distance, min_share)
-    open_ = rule.open_records() if rule else set()
-    order, first = exact_groups(everything, open_)
+    order, first = exact_groups(everything, rule.hot_records() if rule else set())
     is_first = order == first
     firsts = everything.take(np.isin(everything.order, order[is_first]))
     simhash = firsts.kind == SIMHASH
@@ -177,18 +176,16 @@ def decide_batch(
     if rule is None:
         edges = [Edges.of(pairs.earlier, pairs.later, NEAR, pairs.distance)]
     else:
-        found = find_evidence(rule, pairs, set(firsts.order.tolist()), open_)
+        found = find_evidence(rule, pairs, set(firsts.order.tolist()))
         columns = np.array(found.edges, dtype=np.int64).reshape(-1, 4).T
         edges = [Edges(*(c.astype(t) for c, t in zip(columns, _EDGE_TYPES, strict=True)))]
     edges += [test.edges(firsts) for test in evidence]
     edges = Edges.concat(edges)
     edges = _without_stored_pairs(edges)
-    in_order = InOrder(rule, set(order[~is_first].tolist())) if rule else None
-    held = np.array(sorted(open_), dtype=np.int64)
-    decisions = decide(edges, kept=stored.order, held=held, in_order=in_order)
+    decisions = decide(edges, kept=stored.order)
     outcomes = _outcomes(records, stored, order, first, edges, decisions)
     if rule is not None:
-        rule_matches(outcomes, rule, found, in_order, order, first, edges, decisions)
+        rule_matches(outcomes, rule, found, order, first, edges, decisions)
     return outcomes
 
 

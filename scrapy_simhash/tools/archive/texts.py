@@ -5,16 +5,17 @@ tie-break are never written twice).
 The crawl drops a page when an earlier **kept** page is a confirmed candidate: within
 the distance, or sharing :data:`~scrapy_simhash.anchors.MIN_SHARED` long paragraphs
 (anchors), and holding at least ``min_share`` of its text. Whether a pair is a confirmed
-candidate depends on the two pages only, with one exception: an anchor that more than
-:data:`~scrapy_simhash.anchors.MAX_ANCHOR_PAGES` kept pages hold is boilerplate, and
-which pages are kept is what is being decided. So:
+candidate depends on the two pages only, and on whether their anchors are boilerplate for
+the later one: more than :data:`~scrapy_simhash.anchors.MAX_ANCHOR_PAGES` other pages
+were seen holding them before it (see :mod:`scrapy_simhash.index.rule`). Pages seen, kept
+or not: so that depends on the order of the records alone, never on what is kept, and
+every pair is a fixed edge, decided in rounds like the pairs within the distance. An
+anchor is evidence between its first ``MAX_ANCHOR_PAGES + 1`` holders (the index's pages
+first: the pages an index stored count as seen; those it dropped are not known here).
 
-* an anchor held by at most that many records of the batch (and pages of the index) is
-  *cold*: never boilerplate, whatever is kept. Two records sharing cold anchors make a
-  fixed edge, decided in rounds like the pairs within the distance;
-* a record holding a *hot* anchor (held by more) that an earlier record holds is
-  *open*: its pages sharing anchors are looked up when it is decided, in order, from the
-  kept holders of its anchors, exactly as the index looks them up (:class:`InOrder`).
+A record holding a *hot* anchor (held by more) is a group of its own, never an exact copy
+of an earlier record: the anchor may be evidence for the first of two identical texts and
+boilerplate for the second.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...anchors import MAX_ANCHOR_PAGES, MIN_SHARED, Anchors
-from ...index.rule import Candidate, Decision, Probe, anchor_candidates, by_anchors, decide
+from ...index.rule import Candidate, Decision, Probe, anchor_candidates, decide
 from ...sketch import Sketch
 from .decide import CONTAINED, KEPT, NEAR
 
@@ -107,32 +108,25 @@ class Rule:
 
     # -- fixed edges -------------------------------------------------------------------
 
-    def open_records(self) -> set[int]:
-        """The records (order >= 0) whose candidates by anchors depend on what is kept:
-        they hold a hot anchor an earlier record holds, and at least ``MIN_SHARED``
-        anchors that earlier records hold."""
-        found = set()
-        for order, text in zip(self.orders.tolist(), self.texts.tolist(), strict=True):
-            if order < 0 or text is None or not text.anchors:
-                continue
-            earlier = [a for a in text.anchors.hashes if self.holders[a][0] < order]
-            if len(earlier) >= MIN_SHARED and any(
-                len(self.holders[a]) > MAX_ANCHOR_PAGES for a in earlier
-            ):
-                found.add(order)
-        return found
+    def hot_records(self) -> set[int]:
+        """The records (order >= 0) holding a hot anchor: groups of their own."""
+        hot = {a for a, orders in self.holders.items() if len(orders) > MAX_ANCHOR_PAGES + 1}
+        return {
+            order
+            for order, text in zip(self.orders.tolist(), self.texts.tolist(), strict=True)
+            if order >= 0 and text is not None and text.anchors and hot & set(text.anchors.hashes)
+        }
 
-    def anchor_pairs(self, among: set[int], open_: set[int]) -> list[tuple[int, int, tuple]]:
+    def anchor_pairs(self, among: set[int]) -> list[tuple[int, int, tuple]]:
         """``(earlier, later, shared anchors)`` of the records of *among* sharing at
-        least ``MIN_SHARED`` cold anchors, the later one not open."""
+        least ``MIN_SHARED`` anchors that are no boilerplate for the later one: each
+        anchor between its first ``MAX_ANCHOR_PAGES + 1`` holders."""
         shared: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
         for anchor, orders in self.holders.items():
-            if len(orders) > MAX_ANCHOR_PAGES:
-                continue
-            orders = [o for o in orders if o in among]
+            orders = [o for o in orders[: MAX_ANCHOR_PAGES + 1] if o in among]
             for i, earlier in enumerate(orders):
                 for later in orders[i + 1 :]:
-                    if later >= 0 and later not in open_:
+                    if later >= 0:
                         shared[earlier, later].append(anchor)
         return [(e, la, tuple(a)) for (e, la), a in shared.items() if len(a) >= MIN_SHARED]
 
@@ -160,41 +154,6 @@ class Rule:
             else:
                 found.append(c)
         return self.decide(probe, found).candidate
-
-
-class InOrder:
-    """Decides an open record (see :class:`Rule`) when every earlier record is decided:
-    its candidates by anchors are the kept holders of its anchors before it, as the
-    index finds them (at most ``MAX_ANCHOR_PAGES + 1`` an anchor, the rest boilerplate).
-    *never_kept*: records that are never kept whatever the rounds say (exact copies of
-    an earlier record). ``matches`` holds the match of each record it dropped."""
-
-    def __init__(self, rule: Rule, never_kept: set[int]) -> None:
-        self.rule = rule
-        self.never_kept = never_kept
-        self.matches: dict[int, Candidate] = {}
-
-    def __call__(self, order: int, is_kept) -> bool:
-        rule = self.rule
-        probe = rule.probe(order)
-        if not probe.anchors:
-            return False
-        hits = {}
-        for anchor in probe.anchors.hashes:
-            held = []
-            for other in rule.holders.get(anchor, ()):
-                if other >= order or len(held) > MAX_ANCHOR_PAGES:
-                    break
-                if other not in self.never_kept and is_kept(other):
-                    held.append(other)
-            if held:
-                hits[anchor] = held
-        pages = by_anchors(hits)
-        stored = {page: rule.candidate(page, probe) for page in pages}
-        found = rule.decide(probe, anchor_candidates(probe, pages, stored)).candidate
-        if found is not None:
-            self.matches[order] = found
-        return found is not None
 
 
 def _fields(text: Text) -> tuple[Anchors | None, Sketch | None]:
@@ -227,9 +186,9 @@ class Evidence:
     pairs: dict[tuple[int, int], tuple]
 
 
-def find_evidence(rule: Rule, near, firsts: set[int], open_: set[int]) -> Evidence:
+def find_evidence(rule: Rule, near, firsts: set[int]) -> Evidence:
     """The pairs within the distance *near* (:class:`~.candidates.Pairs`) and the pairs
-    of *firsts* sharing cold anchors, each asked of :func:`decide`."""
+    of *firsts* sharing anchors (:meth:`Rule.anchor_pairs`), each asked of :func:`decide`."""
     edges = []
     pairs: dict[tuple[int, int], tuple] = {}
     for e, la, d in zip(
@@ -238,7 +197,7 @@ def find_evidence(rule: Rule, near, firsts: set[int], open_: set[int]) -> Eviden
         pairs[e, la] = ()
         if la >= 0 and rule.confirmed(e, la):
             edges.append((e, la, NEAR, d))
-    for e, la, shared in rule.anchor_pairs(firsts, open_):
+    for e, la, shared in rule.anchor_pairs(firsts):
         if (e, la) in pairs:
             continue  # within the distance: the index finds it so, and prefers it
         pairs[e, la] = shared
@@ -248,7 +207,7 @@ def find_evidence(rule: Rule, near, firsts: set[int], open_: set[int]) -> Eviden
     return Evidence(edges, pairs)
 
 
-def rule_matches(outcomes, rule, found, in_order, order, first, edges, decisions) -> None:
+def rule_matches(outcomes, rule, found, order, first, edges, decisions) -> None:
     """The match of each dropped record, as :func:`~scrapy_simhash.index.rule.decide`
     names it among the kept records before it that the rule found."""
     is_kept = _kept_lookup(decisions, set(order[order != first].tolist()))
@@ -265,9 +224,7 @@ def rule_matches(outcomes, rule, found, in_order, order, first, edges, decisions
         lead = group[this]
         if lead != this and is_kept(lead):
             continue  # an exact copy of a kept record: matched to it (see _outcomes)
-        if this in in_order.matches:
-            c = in_order.matches[this]
-        elif lead == this:
+        if lead == this:
             c = rule.match(this, [(e, s) for e, s in earlier.get(this, []) if is_kept(e)])
         else:
             c = rule.match(
