@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..url_rules import MAX_RULES_PER_SITE, Evidence
+from ..url_rules import MAX_RULES_PER_SITE, Evidence, apply, candidates, learned, site
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,15 @@ class SkipRuleStore(Protocol):
     def skipped(self) -> list[SkippedRequest]:
         """The requests skipped, oldest first."""
 
-    def forget_skipped(self, url: str | None = None) -> int:
-        """Forget the skip of *url* (of every URL with ``None``); return how many."""
+    def record_copy(self, url: str, kept: str) -> None:
+        """Keep that the page of *url* was dropped as a copy of the page stored under *kept*."""
+
+    def copy_of(self, url: str) -> str | None:
+        """The URL of the kept page that the page of *url* was dropped as a copy of."""
+
+    def forget_url(self, url: str | None = None) -> int:
+        """Forget the skip and the copy of *url* (of every URL with ``None``); return how
+        many skips were forgotten."""
 
 
 class MemorySkipRules:
@@ -61,6 +68,7 @@ class MemorySkipRules:
         self._rules: dict[tuple[str, str], Evidence] = {}
         self._per_site: dict[str, int] = {}
         self._skipped: dict[str, SkippedRequest] = {}
+        self._copies: dict[str, str] = {}
 
     def add(
         self, site: str, rules: Iterable[str], *, observations: int = 0, distinct: int = 0
@@ -99,11 +107,19 @@ class MemorySkipRules:
     def skipped(self) -> list[SkippedRequest]:
         return list(self._skipped.values())
 
-    def forget_skipped(self, url: str | None = None) -> int:
+    def record_copy(self, url: str, kept: str) -> None:
+        self._copies[url] = kept
+
+    def copy_of(self, url: str) -> str | None:
+        return self._copies.get(url)
+
+    def forget_url(self, url: str | None = None) -> int:
         if url is None:
             count = len(self._skipped)
             self._skipped.clear()
+            self._copies.clear()
             return count
+        self._copies.pop(url, None)
         return 1 if self._skipped.pop(url, None) is not None else 0
 
 
@@ -129,6 +145,10 @@ class SqliteSkipRules:
                     "CREATE TABLE IF NOT EXISTS skip_requests (url TEXT PRIMARY KEY, "
                     "site TEXT NOT NULL, rule TEXT NOT NULL, target TEXT NOT NULL, "
                     "at REAL NOT NULL)"
+                )
+                index._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS skip_copies (url TEXT PRIMARY KEY, "
+                    "kept TEXT NOT NULL)"
                 )
             for sql, values in statements:
                 changed += max(index._conn.execute(sql, values).rowcount, 0)
@@ -206,14 +226,32 @@ class SqliteSkipRules:
         rows = self._read("SELECT url, site, rule, target, at FROM skip_requests ORDER BY at")
         return [SkippedRequest(*row) for row in rows]
 
-    def forget_skipped(self, url: str | None = None) -> int:
-        if not self._read("SELECT 1 FROM skip_requests LIMIT 1"):
+    def record_copy(self, url: str, kept: str) -> None:
+        self._write(
+            "record a copy",
+            [("INSERT OR REPLACE INTO skip_copies (url, kept) VALUES (?, ?)", (url, kept))],
+        )
+
+    def copy_of(self, url: str) -> str | None:
+        rows = self._read("SELECT kept FROM skip_copies WHERE url = ?", (url,))
+        return rows[0][0] if rows else None
+
+    def forget_url(self, url: str | None = None) -> int:
+        if not self._read("SELECT name FROM sqlite_master WHERE name = 'skip_copies'"):
             return 0  # nothing to forget: no table made on an index that has none
         if url is None:
-            return self._write("forget skipped requests", [("DELETE FROM skip_requests", ())])
-        return self._write(
-            "forget a skipped request", [("DELETE FROM skip_requests WHERE url = ?", (url,))]
+            statements = [("DELETE FROM skip_copies", ()), ("DELETE FROM skip_requests", ())]
+        else:
+            statements = [
+                ("DELETE FROM skip_copies WHERE url = ?", (url,)),
+                ("DELETE FROM skip_requests WHERE url = ?", (url,)),
+            ]
+        skips = self._read(
+            "SELECT COUNT(*) FROM skip_requests" + (" WHERE url = ?" if url else ""),
+            (url,) if url else (),
         )
+        self._write("forget skipped requests", statements)
+        return skips[0][0]
 
 
 class RedisSkipRules:
@@ -226,6 +264,7 @@ class RedisSkipRules:
         self.index = index
         self._rules_key = f"{index._tag}:skip:rules"
         self._requests_key = f"{index._tag}:skip:requests"
+        self._copies_key = f"{index._tag}:skip:copies"
 
     @property
     def _client(self) -> Any:
@@ -299,12 +338,22 @@ class RedisSkipRules:
             )
         return sorted(found, key=lambda s: s.at)
 
-    def forget_skipped(self, url: str | None = None) -> int:
+    def record_copy(self, url: str, kept: str) -> None:
+        with self.index._errors("record a copy"):
+            self._client.hset(self._copies_key, url, kept)
+
+    def copy_of(self, url: str) -> str | None:
+        with self.index._errors("read the copies"):
+            kept = self._client.hget(self._copies_key, url)
+        return kept.decode() if isinstance(kept, bytes) else kept
+
+    def forget_url(self, url: str | None = None) -> int:
         with self.index._errors("forget skipped requests"):
             if url is not None:
+                self._client.hdel(self._copies_key, url)
                 return int(self._client.hdel(self._requests_key, url))
             count = int(self._client.hlen(self._requests_key))
-            self._client.delete(self._requests_key)
+            self._client.delete(self._requests_key, self._copies_key)
             return count
 
 
@@ -324,3 +373,34 @@ def skip_rules_for(index: Any) -> SkipRuleStore:
         raise TypeError(f"No URL rules for {type(index).__name__}")
     index._skip_rules = store
     return store
+
+
+def learn(index: Any, url: str, copy_of: str | None) -> None:
+    """Record what the page of *url* teaches *index*'s URL rules: dropped as a copy of the
+    page stored under *copy_of*, one observation of each rule mapping *url* to it; kept as
+    distinct (*copy_of* ``None``), counter-evidence for each rule (possible, or known on its
+    site) that maps *url* to a stored page. In the index's thread, after the check."""
+    store = skip_rules_for(index)
+    where = site(url)
+    if copy_of is not None:
+        rules = learned(url, copy_of)
+        if rules:
+            store.add(where, rules, observations=1)
+        store.record_copy(url, copy_of)  # a variant of *url* is then a copy too
+        return
+    targets = dict(candidates(url))
+    for _, rule in store.rules(where):
+        if rule not in targets:
+            target = apply(rule, url)
+            if target is not None:
+                targets[rule] = target
+    stored: dict[str, bool] = {}
+    wrong = []
+    for rule, target in targets.items():
+        if target != url:
+            if target not in stored:
+                stored[target] = bool(index.find(target))
+            if stored[target]:
+                wrong.append(rule)
+    if wrong:
+        store.add(where, wrong, distinct=1)

@@ -64,9 +64,9 @@ def test_skipped_requests_are_kept_counted_and_forgotten(index):
     assert store.skipped() == [first, second]
     assert store.rules("a.test")[("a.test", "query:-a")] == Evidence(3, 0, 2)
     assert store.rules("a.test")[("a.test", "query:-b")] == Evidence(3, 0, 1)
-    assert store.forget_skipped(first.url) == 1
-    assert store.forget_skipped(first.url) == 0
-    assert store.forget_skipped() == 1
+    assert store.forget_url(first.url) == 1
+    assert store.forget_url(first.url) == 0
+    assert store.forget_url() == 1
     assert store.skipped() == []
 
 
@@ -96,7 +96,7 @@ def test_a_read_only_open_of_an_index_without_rules_writes_nothing(tmp_path):
         store = skip_rules_for(index)
         assert store.rules() == {}
         assert store.skipped() == []
-        assert store.forget_skipped() == 0
+        assert store.forget_url() == 0
         assert store.remove("path:-amp") == 0
     tables = {
         row[0]
