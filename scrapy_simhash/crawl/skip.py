@@ -124,6 +124,10 @@ class SkipPredictedMiddleware:
             rules = self._confirmed(where)
             if not rules:
                 return
+            predicted = self.store.copy_of(url)  # by a rule, from a page kept since
+            if predicted is not None and predicted[1] in rules and self.index.find(predicted[0]):
+                self._predicted_copy(request, where, (predicted[1],), predicted[0])
+                return
             found = predictions(url, rules)
             for used, target in found:
                 if self._kept(target):
@@ -148,8 +152,8 @@ class SkipPredictedMiddleware:
         assert self.index is not None and self.store is not None
         if self.index.find(url):
             return True
-        kept = self.store.copy_of(url)
-        return kept is not None and bool(self.index.find(kept))
+        copy = self.store.copy_of(url)
+        return copy is not None and bool(self.index.find(copy[0]))
 
     def _in_flight(self, url: str) -> bool:
         asked = self._requested.get(url)

@@ -16,7 +16,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..url_rules import MAX_RULES_PER_SITE, Evidence, apply, candidates, learned, site
+from ..url_rules import (
+    MAX_RULES_PER_SITE,
+    Evidence,
+    apply,
+    candidates,
+    confirmed,
+    learned,
+    site,
+)
 
 
 @dataclass(frozen=True)
@@ -50,11 +58,12 @@ class SkipRuleStore(Protocol):
     def skipped(self) -> list[SkippedRequest]:
         """The requests skipped, oldest first."""
 
-    def record_copy(self, url: str, kept: str) -> None:
-        """Keep that the page of *url* was dropped as a copy of the page stored under *kept*."""
+    def record_copy(self, url: str, kept: str, rule: str = "") -> None:
+        """Keep that the page of *url* is a copy of the page stored under *kept*: dropped
+        as one (*rule* empty), or predicted by *rule* from *kept*'s URL."""
 
-    def copy_of(self, url: str) -> str | None:
-        """The URL of the kept page that the page of *url* was dropped as a copy of."""
+    def copy_of(self, url: str) -> tuple[str, str] | None:
+        """(kept URL, rule) of the page *url* is a copy of (see :meth:`record_copy`)."""
 
     def forget_url(self, url: str | None = None) -> int:
         """Forget the skip and the copy of *url* (of every URL with ``None``); return how
@@ -68,7 +77,7 @@ class MemorySkipRules:
         self._rules: dict[tuple[str, str], Evidence] = {}
         self._per_site: dict[str, int] = {}
         self._skipped: dict[str, SkippedRequest] = {}
-        self._copies: dict[str, str] = {}
+        self._copies: dict[str, tuple[str, str]] = {}
 
     def add(
         self, site: str, rules: Iterable[str], *, observations: int = 0, distinct: int = 0
@@ -107,10 +116,10 @@ class MemorySkipRules:
     def skipped(self) -> list[SkippedRequest]:
         return list(self._skipped.values())
 
-    def record_copy(self, url: str, kept: str) -> None:
-        self._copies[url] = kept
+    def record_copy(self, url: str, kept: str, rule: str = "") -> None:
+        self._copies[url] = (kept, rule)
 
-    def copy_of(self, url: str) -> str | None:
+    def copy_of(self, url: str) -> tuple[str, str] | None:
         return self._copies.get(url)
 
     def forget_url(self, url: str | None = None) -> int:
@@ -148,7 +157,7 @@ class SqliteSkipRules:
                 )
                 index._conn.execute(
                     "CREATE TABLE IF NOT EXISTS skip_copies (url TEXT PRIMARY KEY, "
-                    "kept TEXT NOT NULL)"
+                    "kept TEXT NOT NULL, rule TEXT NOT NULL)"
                 )
             for sql, values in statements:
                 changed += max(index._conn.execute(sql, values).rowcount, 0)
@@ -226,15 +235,20 @@ class SqliteSkipRules:
         rows = self._read("SELECT url, site, rule, target, at FROM skip_requests ORDER BY at")
         return [SkippedRequest(*row) for row in rows]
 
-    def record_copy(self, url: str, kept: str) -> None:
+    def record_copy(self, url: str, kept: str, rule: str = "") -> None:
         self._write(
             "record a copy",
-            [("INSERT OR REPLACE INTO skip_copies (url, kept) VALUES (?, ?)", (url, kept))],
+            [
+                (
+                    "INSERT OR REPLACE INTO skip_copies (url, kept, rule) VALUES (?, ?, ?)",
+                    (url, kept, rule),
+                )
+            ],
         )
 
-    def copy_of(self, url: str) -> str | None:
-        rows = self._read("SELECT kept FROM skip_copies WHERE url = ?", (url,))
-        return rows[0][0] if rows else None
+    def copy_of(self, url: str) -> tuple[str, str] | None:
+        rows = self._read("SELECT kept, rule FROM skip_copies WHERE url = ?", (url,))
+        return (rows[0][0], rows[0][1]) if rows else None
 
     def forget_url(self, url: str | None = None) -> int:
         if not self._read("SELECT name FROM sqlite_master WHERE name = 'skip_copies'"):
@@ -338,14 +352,18 @@ class RedisSkipRules:
             )
         return sorted(found, key=lambda s: s.at)
 
-    def record_copy(self, url: str, kept: str) -> None:
+    def record_copy(self, url: str, kept: str, rule: str = "") -> None:
         with self.index._errors("record a copy"):
-            self._client.hset(self._copies_key, url, kept)
+            self._client.hset(self._copies_key, url, f"{kept}{self._SEP}{rule}")
 
-    def copy_of(self, url: str) -> str | None:
+    def copy_of(self, url: str) -> tuple[str, str] | None:
         with self.index._errors("read the copies"):
-            kept = self._client.hget(self._copies_key, url)
-        return kept.decode() if isinstance(kept, bytes) else kept
+            value = self._client.hget(self._copies_key, url)
+        if value is None:
+            return None
+        value = value.decode() if isinstance(value, bytes) else value
+        kept, _, rule = value.partition(self._SEP)
+        return kept, rule
 
     def forget_url(self, url: str | None = None) -> int:
         with self.index._errors("forget skipped requests"):
@@ -375,21 +393,27 @@ def skip_rules_for(index: Any) -> SkipRuleStore:
     return store
 
 
-def learn(index: Any, url: str, copy_of: str | None) -> None:
-    """Record what the page of *url* teaches *index*'s URL rules: dropped as a copy of the
-    page stored under *copy_of*, one observation of each rule mapping *url* to it; kept as
-    distinct (*copy_of* ``None``), counter-evidence for each rule (possible, or known on its
-    site) that maps *url* to a stored page. In the index's thread, after the check."""
+def learn(index: Any, url: str, copy_of: str | None, min_copies: int) -> None:
+    """Record what the page of *url* teaches *index*'s URL rules. In the index's thread,
+    after the check.
+
+    Dropped as a copy of the page stored under *copy_of*: one observation of each rule
+    that maps either URL to the other (a copy's URL and its original's name the same
+    page, whichever came first). Kept as distinct (*copy_of* ``None``): a distinct page
+    against each rule that maps *url* to a stored page, or that predicted *url* to be a
+    copy; and each confirmed rule (*min_copies*) that maps *url* to a URL not stored
+    predicts that URL to be a copy of this page."""
     store = skip_rules_for(index)
     where = site(url)
     if copy_of is not None:
-        rules = learned(url, copy_of)
+        rules = list(dict.fromkeys(learned(url, copy_of) + learned(copy_of, url)))
         if rules:
             store.add(where, rules, observations=1)
         store.record_copy(url, copy_of)  # a variant of *url* is then a copy too
         return
+    known = store.rules(where)
     targets = dict(candidates(url))
-    for _, rule in store.rules(where):
+    for _, rule in known:
         if rule not in targets:
             target = apply(rule, url)
             if target is not None:
@@ -402,5 +426,18 @@ def learn(index: Any, url: str, copy_of: str | None) -> None:
                 stored[target] = bool(index.find(target))
             if stored[target]:
                 wrong.append(rule)
+    predicted = store.copy_of(url)
+    if predicted is not None and predicted[1]:
+        wrong.append(predicted[1])  # it predicted a copy, and this page is distinct
     if wrong:
-        store.add(where, wrong, distinct=1)
+        store.add(where, list(dict.fromkeys(wrong)), distinct=1)
+    for (_, rule), evidence in known.items():
+        target = targets.get(rule)
+        if (
+            target is not None
+            and target != url
+            and rule not in wrong
+            and not stored.get(target)
+            and confirmed(evidence, min_copies)
+        ):
+            store.record_copy(target, url, rule)

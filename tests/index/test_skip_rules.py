@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from crawls import page_text
 from test_index_contract import BACKENDS, MARKS
 
-from scrapy_simhash import open_index
-from scrapy_simhash.index.skip_rules import SkippedRequest, skip_rules_for
+from scrapy_simhash import Fingerprinter, open_index
+from scrapy_simhash.index.skip_rules import SkippedRequest, learn, skip_rules_for
 from scrapy_simhash.url_rules import MAX_RULES_PER_SITE, Evidence
 
 
@@ -105,3 +106,38 @@ def test_a_read_only_open_of_an_index_without_rules_writes_nothing(tmp_path):
         )
     }
     assert not {"skip_rules", "skip_requests"} & tables
+
+
+def test_copies_are_kept_with_the_rule_that_predicted_them_and_forgotten(index):
+    store = skip_rules_for(index)
+    assert store.copy_of("http://a.test/x") is None
+    store.record_copy("http://a.test/x", "http://a.test/x?ref=1")
+    store.record_copy("http://a.test/y", "http://a.test/y?ref=1", "query:-ref")
+    assert store.copy_of("http://a.test/x") == ("http://a.test/x?ref=1", "")
+    assert store.copy_of("http://a.test/y") == ("http://a.test/y?ref=1", "query:-ref")
+    store.forget_url("http://a.test/x")
+    assert store.copy_of("http://a.test/x") is None
+    store.forget_url()
+    assert store.copy_of("http://a.test/y") is None
+
+
+def stored(index, url: str, number: int) -> None:
+    assert index.check_and_add(Fingerprinter().fingerprint(page_text(number)), url).status == "new"
+
+
+def test_learning_from_copies_either_way_and_from_distinct_pages(index):
+    store = skip_rules_for(index)
+    # The original first, then its copy; a copy first, then the original: both teach.
+    learn(index, "http://a.test/1?ref=x", "http://a.test/1", 3)
+    learn(index, "http://a.test/2", "http://a.test/2?ref=x", 3)
+    assert store.rules()[("a.test", "query:-ref")] == Evidence(2, 0, 0)
+    learn(index, "http://a.test/3?ref=x", "http://a.test/3", 3)
+    # Confirmed: a page kept under a variant predicts its original's URL to be a copy.
+    stored(index, "http://a.test/4?ref=y", 4)
+    learn(index, "http://a.test/4?ref=y", None, 3)
+    assert store.copy_of("http://a.test/4") == ("http://a.test/4?ref=y", "query:-ref")
+    # A distinct page the rule maps to a stored page retires it, as does a distinct page
+    # it predicted to be a copy.
+    stored(index, "http://a.test/4", 5)
+    learn(index, "http://a.test/4", None, 3)
+    assert store.rules()[("a.test", "query:-ref")].distinct == 1
