@@ -153,18 +153,37 @@ def _path_rules(old: list[str], new: list[str]) -> list[str]:
     return rules
 
 
+def _within(a, b) -> bool:
+    """Whether the parameters of the query *a* are all in *b* (in their order)."""
+    rest = parse_qsl(b, keep_blank_values=True)
+    for pair in parse_qsl(a, keep_blank_values=True):
+        while rest and rest[0] != pair:
+            rest.pop(0)
+        if not rest:
+            return False
+        rest.pop(0)
+    return True
+
+
 def learned(dropped: str, kept: str) -> list[str]:
     """The rules that map the URL of a page dropped as a copy (*dropped*) to the URL of the
-    page it copies (*kept*), on one site; none across sites."""
+    page it copies (*kept*), on one site; none across sites. Where both the path and the
+    query differ (``/print/a`` and ``/a?ref=x``), the path rules that map one path to the
+    other, provided one query only adds parameters to the other: a copy's URL often has
+    two variants at once."""
     a, b = urlsplit(dropped), urlsplit(kept)
     if a.netloc.lower() != b.netloc.lower() or a.scheme != b.scheme or dropped == kept:
         return []
     if a.path == b.path:
         return _query_rules(a, b)
-    if a.query != b.query:
+    if not (_within(a.query, b.query) or _within(b.query, a.query)):
         return []
     rules = _path_rules(_segments(a.path), _segments(b.path))
-    return [rule for rule in rules if apply(rule, dropped) == _with(b)]
+    plain = _with(a, query="")
+    rules = [rule for rule in rules if apply(rule, plain) == _with(b, query="")]
+    if a.query != b.query:
+        rules += _query_rules(a, b)
+    return rules
 
 
 def candidates(url: str) -> list[tuple[str, str]]:

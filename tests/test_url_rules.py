@@ -79,3 +79,16 @@ def test_a_rule_is_confirmed_by_enough_copies_and_retired_by_one_distinct_page()
 
 def test_the_site_is_the_host_and_port():
     assert site("http://Docs.Test:8080/a?b=1") == "docs.test:8080"
+
+
+def test_a_copy_with_two_variants_at_once_teaches_each():
+    assert learned("http://a.test/print/p/1.html", "http://a.test/p/1.html?ref=x") == [
+        "path:-print",
+        "prefix:/print/->/",
+    ]
+    assert "query:-ref" in learned("http://a.test/p/1.html?ref=x", "http://a.test/print/p/1.html")
+    assert "path:-amp" in learned(
+        "http://a.test/amp/p/1.html?utm_source=x", "http://a.test/p/1.html"
+    )
+    # Queries that each have a parameter the other lacks: no path rule is taught.
+    assert learned("http://a.test/print/p/1.html?a=1", "http://a.test/p/1.html?b=2") == []

@@ -445,7 +445,7 @@ class CrawlDeduplicator:
         else:
             return  # a re-crawl of the same URL teaches nothing about URL variants
         try:
-            learn(dedup.index, key, copy_of, self.config.skip_min_copies)
+            learn(dedup.index, key, copy_of)
         except SimhashIndexError as e:
             logger.error("Could not record what %s teaches the URL rules: %s", key, e)
             self._rule_errors.append(e)  # counted by decide, on the reactor thread

@@ -130,7 +130,7 @@ class SkipPredictedMiddleware:
                 return
             found = predictions(url, rules)
             for used, target in found:
-                if self._kept(target):
+                if self._kept(target, rules):
                     self._predicted_copy(request, where, used, target)
                     return
             # A target requested moments ago may be on its way to the index: wait for it
@@ -140,20 +140,25 @@ class SkipPredictedMiddleware:
             while waiting and time.monotonic() < deadline:
                 await asyncio.sleep(WAIT_STEP)
                 for used, target in waiting:
-                    if self._kept(target):
+                    if self._kept(target, rules):
                         self._predicted_copy(request, where, used, target)
                         return
         except SimhashIndexError as e:
             self._inc("errors/url_rules")
             logger.error("Could not check %s against the URL rules of %s: %s", url, where, e)
 
-    def _kept(self, url: str) -> bool:
-        """Whether the page of *url* is stored, or was dropped as a copy of a stored page."""
+    def _kept(self, url: str, rules: list[str]) -> bool:
+        """Whether the page of *url* is stored, or is a copy of a stored page: dropped as
+        one, or predicted by one of *rules* (the site's confirmed ones)."""
         assert self.index is not None and self.store is not None
         if self.index.find(url):
             return True
         copy = self.store.copy_of(url)
-        return copy is not None and bool(self.index.find(copy[0]))
+        return (
+            copy is not None
+            and (not copy[1] or copy[1] in rules)
+            and bool(self.index.find(copy[0]))
+        )
 
     def _in_flight(self, url: str) -> bool:
         asked = self._requested.get(url)

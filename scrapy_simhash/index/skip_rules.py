@@ -21,7 +21,6 @@ from ..url_rules import (
     Evidence,
     apply,
     candidates,
-    confirmed,
     learned,
     site,
 )
@@ -61,6 +60,11 @@ class SkipRuleStore(Protocol):
     def record_copy(self, url: str, kept: str, rule: str = "") -> None:
         """Keep that the page of *url* is a copy of the page stored under *kept*: dropped
         as one (*rule* empty), or predicted by *rule* from *kept*'s URL."""
+
+    def predict_copies(self, kept: str, targets: dict[str, str]) -> None:
+        """Keep, for each rule -> URL of *targets*, that the rule (once confirmed) predicts
+        the page of that URL to be a copy of the page stored under *kept*; a URL known
+        already keeps what is known of it."""
 
     def copy_of(self, url: str) -> tuple[str, str] | None:
         """(kept URL, rule) of the page *url* is a copy of (see :meth:`record_copy`)."""
@@ -118,6 +122,10 @@ class MemorySkipRules:
 
     def record_copy(self, url: str, kept: str, rule: str = "") -> None:
         self._copies[url] = (kept, rule)
+
+    def predict_copies(self, kept: str, targets: dict[str, str]) -> None:
+        for rule, url in targets.items():
+            self._copies.setdefault(url, (kept, rule))
 
     def copy_of(self, url: str) -> tuple[str, str] | None:
         return self._copies.get(url)
@@ -246,6 +254,19 @@ class SqliteSkipRules:
             ],
         )
 
+    def predict_copies(self, kept: str, targets: dict[str, str]) -> None:
+        if targets:
+            self._write(
+                "record predicted copies",
+                [
+                    (
+                        "INSERT OR IGNORE INTO skip_copies (url, kept, rule) VALUES (?, ?, ?)",
+                        (url, kept, rule),
+                    )
+                    for rule, url in targets.items()
+                ],
+            )
+
     def copy_of(self, url: str) -> tuple[str, str] | None:
         rows = self._read("SELECT kept, rule FROM skip_copies WHERE url = ?", (url,))
         return (rows[0][0], rows[0][1]) if rows else None
@@ -356,6 +377,14 @@ class RedisSkipRules:
         with self.index._errors("record a copy"):
             self._client.hset(self._copies_key, url, f"{kept}{self._SEP}{rule}")
 
+    def predict_copies(self, kept: str, targets: dict[str, str]) -> None:
+        if targets:
+            with self.index._errors("record predicted copies"):
+                pipe = self._client.pipeline(transaction=False)
+                for rule, url in targets.items():
+                    pipe.hsetnx(self._copies_key, url, f"{kept}{self._SEP}{rule}")
+                pipe.execute()
+
     def copy_of(self, url: str) -> tuple[str, str] | None:
         with self.index._errors("read the copies"):
             value = self._client.hget(self._copies_key, url)
@@ -393,7 +422,7 @@ def skip_rules_for(index: Any) -> SkipRuleStore:
     return store
 
 
-def learn(index: Any, url: str, copy_of: str | None, min_copies: int) -> None:
+def learn(index: Any, url: str, copy_of: str | None) -> None:
     """Record what the page of *url* teaches *index*'s URL rules. In the index's thread,
     after the check.
 
@@ -401,8 +430,8 @@ def learn(index: Any, url: str, copy_of: str | None, min_copies: int) -> None:
     that maps either URL to the other (a copy's URL and its original's name the same
     page, whichever came first). Kept as distinct (*copy_of* ``None``): a distinct page
     against each rule that maps *url* to a stored page, or that predicted *url* to be a
-    copy; and each confirmed rule (*min_copies*) that maps *url* to a URL not stored
-    predicts that URL to be a copy of this page."""
+    copy; and each other rule that maps *url* to a URL predicts that URL to be a copy of
+    this page (the middleware uses the prediction only while the rule is confirmed)."""
     store = skip_rules_for(index)
     where = site(url)
     if copy_of is not None:
@@ -431,13 +460,13 @@ def learn(index: Any, url: str, copy_of: str | None, min_copies: int) -> None:
         wrong.append(predicted[1])  # it predicted a copy, and this page is distinct
     if wrong:
         store.add(where, list(dict.fromkeys(wrong)), distinct=1)
-    for (_, rule), evidence in known.items():
-        target = targets.get(rule)
-        if (
-            target is not None
-            and target != url
-            and rule not in wrong
-            and not stored.get(target)
-            and confirmed(evidence, min_copies)
-        ):
-            store.record_copy(target, url, rule)
+    # Each rule that maps *url* to a URL not stored predicts that URL to be a copy of this
+    # page: used once the rule is confirmed (then or later), retired by a distinct page.
+    store.predict_copies(
+        url,
+        {
+            rule: target
+            for rule, target in targets.items()
+            if target != url and not stored[target] and rule not in wrong
+        },
+    )

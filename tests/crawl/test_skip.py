@@ -32,7 +32,7 @@ def taught(index_uri: str, copies: int) -> None:
         for n in range(copies + 1):
             store_page(index, f"{SITE}/{n}.html", page_text(n))
         for n in range(copies):
-            learn(index, f"{SITE}/{n}.html?ref=feed", f"{SITE}/{n}.html", 3)
+            learn(index, f"{SITE}/{n}.html?ref=feed", f"{SITE}/{n}.html")
 
 
 def opened(tmp_path, **settings) -> SkipPredictedMiddleware:
@@ -102,7 +102,7 @@ async def test_one_in_n_is_downloaded_and_one_distinct_page_retires_the_rule(tmp
     # The page checked was distinct after all: kept, and the rule is retired.
     with open_index(index_uri) as index:
         store_page(index, checked.url, page_text(1000))
-        learn(index, checked.url, None, 3)
+        learn(index, checked.url, None)
     middleware._rules.clear()  # as when RULES_FRESH_FOR has passed
     assert not await skips(middleware, f"{SITE}/3.html?ref=z")
     middleware.spider_closed()

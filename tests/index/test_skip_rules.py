@@ -128,16 +128,16 @@ def stored(index, url: str, number: int) -> None:
 def test_learning_from_copies_either_way_and_from_distinct_pages(index):
     store = skip_rules_for(index)
     # The original first, then its copy; a copy first, then the original: both teach.
-    learn(index, "http://a.test/1?ref=x", "http://a.test/1", 3)
-    learn(index, "http://a.test/2", "http://a.test/2?ref=x", 3)
+    learn(index, "http://a.test/1?ref=x", "http://a.test/1")
+    learn(index, "http://a.test/2", "http://a.test/2?ref=x")
     assert store.rules()[("a.test", "query:-ref")] == Evidence(2, 0, 0)
-    learn(index, "http://a.test/3?ref=x", "http://a.test/3", 3)
+    learn(index, "http://a.test/3?ref=x", "http://a.test/3")
     # Confirmed: a page kept under a variant predicts its original's URL to be a copy.
     stored(index, "http://a.test/4?ref=y", 4)
-    learn(index, "http://a.test/4?ref=y", None, 3)
+    learn(index, "http://a.test/4?ref=y", None)
     assert store.copy_of("http://a.test/4") == ("http://a.test/4?ref=y", "query:-ref")
     # A distinct page the rule maps to a stored page retires it, as does a distinct page
     # it predicted to be a copy.
     stored(index, "http://a.test/4", 5)
-    learn(index, "http://a.test/4", None, 3)
+    learn(index, "http://a.test/4", None)
     assert store.rules()[("a.test", "query:-ref")].distinct == 1
