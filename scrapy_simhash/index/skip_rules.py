@@ -422,6 +422,9 @@ def skip_rules_for(index: Any) -> SkipRuleStore:
     return store
 
 
+_NONE = Evidence()
+
+
 def learn(index: Any, url: str, copy_of: str | None) -> None:
     """Record what the page of *url* teaches *index*'s URL rules. In the index's thread,
     after the check.
@@ -430,8 +433,9 @@ def learn(index: Any, url: str, copy_of: str | None) -> None:
     that maps either URL to the other (a copy's URL and its original's name the same
     page, whichever came first). Kept as distinct (*copy_of* ``None``): a distinct page
     against each rule that maps *url* to a stored page, or that predicted *url* to be a
-    copy; and each other rule that maps *url* to a URL predicts that URL to be a copy of
-    this page (the middleware uses the prediction only while the rule is confirmed)."""
+    copy; and each other rule of the site that maps *url* to a URL predicts that URL to be
+    a copy of this page (the middleware uses the prediction only while the rule is
+    confirmed)."""
     store = skip_rules_for(index)
     where = site(url)
     if copy_of is not None:
@@ -460,13 +464,17 @@ def learn(index: Any, url: str, copy_of: str | None) -> None:
         wrong.append(predicted[1])  # it predicted a copy, and this page is distinct
     if wrong:
         store.add(where, list(dict.fromkeys(wrong)), distinct=1)
-    # Each rule that maps *url* to a URL not stored predicts that URL to be a copy of this
-    # page: used once the rule is confirmed (then or later), retired by a distinct page.
+    # Each rule the site has shown that maps *url* to a URL not stored predicts that URL to
+    # be a copy of this page: used once the rule is confirmed (then or later), retired by a
+    # distinct page. (Only rules shown: a site without variants stores no predictions.)
     store.predict_copies(
         url,
         {
             rule: target
             for rule, target in targets.items()
-            if target != url and not stored[target] and rule not in wrong
+            if target != url
+            and not stored[target]
+            and rule not in wrong
+            and known.get((where, rule), _NONE).observations
         },
     )
