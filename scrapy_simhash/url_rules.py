@@ -46,6 +46,18 @@ class Evidence:
     skipped: int = 0
 
 
+@dataclass(frozen=True)
+class SkippedRequest:
+    """A request not downloaded: *rule* (one or more, joined by ``+``) mapped *url* to
+    *target*, a page kept in the index."""
+
+    url: str
+    site: str
+    rule: str
+    target: str
+    at: float
+
+
 def confirmed(evidence: Evidence, min_copies: int) -> bool:
     """Whether a rule with *evidence* may skip requests: *min_copies* observations and
     not one distinct page (one retires the rule for its site)."""

@@ -125,13 +125,19 @@ class SkipPredictedMiddleware:
             if not rules:
                 return
             predicted = self.store.copy_of(url)  # by a rule, from a page kept since
-            if predicted is not None and predicted[1] in rules and self.index.find(predicted[0]):
+            if (
+                predicted is not None
+                and predicted[1] in rules
+                and predicted[0] != url
+                and self.index.find(predicted[0])
+            ):
                 self._predicted_copy(request, where, (predicted[1],), predicted[0])
                 return
             found = predictions(url, rules)
             for used, target in found:
-                if self._kept(target, rules):
-                    self._predicted_copy(request, where, used, target)
+                kept = self._kept(target, rules)
+                if kept is not None and kept != url:
+                    self._predicted_copy(request, where, used, kept)
                     return
             # A target requested moments ago may be on its way to the index: wait for it
             # rather than download what is likely its copy.
@@ -140,25 +146,24 @@ class SkipPredictedMiddleware:
             while waiting and time.monotonic() < deadline:
                 await asyncio.sleep(WAIT_STEP)
                 for used, target in waiting:
-                    if self._kept(target, rules):
-                        self._predicted_copy(request, where, used, target)
+                    kept = self._kept(target, rules)
+                    if kept is not None and kept != url:
+                        self._predicted_copy(request, where, used, kept)
                         return
         except SimhashIndexError as e:
             self._inc("errors/url_rules")
             logger.error("Could not check %s against the URL rules of %s: %s", url, where, e)
 
-    def _kept(self, url: str, rules: list[str]) -> bool:
-        """Whether the page of *url* is stored, or is a copy of a stored page: dropped as
-        one, or predicted by one of *rules* (the site's confirmed ones)."""
+    def _kept(self, url: str, rules: list[str]) -> str | None:
+        """The URL of the stored page that *url* names: itself, or the page it is a copy of
+        (dropped as one, or predicted by one of *rules*, the site's confirmed ones)."""
         assert self.index is not None and self.store is not None
         if self.index.find(url):
-            return True
+            return url
         copy = self.store.copy_of(url)
-        return (
-            copy is not None
-            and (not copy[1] or copy[1] in rules)
-            and bool(self.index.find(copy[0]))
-        )
+        if copy is not None and (not copy[1] or copy[1] in rules) and self.index.find(copy[0]):
+            return copy[0]
+        return None
 
     def _in_flight(self, url: str) -> bool:
         asked = self._requested.get(url)

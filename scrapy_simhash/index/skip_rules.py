@@ -10,32 +10,18 @@ is confirmed is :func:`scrapy_simhash.url_rules.confirmed`'s to say.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..url_rules import (
     MAX_RULES_PER_SITE,
     Evidence,
+    SkippedRequest,
     apply,
     candidates,
     learned,
     site,
 )
-
-
-@dataclass(frozen=True)
-class SkippedRequest:
-    """A request not downloaded: *rule* (one or more, joined by ``+``) mapped *url* to
-    *target*, a page kept in the index."""
-
-    url: str
-    site: str
-    rule: str
-    target: str
-    at: float
 
 
 class SkipRuleStore(Protocol):
@@ -140,270 +126,6 @@ class MemorySkipRules:
         return 1 if self._skipped.pop(url, None) is not None else 0
 
 
-class SqliteSkipRules:
-    """Two tables of a SQLite index's file: ``skip_rules`` and ``skip_requests``."""
-
-    def __init__(self, index: Any) -> None:
-        self.index = index
-        self._made = False
-
-    def _write(self, doing: str, statements: list[tuple[str, tuple]]) -> int:
-        index = self.index
-        changed = 0
-        with index._errors(doing), index._transaction():
-            if not self._made:
-                index._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS skip_rules (site TEXT NOT NULL, "
-                    "rule TEXT NOT NULL, observations INTEGER NOT NULL DEFAULT 0, "
-                    "distinct_pages INTEGER NOT NULL DEFAULT 0, "
-                    "skipped INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (site, rule)) WITHOUT ROWID"
-                )
-                index._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS skip_requests (url TEXT PRIMARY KEY, "
-                    "site TEXT NOT NULL, rule TEXT NOT NULL, target TEXT NOT NULL, "
-                    "at REAL NOT NULL)"
-                )
-                index._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS skip_copies (url TEXT PRIMARY KEY, "
-                    "kept TEXT NOT NULL, rule TEXT NOT NULL)"
-                )
-            for sql, values in statements:
-                changed += max(index._conn.execute(sql, values).rowcount, 0)
-        self._made = True
-        return changed
-
-    def _read(self, sql: str, values: tuple = ()) -> list[tuple]:
-        with self.index._errors("read the URL rules"):
-            try:
-                return self.index._conn.execute(sql, values).fetchall()
-            except sqlite3.OperationalError as e:
-                if "no such table" in str(e):
-                    return []  # an index no crawl with SIMHASH_SKIP_PREDICTED wrote to
-                raise
-
-    def add(
-        self, site: str, rules: Iterable[str], *, observations: int = 0, distinct: int = 0
-    ) -> None:
-        statements = []
-        for rule in rules:
-            statements.append(
-                (
-                    "UPDATE skip_rules SET observations = observations + ?, "
-                    "distinct_pages = distinct_pages + ? WHERE site = ? AND rule = ?",
-                    (observations, distinct, site, rule),
-                )
-            )
-            statements.append(
-                (
-                    "INSERT OR IGNORE INTO skip_rules (site, rule, observations, "
-                    "distinct_pages) SELECT ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM skip_rules "
-                    "WHERE site = ?) < ?",
-                    (site, rule, observations, distinct, site, MAX_RULES_PER_SITE),
-                )
-            )
-        if statements:
-            # The INSERT after the UPDATE: it adds a row only where the UPDATE found none
-            # (a row it found is the one the INSERT would collide with).
-            self._write("record URL rule evidence", statements)
-
-    def rules(self, site: str | None = None) -> dict[tuple[str, str], Evidence]:
-        where, values = ("WHERE site = ?", (site,)) if site is not None else ("", ())
-        rows = self._read(
-            f"SELECT site, rule, observations, distinct_pages, skipped FROM skip_rules {where}",
-            values,
-        )
-        return {(s, r): Evidence(o, d, k) for s, r, o, d, k in rows}
-
-    def remove(self, rule: str, site: str | None = None) -> int:
-        if not self.rules(site):
-            return 0
-        where = "rule = ?" + (" AND site = ?" if site is not None else "")
-        values = (rule,) if site is None else (rule, site)
-        return self._write("remove a URL rule", [(f"DELETE FROM skip_rules WHERE {where}", values)])
-
-    def record_skip(self, skipped: SkippedRequest) -> None:
-        s = skipped
-        statements = [
-            (
-                "INSERT OR REPLACE INTO skip_requests (url, site, rule, target, at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (s.url, s.site, s.rule, s.target, s.at),
-            )
-        ]
-        for rule in s.rule.split("+"):
-            statements.append(
-                (
-                    "UPDATE skip_rules SET skipped = skipped + 1 WHERE site = ? AND rule = ?",
-                    (s.site, rule),
-                )
-            )
-        self._write("record a skipped request", statements)
-
-    def skipped(self) -> list[SkippedRequest]:
-        rows = self._read("SELECT url, site, rule, target, at FROM skip_requests ORDER BY at")
-        return [SkippedRequest(*row) for row in rows]
-
-    def record_copy(self, url: str, kept: str, rule: str = "") -> None:
-        self._write(
-            "record a copy",
-            [
-                (
-                    "INSERT OR REPLACE INTO skip_copies (url, kept, rule) VALUES (?, ?, ?)",
-                    (url, kept, rule),
-                )
-            ],
-        )
-
-    def predict_copies(self, kept: str, targets: dict[str, str]) -> None:
-        if targets:
-            self._write(
-                "record predicted copies",
-                [
-                    (
-                        "INSERT OR IGNORE INTO skip_copies (url, kept, rule) VALUES (?, ?, ?)",
-                        (url, kept, rule),
-                    )
-                    for rule, url in targets.items()
-                ],
-            )
-
-    def copy_of(self, url: str) -> tuple[str, str] | None:
-        rows = self._read("SELECT kept, rule FROM skip_copies WHERE url = ?", (url,))
-        return (rows[0][0], rows[0][1]) if rows else None
-
-    def forget_url(self, url: str | None = None) -> int:
-        if not self._read("SELECT name FROM sqlite_master WHERE name = 'skip_copies'"):
-            return 0  # nothing to forget: no table made on an index that has none
-        if url is None:
-            statements = [("DELETE FROM skip_copies", ()), ("DELETE FROM skip_requests", ())]
-        else:
-            statements = [
-                ("DELETE FROM skip_copies WHERE url = ?", (url,)),
-                ("DELETE FROM skip_requests WHERE url = ?", (url,)),
-            ]
-        skips = self._read(
-            "SELECT COUNT(*) FROM skip_requests" + (" WHERE url = ?" if url else ""),
-            (url,) if url else (),
-        )
-        self._write("forget skipped requests", statements)
-        return skips[0][0]
-
-
-class RedisSkipRules:
-    """Two hashes under a Redis index's hash tag (one slot, also of a spread index):
-    ``{prefix}:skip:rules`` (site and rule -> evidence) and ``{prefix}:skip:requests``."""
-
-    _SEP = "\x1f"
-
-    def __init__(self, index: Any) -> None:
-        self.index = index
-        self._rules_key = f"{index._tag}:skip:rules"
-        self._requests_key = f"{index._tag}:skip:requests"
-        self._copies_key = f"{index._tag}:skip:copies"
-
-    @property
-    def _client(self) -> Any:
-        return self.index._client
-
-    def add(
-        self, site: str, rules: Iterable[str], *, observations: int = 0, distinct: int = 0
-    ) -> None:
-        rules = list(rules)
-        if not rules:
-            return
-        with self.index._errors("record URL rule evidence"):
-            known = self.rules(site)
-            room = MAX_RULES_PER_SITE - len(known)
-            pipe = self._client.pipeline(transaction=False)
-            for rule in rules:
-                if (site, rule) not in known:
-                    if room <= 0:
-                        continue
-                    room -= 1
-                field = f"{site}{self._SEP}{rule}{self._SEP}"
-                if observations:
-                    pipe.hincrby(self._rules_key, field + "o", observations)
-                if distinct:
-                    pipe.hincrby(self._rules_key, field + "d", distinct)
-            pipe.execute()
-
-    def rules(self, site: str | None = None) -> dict[tuple[str, str], Evidence]:
-        with self.index._errors("read the URL rules"):
-            stored = self._client.hgetall(self._rules_key)
-        counts: dict[tuple[str, str], dict[str, int]] = {}
-        for field, value in stored.items():
-            field = field.decode() if isinstance(field, bytes) else field
-            rule_site, rule, what = field.split(self._SEP)
-            if site is None or rule_site == site:
-                counts.setdefault((rule_site, rule), {})[what] = int(value)
-        return {k: Evidence(c.get("o", 0), c.get("d", 0), c.get("k", 0)) for k, c in counts.items()}
-
-    def remove(self, rule: str, site: str | None = None) -> int:
-        gone = [k for k in self.rules(site) if k[1] == rule]
-        if gone:
-            with self.index._errors("remove a URL rule"):
-                self._client.hdel(
-                    self._rules_key,
-                    *(f"{s}{self._SEP}{r}{self._SEP}{w}" for s, r in gone for w in "odk"),
-                )
-        return len(gone)
-
-    def record_skip(self, skipped: SkippedRequest) -> None:
-        s = skipped
-        with self.index._errors("record a skipped request"):
-            pipe = self._client.pipeline(transaction=False)
-            pipe.hset(
-                self._requests_key,
-                s.url,
-                json.dumps({"site": s.site, "rule": s.rule, "target": s.target, "at": s.at}),
-            )
-            for rule in s.rule.split("+"):
-                pipe.hincrby(self._rules_key, f"{s.site}{self._SEP}{rule}{self._SEP}k", 1)
-            pipe.execute()
-
-    def skipped(self) -> list[SkippedRequest]:
-        with self.index._errors("read the skipped requests"):
-            stored = self._client.hgetall(self._requests_key)
-        found = []
-        for url, value in stored.items():
-            url = url.decode() if isinstance(url, bytes) else url
-            record = json.loads(value)
-            found.append(
-                SkippedRequest(url, record["site"], record["rule"], record["target"], record["at"])
-            )
-        return sorted(found, key=lambda s: s.at)
-
-    def record_copy(self, url: str, kept: str, rule: str = "") -> None:
-        with self.index._errors("record a copy"):
-            self._client.hset(self._copies_key, url, f"{kept}{self._SEP}{rule}")
-
-    def predict_copies(self, kept: str, targets: dict[str, str]) -> None:
-        if targets:
-            with self.index._errors("record predicted copies"):
-                pipe = self._client.pipeline(transaction=False)
-                for rule, url in targets.items():
-                    pipe.hsetnx(self._copies_key, url, f"{kept}{self._SEP}{rule}")
-                pipe.execute()
-
-    def copy_of(self, url: str) -> tuple[str, str] | None:
-        with self.index._errors("read the copies"):
-            value = self._client.hget(self._copies_key, url)
-        if value is None:
-            return None
-        value = value.decode() if isinstance(value, bytes) else value
-        kept, _, rule = value.partition(self._SEP)
-        return kept, rule
-
-    def forget_url(self, url: str | None = None) -> int:
-        with self.index._errors("forget skipped requests"):
-            if url is not None:
-                self._client.hdel(self._copies_key, url)
-                return int(self._client.hdel(self._requests_key, url))
-            count = int(self._client.hlen(self._requests_key))
-            self._client.delete(self._requests_key, self._copies_key)
-            return count
-
-
 def skip_rules_for(index: Any) -> SkipRuleStore:
     """The store of *index*'s backend: beside its pages (one per index object)."""
     store = getattr(index, "_skip_rules", None)
@@ -411,8 +133,12 @@ def skip_rules_for(index: Any) -> SkipRuleStore:
         return store
     module = type(index).__module__
     if module.startswith("scrapy_simhash.index.sqlite"):
+        from .sqlite.skip_rules import SqliteSkipRules
+
         store = SqliteSkipRules(index)
     elif module.startswith("scrapy_simhash.index.redis"):
+        from .redis.skip_rules import RedisSkipRules
+
         store = RedisSkipRules(index)
     elif module.startswith("scrapy_simhash.index.memory"):
         store = MemorySkipRules()
