@@ -14,7 +14,10 @@ priority, seeded).
 Printed per order and run: downloads (requests the server answered), copies downloaded
 (downloads of a content already downloaded), distinct contents kept (in the feed), the
 crawl process's CPU seconds per download, and for the run with the option the distinct
-contents the run without kept and it did not (the goal: none).
+contents the run without kept and it never downloaded (``lost``, the goal: none); a
+content downloaded but dropped by the index in one order and kept in the other (a list
+of a few pages' summaries that another list holds, e.g.) is listed apart
+(``kept_elsewhere``): that is the pipeline's verdict, not a skip.
 """
 
 from __future__ import annotations
@@ -137,6 +140,7 @@ def crawl(server: Server, order: str, skip: bool, folder: Path) -> dict:
         "skipped": skipped,
         "distinct_kept": len(kept),
         "kept": sorted(k for k in kept if k is not None),
+        "downloaded": sorted({d for d in downloaded if d is not None}),
         "cpu_s": round(cpu, 2),
         "cpu_ms_per_download": round(1000 * cpu / max(1, len(downloaded)), 2),
         # A skipped request is a request too: what the spider asked for.
@@ -179,7 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         for order in args.orders:
             plain = crawl(server, order, False, Path(tmp))
             skip = crawl(server, order, True, Path(tmp))
-            skip["lost"] = sorted(set(plain["kept"]) - set(skip["kept"]))
+            # Skipped: kept without the option, never downloaded with it. (A content
+            # downloaded but not kept is the index's verdict in another crawl order.)
+            skip["lost"] = sorted(set(plain["kept"]) - set(skip["downloaded"]))
+            skip["kept_elsewhere"] = sorted(
+                set(plain["kept"]) - set(skip["kept"]) - set(skip["lost"])
+            )
             plain["lost"] = []
             for run in (plain, skip):
                 results.append(run)
