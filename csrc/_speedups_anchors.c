@@ -134,8 +134,15 @@ fill_ascii_forms(void)
     }
 }
 
+static inline int
+is_ascii_lower(Py_UCS4 ch)
+{
+    return (Py_UCS4)(ch - 'a') < 26u;
+}
+
 /* The loop of anchor_form for one kind of string: *chars* without punctuation and
- * symbols, runs of them and of whitespace made one space, none at either end, into *out*
+ * symbols, runs of them and of whitespace made one space, none at either end, each
+ * number (a run of ASCII digits that no ASCII letter touches) made one 0, into *out*
  * (as long); case-folded too where *fold* is set, or -1 at a character folded otherwise
  * than here (to itself, or ASCII to its lower case). Without a branch on what a
  * character of ASCII (most of most texts) is: a space is written where one may go and
@@ -144,10 +151,11 @@ fill_ascii_forms(void)
 #define FORM_LOOP(NAME, CHAR)                                                               \
     static Py_ssize_t NAME(const CHAR *chars, Py_ssize_t length, int fold, CHAR *out)       \
     {                                                                                       \
-        Py_ssize_t n = 0;                                                                   \
-        int gap = 0, started = 0;                                                           \
+        Py_ssize_t n = 0, run = -1; /* where a run of digits written began */               \
+        int gap = 0, started = 0, after_letter = 0;                                         \
         for (Py_ssize_t i = 0; i < length; i++) {                                           \
             Py_UCS4 ch = chars[i];                                                          \
+            int digit = (Py_UCS4)(ch - '0') < 10u;                                          \
             int keep;                                                                       \
             if (ch < 0x80) {                                                                \
                 int form = ascii_forms[ch];                                                 \
@@ -162,11 +170,28 @@ fill_ascii_forms(void)
             }                                                                               \
             /* A space before a character kept after one dropped, but at the start. */     \
             int space = keep & gap;                                                         \
+            int joined = keep & !space; /* to the character written before it */           \
+            if (run >= 0 && !(joined & digit)) {                                            \
+                /* A run of digits ends: a number unless a letter touches it. */            \
+                if (!after_letter && !(joined & is_ascii_lower(ch))) {                      \
+                    out[run] = '0';                                                         \
+                    n = run + 1;                                                            \
+                }                                                                           \
+                run = -1;                                                                   \
+            }                                                                               \
+            else if (run < 0 && keep & digit) {                                             \
+                run = n + space;                                                            \
+                after_letter = joined && n > 0 && is_ascii_lower(out[n - 1]);               \
+            }                                                                               \
             out[n] = ' ';                                                                   \
             out[n + space] = (CHAR)ch;                                                      \
             n += space + keep;                                                              \
             started |= keep;                                                                \
             gap = (!keep) & started;                                                        \
+        }                                                                                   \
+        if (run >= 0 && !after_letter) {                                                    \
+            out[run] = '0';                                                                 \
+            n = run + 1;                                                                    \
         }                                                                                   \
         return n;                                                                           \
     }
@@ -245,7 +270,8 @@ speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length)
 }
 
 /* anchor_form(line) -> squeeze(line.casefold()): case-folded, punctuation and symbols
- * dropped, runs of them and of whitespace made one space, none at either end. */
+ * dropped, runs of them and of whitespace made one space, none at either end, each
+ * number made one 0. */
 PyObject *
 speedups_anchor_form(PyObject *module, PyObject *line)
 {

@@ -48,7 +48,7 @@ MAX_ANCHOR_PAGES = 5
 #: ``(anchors, words, cover)`` of a page: see :attr:`Anchors.summary`.
 Summary = tuple[int, int, int]
 #: The anchors' format, stored in every index: pages anchored otherwise never mix.
-ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/casefold-nopunct/v4"
+ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/num0/casefold-nopunct/v4"
 
 
 @dataclass(frozen=True)

@@ -21,3 +21,20 @@ def import_redis() -> ModuleType:
             allow_module_level=True,
         )
     return redis
+
+
+#: The stored backends, for ``pytest.mark.parametrize`` or a fixture's ``params``: asked
+#: for at run time, so not seen by conftest.py, the Redis ones carry their markers here.
+STORED_BACKENDS = [
+    "sqlite",
+    pytest.param("redis", marks=pytest.mark.redis),
+    pytest.param(
+        "redis-spread",
+        marks=[
+            pytest.mark.redis,
+            pytest.mark.cluster,
+            pytest.mark.slow,
+            pytest.mark.xdist_group("redis-cluster"),
+        ],
+    ),
+]

@@ -135,16 +135,19 @@ def run_datatrove(path: Path, tasks: int) -> tuple[dict[str, list[str]], float]:
     return removed, cpu
 
 
-def fixed_cost(folder: Path, feed: list[Doc], tasks: int) -> dict[str, float]:
-    """CPU seconds of each command on a feed of 20 documents: start-up and imports."""
+def fixed_cost(folder: Path, feed: list[Doc], tasks: int, methods: list[str]) -> dict[str, float]:
+    """CPU seconds of each command of *methods* on a feed of 20 documents: start-up and
+    imports."""
     tiny = folder / "tiny.jl"
     feeds.write(feed[:20], tiny)
+    commands = {
+        "archive": archive_command(tiny),
+        "datatrove": minhash_command(tiny, folder / "tiny.datatrove", tasks),
+    }
     return {
-        "archive": _timed(archive_command(tiny), tiny.with_suffix(".archive.log")),
-        "datatrove": _timed(
-            minhash_command(tiny, folder / "tiny.datatrove", tasks),
-            tiny.with_suffix(".datatrove.log"),
-        ),
+        method: _timed(command, tiny.with_suffix(f".{method}.log"))
+        for method, command in commands.items()
+        if method in methods
     }
 
 
@@ -341,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="thorough-") as folder:
         path = Path(folder) / "feed.jl"
         feeds.write(feed, path)
-        fixed = fixed_cost(Path(folder), feed, args.tasks)
+        fixed = fixed_cost(Path(folder), feed, args.tasks, methods)
         for method in methods:
             print(f"running {LABELS[method]} ...", flush=True)
             if method == "crawl":

@@ -56,11 +56,18 @@ def squeeze(text: str) -> str:
     return " ".join(_PUNCTUATION.sub(" ", text).split())
 
 
+#: A number, as anchors see it: a run of ASCII digits that no ASCII letter touches
+#: (``2026`` and the ``12`` of ``12月``, not the ``6`` of ``ipv6``).
+_NUMBER = re.compile("(?<![a-z0-9])[0-9]+(?![a-z0-9])")
+
+
 def anchor_form(line: str) -> str:
     """*line* as anchors compare it: case-folded, with punctuation and symbols dropped
-    and runs of spaces made one (quotes and dashes differ between two sites' copies); the
-    pure-Python twin of the accelerator's."""
-    return squeeze(line.casefold())
+    and runs of spaces made one (quotes and dashes differ between two sites' copies),
+    and every number made ``0`` (a copy with its dates, prices or version numbers
+    changed holds the same paragraphs, as the share check reads them); the pure-Python
+    twin of the accelerator's."""
+    return _NUMBER.sub("0", squeeze(line.casefold()))
 
 
 def to_signed32(value: int) -> int:

@@ -31,7 +31,8 @@ from ..exceptions import ConfigurationError, SetupFailed, SimhashError, SimhashI
 from ..extract.extractors import FALLBACK_REASONS
 from ..extract.fields import plain_value
 from ..index.base import Match, NearDuplicateIndex
-from ..index.journal import HEARTBEAT, Journal, LeaseKeeper, journal_for
+from ..index.journal import HEARTBEAT, Journal, journal_for
+from ..index.journal_keeper import JournalKeeper
 from ..index.skip_rules import learn, skip_rules_for
 from ..settings import (
     SimhashSettings,
@@ -150,8 +151,9 @@ class CrawlDeduplicator:
         self.params = config.analysis_params
         #: The crawl's journal of pages not yet in the output, while open (pipeline).
         self.journal: Journal | None = None
-        #: Renews the journal's lease in a thread of its own, while the journal is open.
-        self.lease_keeper: LeaseKeeper | None = None
+        #: Renews the journal's lease and settles its keys in a thread of its own, while
+        #: the journal is open.
+        self.journal_keeper: JournalKeeper | None = None
         #: Pages of dead crawls forgotten as this crawl began (see :meth:`open`).
         self.forgotten_at_start = 0
         self._open_index: NearDuplicateIndex | None = None
@@ -223,8 +225,9 @@ class CrawlDeduplicator:
                 self.journal = journal_for(dedup.index)
                 self.forgotten_at_start = self.journal.begin()
                 self._forgotten(self.forgotten_at_start)
-                # Beside the index's thread: the lease never waits behind queued checks.
-                self.lease_keeper = LeaseKeeper(self.journal, HEARTBEAT, self._renewal_failed)
+                # Beside the index's thread: neither the lease nor the settlements wait
+                # behind queued checks.
+                self.journal_keeper = JournalKeeper(self.journal, HEARTBEAT, self._keeper_failed)
             except SimhashError as e:
                 self.dedup = None
                 dedup.index.close()
@@ -280,14 +283,14 @@ class CrawlDeduplicator:
         pages of the others are forgotten), then close the index."""
         index, self._open_index = self._open_index, None
         journal, self.journal = self.journal, None
-        keeper, self.lease_keeper = self.lease_keeper, None
-        if keeper is not None:
-            keeper.stop()  # before the journal ends: no renewal recreates its record
+        keeper, self.journal_keeper = self.journal_keeper, None
+        # Before the journal ends: no renewal recreates its record.
+        unsettled = keeper.stop() if keeper is not None else []
         if index is None:
             return
         try:
             if journal is not None:
-                journal.settle(confirmed or [])
+                journal.settle(unsettled + (confirmed or []))
                 forgotten = journal.end()
                 if forgotten:
                     self.inc("journal/not_output", forgotten)
@@ -307,10 +310,11 @@ class CrawlDeduplicator:
             finally:
                 index.close()
 
-    def _renewal_failed(self, error: BaseException) -> None:
-        """In the lease keeper's thread: a renewal failed; the next one is tried as usual."""
+    def _keeper_failed(self, doing: str, error: BaseException) -> None:
+        """In the journal keeper's thread: a renewal or a settlement failed; it is tried
+        again (the keys stay pending meanwhile: at worst their pages are forgotten)."""
         self.inc("errors/journal")
-        logger.error("Could not renew the crawl's lease in the index: %s", error)
+        logger.error("Could not %s in the index: %s", doing, error)
 
     def _forgotten(self, count: int) -> None:
         if count:
@@ -322,19 +326,22 @@ class CrawlDeduplicator:
             )
 
     async def settle(self, confirmed: list[str], *, heartbeat: bool = False) -> None:
-        """In the index's thread: remove *confirmed* from the journal; with *heartbeat*,
-        forget the pages of crawls found dead (the lease is renewed by
-        :attr:`lease_keeper`, beside the index's thread)."""
+        """Remove *confirmed* from the journal (in :attr:`journal_keeper`'s thread, beside
+        the index's); with *heartbeat*, in the index's thread, forget the pages of crawls
+        found dead (the lease is renewed by the keeper)."""
         journal, thread = self.journal, self.index_thread
         if journal is None or thread is None:
             return
+        keeper = self.journal_keeper
         try:
-            if confirmed:
+            if confirmed and keeper is not None:
+                keeper.settle(confirmed)
+            elif confirmed:
                 await thread.run(journal.settle, confirmed)
             # The crawl may have closed while the settlement waited: its end settles.
             if heartbeat and self.index_thread is thread:
-                # The lease itself is renewed by the lease keeper, beside this thread.
-                beat = journal.recover if self.lease_keeper is not None else journal.heartbeat
+                # The lease itself is renewed by the keeper, beside this thread.
+                beat = journal.recover if keeper is not None else journal.heartbeat
                 self._forgotten(await thread.run(beat))
         except SimhashError as e:
             # The keys stay pending: at worst their pages are forgotten at the end and

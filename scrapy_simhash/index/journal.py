@@ -8,8 +8,9 @@ pages that no output holds, and the next crawl would drop them as already seen.
 So each crawl keeps a journal in the index: a page's key is written to it *before* the
 check that may store the page (:meth:`Journal.pending`), and removed once the item is in
 the output (:meth:`Journal.settle`). A crawl also holds a lease: it records its host and
-process, and renews the lease every :data:`HEARTBEAT` seconds (:meth:`Journal.renew`, from a
-thread of its own: :class:`LeaseKeeper`, never behind the crawl's queued checks).
+process, and renews the lease every :data:`HEARTBEAT` seconds (:meth:`Journal.renew`). Both
+run in a thread of their own (:class:`~.journal_keeper.JournalKeeper`), never behind the
+crawl's queued checks.
 
 Whether a crawl is dead never rests on the wall clocks of two hosts:
 
@@ -41,7 +42,6 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +52,6 @@ __all__ = [
     "LEASE",
     "CrawlRecord",
     "Journal",
-    "LeaseKeeper",
     "journal_for",
     "new_crawl_id",
 ]
@@ -139,8 +138,10 @@ class CrawlRecord:
 
 class Journal:
     """One crawl's journal in one index. Used from the thread that uses the index, except
-    :meth:`renew`, which may run in a thread of its own (:class:`LeaseKeeper`). Backends
-    implement the ``_``-methods."""
+    :meth:`renew` and :meth:`settle`, which may run in a thread of their own
+    (:class:`~.journal_keeper.JournalKeeper`): a backend's ``_renew``, ``_readd_pending``
+    and ``_remove_pending`` are safe beside the index's thread. Backends implement the
+    ``_``-methods."""
 
     def __init__(self, index: Any, crawl: str | None = None, *, lease: float = LEASE) -> None:
         self.index = index
@@ -206,7 +207,7 @@ class Journal:
         """Renew this crawl's lease. Where the crawl's record or lease was gone (another
         crawl took it for dead while it was stalled), recreate it and write every key this
         process still has pending again. Returns whether it was gone. Thread-safe: runs
-        in :class:`LeaseKeeper`'s thread, beside the checks."""
+        in :class:`~.journal_keeper.JournalKeeper`'s thread, beside the checks."""
         with self._renew_lock:
             # Timed from before the call: the server's lease runs from a later moment.
             started = monotonic()
@@ -339,43 +340,6 @@ class Journal:
     def _end_lease(self, crawl: str) -> None:
         """End the lease of *crawl*, whose process is known to be gone (where the backend
         keeps leases)."""
-
-
-class LeaseKeeper:
-    """Renews a journal's lease every *interval* seconds in a thread of its own, so that
-    the heartbeat never waits behind the crawl's queued checks (nor the reactor). Errors
-    are handed to *on_error* and the next renewal is tried as usual."""
-
-    def __init__(
-        self,
-        journal: Journal,
-        interval: float = HEARTBEAT,
-        on_error: Callable[[BaseException], None] | None = None,
-    ) -> None:
-        self.journal = journal
-        self.interval = interval
-        self.on_error = on_error
-        #: Renewals done (a test reads it to see the heartbeat run beside the checks).
-        self.renewals = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._serve, name="scrapy-simhash-lease", daemon=True
-        )
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.journal.renew()
-                self.renewals += 1
-            except Exception as error:  # reported, then tried again
-                if self.on_error is not None:
-                    self.on_error(error)
-
-    def stop(self) -> None:
-        """Stop renewing, and wait for a renewal under way."""
-        self._stop.set()
-        self._thread.join()
 
 
 def journal_for(index: Any, crawl: str | None = None, **kwargs: Any) -> Journal:

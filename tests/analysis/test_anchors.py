@@ -72,8 +72,10 @@ def test_a_story_wrapped_at_two_widths_has_the_same_anchors():
 
 
 def test_anchors_are_the_largest_units_in_words_not_in_characters():
-    english = [f"{n} " + "an untranslated English paragraph of the manual, " * 3 for n in range(8)]
-    chinese = [f"{n}" + "这是已经翻译成中文的段落，内容比英文段落多。" * 4 for n in range(8)]
+    english = [f"{n}a " + "an untranslated English paragraph of the manual, " * 3 for n in range(8)]
+    chinese = [
+        "一二三四五六七八"[n] + "这是已经翻译成中文的段落，内容比英文段落多。" * 4 for n in range(8)
+    ]
     assert all(len(e) > len(c) for e in english for c in chinese)
     anchors = text_anchors("\n".join(english + chinese))
     by_chinese = text_anchors("\n".join(chinese))
@@ -215,11 +217,20 @@ def test_whitespace_beyond_latin_1_is_where_the_compiled_loops_look_for_it():
 
 def test_a_text_without_a_long_unit_has_no_anchors():
     assert not text_anchors("short\nlines\nonly")
-    assert len(text_anchors("\n".join(f"{n} {SENTENCES[0]}" for n in range(20)))) == DEFAULT_ANCHORS
+    lines = (f"{'part ' * n}{SENTENCES[0]}" for n in range(20))
+    assert len(text_anchors("\n".join(lines))) == DEFAULT_ANCHORS
 
 
 def test_the_anchor_form_ignores_case_quotes_and_dashes():
     assert anchor_form("“Quoted” — Text") == anchor_form('"quoted" - text')
+
+
+def test_the_anchor_form_reads_every_number_as_0_but_in_a_word():
+    assert anchor_form("Released 2026-12-01: 1,250 fixes (3.5%)") == "released 0 0 0 0 0 fixes 0 0"
+    assert anchor_form("2026年12月1日发布") == "0年0月0日发布"
+    # Letters touching the digits make a name, not a number.
+    assert anchor_form("IPv6 and ipv4, Python3 v2") == "ipv6 and ipv4 python3 v2"
+    assert anchor_form("3rd edition") == "3rd edition"
 
 
 # Texts whose anchors are pinned below: computed once, so that a faster way of computing

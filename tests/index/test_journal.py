@@ -9,29 +9,14 @@ import time
 import types
 
 import pytest
+from redis_package import STORED_BACKENDS
 
 from scrapy_simhash import open_index
 from scrapy_simhash.index import journal as journal_module
 from scrapy_simhash.index.journal import CrawlRecord, journal_for
 
 
-@pytest.fixture(
-    params=[
-        "memory",
-        "sqlite",
-        # Asked for at run time, so not seen by conftest.py: the markers are given here.
-        pytest.param("redis", marks=pytest.mark.redis),
-        pytest.param(
-            "redis-spread",
-            marks=[
-                pytest.mark.redis,
-                pytest.mark.cluster,
-                pytest.mark.slow,
-                pytest.mark.xdist_group("redis-cluster"),
-            ],
-        ),
-    ]
-)
+@pytest.fixture(params=["memory", *STORED_BACKENDS])
 def index_uri(request, tmp_path):
     if request.param == "memory":
         return "memory://"

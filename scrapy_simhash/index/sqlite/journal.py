@@ -5,21 +5,30 @@ without them is a complete index).
 There is no server to expire a lease: a crawl of this host is dead when its process is
 gone; a crawl of another host (a file on a shared disk) when its heartbeat has not changed
 for the lease, timed by the observer's own monotonic clock (see :meth:`Journal.dead`).
-The lease is renewed on a connection of its own, so that it never waits behind a check
-(only, at most for the index's ``timeout``, behind another process's write)."""
+The lease is renewed, and exported pages' keys removed, on a connection of its own, so
+that neither waits behind the crawl's queued checks (only, at most for the index's
+``timeout``, behind one write of this or another process)."""
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from ..journal import CrawlRecord, Journal
 
 
 class SqliteJournal(Journal):
     _own: sqlite3.Connection | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: One transaction at a time on the journal's own connection (renewals,
+        #: settlements and re-added keys may come from two threads).
+        self._own_lock = threading.RLock()
 
     def _prepare(self) -> None:
         index = self.index
@@ -38,18 +47,19 @@ class SqliteJournal(Journal):
     def _own_transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction on the journal's own connection (for the lease keeper's
         thread); opened on first use, closed by :meth:`end`."""
-        if self._own is None:
-            self._own = self.index._connect()
-        conn = self._own
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            raise
+        with self._own_lock:
+            if self._own is None:
+                self._own = self.index._connect()
+            conn = self._own
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise
 
     def _values(self, record: CrawlRecord) -> tuple:
         return (record.crawl, record.host, record.pid, record.started, record.beat)
@@ -101,9 +111,8 @@ class SqliteJournal(Journal):
             )
 
     def _remove_pending(self, keys: list[str]) -> None:
-        index = self.index
-        with index._errors("write the crawl journal"), index._transaction():
-            index._conn.executemany(
+        with self.index._errors("write the crawl journal"), self._own_transaction() as conn:
+            conn.executemany(
                 "DELETE FROM journal_pending WHERE crawl = ? AND key = ?",
                 [(self.crawl, key) for key in keys],
             )
@@ -142,6 +151,7 @@ class SqliteJournal(Journal):
                 self.close()
 
     def close(self) -> None:
-        own, self._own = self._own, None
-        if own is not None:
-            own.close()
+        with self._own_lock:
+            own, self._own = self._own, None
+            if own is not None:
+                own.close()
