@@ -55,6 +55,9 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_FLAG_FIELD": "simhash_duplicate_of",
     "SIMHASH_CONTAINS_FIELD": "simhash_contains",
     "SIMHASH_MIDDLEWARE_CONTENT_TYPES": ["text/html", "application/xhtml+xml"],
+    "SIMHASH_SKIP_PREDICTED": False,
+    "SIMHASH_SKIP_MIN_COPIES": 3,
+    "SIMHASH_SKIP_CHECK_EVERY": 20,
 }
 
 ON_INDEX_ERROR_CHOICES = ("keep", "close")
@@ -120,6 +123,13 @@ class SimhashSettings:
     contains_field: str = DEFAULTS["SIMHASH_CONTAINS_FIELD"]
     #: Media types of the responses the middleware fingerprints (``type/*`` allowed).
     middleware_content_types: tuple[str, ...] = tuple(DEFAULTS["SIMHASH_MIDDLEWARE_CONTENT_TYPES"])
+    #: Learn each site's URL rules from its drops and skip the requests a confirmed rule
+    #: predicts to be copies (:mod:`scrapy_simhash.crawl.skip`).
+    skip_predicted: bool = DEFAULTS["SIMHASH_SKIP_PREDICTED"]
+    #: Copies a URL rule must have explained, with no distinct page, before it skips.
+    skip_min_copies: int = DEFAULTS["SIMHASH_SKIP_MIN_COPIES"]
+    #: 1 in this many requests a rule would skip is downloaded and checked all the same.
+    skip_check_every: int = DEFAULTS["SIMHASH_SKIP_CHECK_EVERY"]
     #: The 16 bytes derived from *secret* (``None`` without one): what keys the term hash.
     seed: bytes | None = field(init=False, repr=False, compare=False)
     fingerprinter: Fingerprinter = field(init=False, repr=False, compare=False)
@@ -132,6 +142,12 @@ class SimhashSettings:
                 f"SIMHASH_MAX_DISTANCE={self.max_distance} must be between 0 and "
                 f"{FINGERPRINT_BITS // 2 - 1}; 3 is usual for 64-bit fingerprints"
             )
+        for name, value in (
+            ("SIMHASH_SKIP_MIN_COPIES", self.skip_min_copies),
+            ("SIMHASH_SKIP_CHECK_EVERY", self.skip_check_every),
+        ):
+            if value < 1:
+                raise ConfigurationError(f"{name}={value} must be 1 or more")
         blocks = default_blocks(self.max_distance) if self.blocks is None else self.blocks
         try:
             BlockPlan(max_distance=self.max_distance, blocks=blocks)
@@ -344,6 +360,9 @@ class SimhashSettings:
                     "SIMHASH_MIDDLEWARE_CONTENT_TYPES", get("SIMHASH_MIDDLEWARE_CONTENT_TYPES")
                 )
             ),
+            skip_predicted=getbool("SIMHASH_SKIP_PREDICTED"),
+            skip_min_copies=getint("SIMHASH_SKIP_MIN_COPIES"),
+            skip_check_every=getint("SIMHASH_SKIP_CHECK_EVERY"),
         )
 
 

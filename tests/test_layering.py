@@ -26,8 +26,9 @@ BELOW: dict[str, set[str]] = {
     "_speedups": set(),  # the compiled accelerator
     "anchors": set(),  # paragraph anchors and the containment rule, as plain values
     "sketch": set(),  # text sketches and the share of one text another holds
+    "url_rules": set(),  # the URL transformations that lead from a copy to its original
     "analysis": {"exceptions", "features", "_speedups", "anchors", "sketch"},
-    "index": {"exceptions", "features", "durations", "anchors", "sketch"},
+    "index": {"exceptions", "features", "durations", "anchors", "sketch", "url_rules"},
     "extract": {"analysis"},
     "dedup": {"extract", "index"},
     "settings": {"dedup"},
@@ -281,5 +282,6 @@ def test_importing_the_index_layer_imports_no_other_layer():
         "durations",
         "anchors",
         "sketch",
+        "url_rules",
     }
     assert heavy == "[]"

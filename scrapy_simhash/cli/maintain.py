@@ -11,6 +11,7 @@ import click
 
 from ..exceptions import IndexNotFound, Interrupted
 from ..index import open_index
+from ..index.skip_rules import skip_rules_for
 from ..index.uri import redact
 from ..tools.rebuild import rebuild_index
 from ..tools.transfer import export_index, import_pages, read_pages
@@ -188,13 +189,20 @@ def forget(env: Env, urls: tuple[str, ...], index_uri: str | None) -> None:
     """
     missing = []
     with env.open(index_uri) as index:
+        store = skip_rules_for(index)
         for url in urls:
             removed = index.forget(url)
             if removed:
                 click.echo(
                     f"Forgot {url} ({removed} stored {'entry' if removed == 1 else 'entries'})."
                 )
-            else:
+            if store.forget_url(url):
+                # Forgotten, yet the rule would skip it again: say how to download it.
+                click.echo(
+                    f"Forgot that {url} was skipped as a predicted copy (scrapy-simhash rules "
+                    "--remove RULE lets a crawl download such URLs again)."
+                )
+            elif not removed:
                 missing.append(url)
     if missing:
         raise click.ClickException(f"No page is stored under: {', '.join(missing)}")

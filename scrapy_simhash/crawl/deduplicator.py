@@ -34,6 +34,7 @@ from ..index.analysed import Analysed
 from ..index.base import Match, NearDuplicateIndex
 from ..index.journal import HEARTBEAT, Journal, journal_for
 from ..index.journal_keeper import JournalKeeper
+from ..index.skip_rules import learn, skip_rules_for
 from ..settings import (
     SimhashSettings,
     index_uri,
@@ -158,6 +159,8 @@ class CrawlDeduplicator:
         self.forgotten_at_start = 0
         self._open_index: NearDuplicateIndex | None = None
         self._extractor_version: str | None = None
+        #: URL-rule lessons that failed in the index thread, not yet counted.
+        self._rule_errors: list[SimhashIndexError] = []
 
     def open_index(self) -> Deduplicator:
         """Open the index, once; an index that cannot be opened as configured (a scheme,
@@ -175,6 +178,8 @@ class CrawlDeduplicator:
         try:
             # An explicit reset, logged: every page is forgotten, the audit log is kept.
             forgotten = index.expire(math.inf) if config.reset else None
+            if config.reset:  # requests skipped as copies of pages now forgotten
+                skip_rules_for(index).forget_url()
             stored = len(index)
         except SimhashError as e:
             index.close()
@@ -422,6 +427,9 @@ class CrawlDeduplicator:
             # The verdict stands; only its audit entry is missing.
             self.inc("errors/audit_log")
             logger.error("Could not write the drop of %s to the audit log: %s", key, audit_error)
+        while self._rule_errors:
+            self._rule_errors.pop()
+            self.inc("errors/url_rules")
         self.count(verdict, key)
         return verdict
 
@@ -433,6 +441,8 @@ class CrawlDeduplicator:
         if self.journal is not None and analysis.kind != "empty":
             self.journal.pending(key)  # before the check that may store the page
         verdict = dedup.check(analysis, key, analysed=self.analysed(analysis, fields))
+        if self.config.skip_predicted and analysis.kind != "empty":
+            self._learn(dedup, verdict, key)
         if verdict.match is not None and self.drops(verdict):
             try:
                 dedup.index.record_drop(
@@ -444,6 +454,21 @@ class CrawlDeduplicator:
             except SimhashIndexError as e:
                 return verdict, e
         return verdict, None
+
+    def _learn(self, dedup: Deduplicator, verdict: Verdict, key: str) -> None:
+        """In the index thread: what the page of *verdict* teaches the site's URL rules
+        (``SIMHASH_SKIP_PREDICTED``). A failure costs the lesson, never the verdict."""
+        if verdict.status == "duplicate" and verdict.match is not None:
+            copy_of: str | None = verdict.match.key
+        elif verdict.status in ("new", "changed"):
+            copy_of = None
+        else:
+            return  # a re-crawl of the same URL teaches nothing about URL variants
+        try:
+            learn(dedup.index, key, copy_of)
+        except SimhashIndexError as e:
+            logger.error("Could not record what %s teaches the URL rules: %s", key, e)
+            self._rule_errors.append(e)  # counted by decide, on the reactor thread
 
     def action(self, verdict: Verdict | None) -> Action:
         """What the pipeline and the middleware do with the page of *verdict*:

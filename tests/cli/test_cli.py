@@ -23,6 +23,7 @@ from scrapy_simhash.cli import main, parse_cutoff
 from scrapy_simhash.cli.feeds import with_progress
 from scrapy_simhash.dedup import Deduplicator, analyse_text
 from scrapy_simhash.index.base import Match, StoredPage
+from scrapy_simhash.index.skip_rules import SkippedRequest, skip_rules_for
 from scrapy_simhash.settings import SimhashSettings
 from scrapy_simhash.tools.feeds import read_feed
 from scrapy_simhash.tools.fingerprinted import fingerprinted_text, item_from_page, page_title
@@ -87,6 +88,7 @@ def test_every_command_has_help_with_an_example(run):
             "import",
             "rebuild",
             "report",
+            "rules",
             "secret",
             "text",
             "stats",
@@ -613,6 +615,57 @@ def test_forget(run, index_uri):
         run("check", str(SITE / "tram-copy.html"), "--index", index_uri, "--json").output
     )
     assert data["matches"] == [], "a forgotten page is no longer matched"
+
+
+def test_forget_a_skipped_request(run, index_uri):
+    with open_index(index_uri) as index:
+        skip_rules_for(index).record_skip(
+            SkippedRequest(
+                url("tram.html?ref=x"), "news.example", "query:-ref", url("tram.html"), 1.0
+            )
+        )
+    result = run("forget", url("tram.html?ref=x"), "--index", index_uri)
+    assert result.output == (
+        f"Forgot that {url('tram.html?ref=x')} was skipped as a predicted copy "
+        "(scrapy-simhash rules --remove RULE lets a crawl download such URLs again).\n"
+    )
+    run("forget", url("tram.html?ref=x"), "--index", index_uri, code=1)
+
+
+def test_rules_lists_removes_and_shows_the_skipped(run, index_uri):
+    assert run("rules", "--index", index_uri).output.startswith("No URL rules in ")
+    with open_index(index_uri) as index:
+        store = skip_rules_for(index)
+        store.add("news.example", ["query:-ref"], observations=3)
+        store.add("news.example", ["path:-amp"], observations=5, distinct=1)
+        store.add("news.example", ["path:-print"], observations=1)
+        store.record_skip(
+            SkippedRequest(url("a?ref=x"), "news.example", "query:-ref", url("a"), 0.0)
+        )
+    lines = run("rules", "--index", index_uri).output.splitlines()
+    assert lines[0].split() == ["site", "rule", "state", "copies", "distinct", "skipped"]
+    assert [line.split() for line in lines[1:]] == [
+        ["news.example", "path:-amp", "retired", "5", "1", "0"],
+        ["news.example", "query:-ref", "confirmed", "3", "0", "1"],
+        ["news.example", "path:-print", "learning", "1", "0", "0"],
+    ]
+    data = json.loads(
+        run("-s", "SIMHASH_SKIP_MIN_COPIES=4", "rules", "--index", index_uri, "--json").output
+    )
+    assert [(r["rule"], r["state"]) for r in data] == [
+        ("path:-amp", "retired"),
+        ("query:-ref", "learning"),
+        ("path:-print", "learning"),
+    ]
+    assert run("rules", "--skipped", "--index", index_uri).output.splitlines() == [
+        f"1970-01-01 00:00:00  {url('a?ref=x')} -> {url('a')}  (query:-ref)",
+        "1 requests skipped as predicted copies.",
+    ]
+    assert run("rules", "--remove", "path:-amp", "--index", index_uri).output == (
+        "Removed the URL rule path:-amp from 1 site(s).\n"
+    )
+    result = run("rules", "--remove", "path:-amp", "--index", index_uri, code=1)
+    assert result.output == "Error: No URL rule 'path:-amp'\n"
 
 
 def test_vacuum(run, index_uri, tmp_path):

@@ -476,6 +476,10 @@ REVIEWED_SQL = {
     "+ ' END'",
     'f"INSERT OR IGNORE INTO {name} (pfp) SELECT DISTINCT '
     "{self.permutation_sql(t, 'fingerprint')} FROM pages ORDER BY 1\"",
+    # The URL rules' tables (index/sqlite/skip_rules.py): constant statements.
+    "_TABLES[0]",
+    "_TABLES[1]",
+    "_TABLES[2]",
     # The anchor tables: "?" lists, and a probe of one constant part per anchor.
     "probe_sql",
     "f\"SELECT page, hashes FROM page_anchors WHERE page IN ({','.join('?' * len(chunk))})\"",

@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.skip_predicted.run import main
+
+sys.exit(main())
