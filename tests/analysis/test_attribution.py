@@ -4,9 +4,9 @@ features; lines of content that look a little like them are."""
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
+from code_points import every_character_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -163,7 +163,7 @@ def test_keyword_letters_have_no_other_case_forms_than_those_listed():
     # every other character matching one of them case-insensitively, as the patterns do, is
     # one of _OTHER_CASE_FORMS (a text holding one is tested line by line). A keyword's
     # non-ASCII first character ("ź") needs nothing: every such line is a candidate.
-    everything = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    everything = every_character_text()
     for letter in sorted({c for keyword in _KEYWORDS for c in keyword if c.isascii()}):
         for match in re.findall(re.escape(letter), everything, re.IGNORECASE):
             assert match in (letter.lower(), letter.upper()) or match in _OTHER_CASE_FORMS
@@ -184,7 +184,7 @@ def test_notice_letters_have_no_other_case_forms_than_those_listed():
     # has_attribution() looks for the notices in the lower-cased text: right only while
     # every character that matches a notice's letter case-insensitively lower-cases to it,
     # or is one of _OTHER_CASE_FORMS (a text holding one is tested line by line).
-    everything = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    everything = every_character_text()
     for letter in sorted(set("".join(_NOTICES))):
         for match in re.findall(re.escape(letter), everything, re.IGNORECASE):
             assert match.lower() == letter or match in _OTHER_CASE_FORMS, (letter, match)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from code_points import every_character_and_lone_surrogates
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,8 +25,6 @@ from scrapy_simhash.analysis.speedups import compiled
 contains_any = compiled("contains_any")
 line_starts = compiled("line_starts")
 
-# Every code point but the surrogates, and two lone ones.
-_ALL = [chr(p) for p in range(0x110000) if not 0xD800 <= p < 0xE000] + ["\ud800", "\udfff"]
 _PIECES = st.sampled_from(
     [
         "\n",
@@ -71,7 +70,7 @@ def test_line_starts_of_every_first_character():
     # Each character as the first of a line, alone, after non-word characters, and
     # before "ource" (a keyword when it is an "s" of either case).
     for prefix, suffix in (("", ""), (" -\t", ""), ("", "ource"), ("", "y x")):
-        text = "".join(f"\n{prefix}{c}{suffix}" for c in _ALL)
+        text = "".join(f"\n{prefix}{c}{suffix}" for c in every_character_and_lone_surrogates())
         assert line_starts(text, _KEYWORDS) == _line_starts_python(text, _KEYWORDS)
 
 
@@ -113,7 +112,7 @@ def test_line_starts_of_every_character_after_a_digit():
     # A line led by a digit is a candidate while its word characters are digits (of any
     # script, as the pattern's \d) or 年, 月, 日.
     for prefix in ("1", " 12:3", "2024-"):
-        text = "".join(f"\n{prefix}{c}0" for c in _ALL)
+        text = "".join(f"\n{prefix}{c}0" for c in every_character_and_lone_surrogates())
         assert line_starts(text, _KEYWORDS) == _line_starts_python(text, _KEYWORDS)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from code_points import every_character_and_lone_surrogates
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,18 +11,15 @@ from scrapy_simhash.analysis.speedups import compiled
 
 lower = compiled("lower")
 
-# Every code point but the surrogates, and two lone ones.
-_ALL = [chr(p) for p in range(0x110000) if not 0xD800 <= p < 0xE000] + ["\ud800", "\udfff"]
-
 
 @pytest.mark.needs_compiled
 def test_every_code_point_as_str_lower():
     # In a text of two bytes per character (the BMP) and of four (all of them), without
     # the two characters that leave the whole text to str.lower, then each of those.
-    simple = [c for c in _ALL if c not in "İΣ"]
+    simple = [c for c in every_character_and_lone_surrogates() if c not in "İΣ"]
     for text in ("".join(c for c in simple if c <= "\uffff"), "".join(simple)):
         assert lower(text) == text.lower()
-    for character in _ALL:
+    for character in every_character_and_lone_surrogates():
         if character <= "\xff" or character in "İΣ":
             assert lower(f"{character}中") == f"{character}中".lower()
 

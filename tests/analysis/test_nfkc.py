@@ -7,6 +7,7 @@ import random
 import unicodedata
 
 import pytest
+from code_points import every_character_text
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,14 +16,14 @@ from scrapy_simhash.analysis.nfkc import nfkc
 
 # Every character next to every kind of neighbour: starters that compose with what
 # follows, combining marks, Hangul jamo and syllables, compatibility forms, astral ones.
-_ALL = "".join(chr(p) for p in range(0x110000) if not 0xD800 <= p < 0xE000)
 _NEIGHBOURS = "ae\u0301\u0323\u1100\u1161\u11a8\uac00\uff76\uff9e\u3099\u0b47\u0b3e\U0001109a"
 
 
 @pytest.mark.slow
 def test_every_code_point_in_order_and_shuffled():
-    assert nfkc(_ALL) == unicodedata.normalize("NFKC", _ALL)
-    chars = list(_ALL[:0x10000] + _NEIGHBOURS * 2000)
+    everything = every_character_text()
+    assert nfkc(everything) == unicodedata.normalize("NFKC", everything)
+    chars = list(every_character_text()[:0x10000] + _NEIGHBOURS * 2000)
     for seed in range(3):
         random.Random(seed).shuffle(chars)
         text = "".join(chars)
@@ -31,8 +32,8 @@ def test_every_code_point_in_order_and_shuffled():
 
 @pytest.mark.skipif(module.marked_runs is None, reason="the C accelerator is not built")
 def test_compiled_search_finds_what_the_regex_finds():
-    chars = list(_ALL[:0x10000] + _NEIGHBOURS * 2000 + "中文 abc" * 5000)
-    texts = [_ALL]
+    chars = list(every_character_text()[:0x10000] + _NEIGHBOURS * 2000 + "中文 abc" * 5000)
+    texts = [every_character_text()]
     for seed in range(2):
         random.Random(seed).shuffle(chars)
         texts.append("".join(chars))
@@ -57,7 +58,7 @@ def test_same_as_unicodedata(text):
 @pytest.mark.skipif(module.marked_runs is None, reason="the C accelerator is not built")
 def test_compiled_search_of_other_points_finds_what_the_regex_finds():
     points = frozenset([0xAD, *range(0x200B, 0x2010), 0xFEFF, 0x41])
-    chars = list(_ALL[:0x10000] + "\u200b\u200c\u00adA\U0001f600" * 3000)
+    chars = list(every_character_text()[:0x10000] + "\u200b\u200c\u00adA\U0001f600" * 3000)
     random.Random(5).shuffle(chars)
     for text in ("".join(chars), "", "plain", "\u200b", "a\ufeff", "\U0001f600"):
         assert module.table_runs(points)(text) == module.regex_runs(points)(text)

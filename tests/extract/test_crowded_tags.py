@@ -3,6 +3,7 @@ them before parsing."""
 
 from __future__ import annotations
 
+import pytest
 from pipelines import ARTICLE
 
 
@@ -37,13 +38,32 @@ def test_text_is_never_taken_for_a_crowded_tag():
     assert cut_crowded_tags(quoted) == (f"<p title='x >>{words}</p>", True)
 
 
-def test_a_page_of_one_text_node_longer_than_a_field_is_read_up_to_the_cut():
+def read_up_to_the_cut(limit: int) -> None:
+    """A page of one text node longer than *limit*, the field's cut, is read up to the
+    cut (the node left unclosed there), by the visible text and the built-in extractor."""
     from scrapy_simhash.extract.extractors import get_extractor
-    from scrapy_simhash.extract.fields import MAX_FIELD_LENGTH, field_text
+    from scrapy_simhash.extract.fields import field_text
 
     words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do "
-    page = f"<html><body><p>{words * (MAX_FIELD_LENGTH // len(words) + 1000)}</p></body></html>"
-    assert len(page) > MAX_FIELD_LENGTH
+    page = f"<html><body><p>{words * (limit // len(words) + 1000)}</p></body></html>"
+    assert len(page) > limit
     for extractor in (None, get_extractor("builtin")):
         text = field_text(page, extractor=extractor)
-        assert len(text) > MAX_FIELD_LENGTH * 0.99 and text.startswith(words.strip())
+        assert len(text) > limit * 0.99 and text.startswith(words.strip())
+        assert len(text) <= limit
+
+
+def test_a_page_of_one_text_node_longer_than_a_field_is_read_up_to_the_cut(monkeypatch):
+    from scrapy_simhash.extract import fields
+
+    # The cut as the field's real one (below) makes it, on a page of 100 kB.
+    monkeypatch.setattr(fields, "MAX_FIELD_LENGTH", 100_000)
+    read_up_to_the_cut(100_000)
+
+
+@pytest.mark.slow
+def test_a_page_of_one_text_node_of_the_real_field_length_is_read_up_to_the_cut():
+    # The real cut, 10 MB into one text node, read twice (seconds).
+    from scrapy_simhash.extract.fields import MAX_FIELD_LENGTH
+
+    read_up_to_the_cut(MAX_FIELD_LENGTH)
