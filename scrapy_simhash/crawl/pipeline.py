@@ -174,7 +174,10 @@ class SimhashDedupPipeline:
         if heartbeat:
             self._beats = 0
         try:
-            await self.runner.settle(self.output.confirmed(), heartbeat=heartbeat)
+            output = self.output
+            if output is None:
+                return  # the spider closed before this settlement began: its end settles
+            await self.runner.settle(output.confirmed(), heartbeat=heartbeat)
         finally:
             self._settling = False
 
