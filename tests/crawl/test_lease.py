@@ -113,3 +113,14 @@ async def test_exported_pages_leave_the_journal_while_checks_are_queued(tmp_path
         release.set()
         await asyncio.gather(*calls)
         pipeline.close_spider()
+
+
+@deferred_f_from_coro_f
+async def test_a_settlement_begun_as_the_spider_closes_does_nothing(tmp_path):
+    # The feeds' flush fires, then the spider closes before its settlement runs: the
+    # settlement found the output gone ('NoneType' object has no attribute 'confirmed').
+    pipeline = make_pipeline(tmp_path)
+    settling = pipeline._settle_async()
+    pipeline.close_spider()
+    await settling  # raises if it reads the ended output
+    assert pipeline.output is None and not pipeline._settling
