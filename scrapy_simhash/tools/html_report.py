@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..index.base import DropRecord, NearDuplicateIndex
+from ..index.skip_rules import skip_rules_for
+from ..url_rules import SkippedRequest
 from .calibrate import Calibration, calibrate
 from .calibration_views import advice, histogram_svg
 from .clusters import Cluster, clusters_of, reason_of, why
@@ -41,6 +43,8 @@ class Report:
     advice: list[str]
     site_pages: Counter[str] = field(default_factory=Counter)
     site_drops: Counter[str] = field(default_factory=Counter)
+    #: Requests not downloaded per site: predicted copies (``SIMHASH_SKIP_PREDICTED``).
+    site_skips: Counter[str] = field(default_factory=Counter)
     #: The stored pages' keys, in the index's order, where asked for (``keys=True``).
     keys: list[str] = field(default_factory=list)
 
@@ -81,7 +85,17 @@ def gather(
         keys=stored,
     )
     report.site_drops.update(site_of(drop.key) for drop in report.copies)
+    report.site_skips.update(site_of(skip.url) for skip in skipped_requests(index))
     return report
+
+
+def skipped_requests(index: NearDuplicateIndex) -> list[SkippedRequest]:
+    """The requests a crawl of *index* did not download, predicted copies of kept pages
+    (none for a backend that keeps no URL rules)."""
+    try:
+        return skip_rules_for(index).skipped()
+    except TypeError:
+        return []
 
 
 @dataclass
@@ -141,11 +155,19 @@ def _summary(report: Report, limits: Limits, clusters_file: str | None) -> str:
         if shown < total
         else f" Every cluster is shown; {rest}."
     )
+    skips = sum(report.site_skips.values())
+    saved = (
+        f" <strong>{skips}</strong> requests were not downloaded, predicted copies of kept "
+        "pages (<code>SIMHASH_SKIP_PREDICTED</code>; <code>scrapy-simhash rules "
+        "--skipped</code> lists them)."
+        if skips
+        else ""
+    )
     return (
         f'<p id="summary">{report.pages} stored pages; <strong>{copies}</strong> pages '
         f"dropped as copies ({said}) in <strong>{total}</strong> clusters, each a kept "
-        f"page and its copies; threshold (max distance) {report.max_distance}.{capped} "
-        f"Written {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.</p>"
+        f"page and its copies; threshold (max distance) {report.max_distance}.{capped}"
+        f"{saved} Written {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.</p>"
     )
 
 
@@ -237,18 +259,20 @@ def _charts(report: Report) -> str:
 
 
 def _sites(report: Report) -> str:
-    sites = sorted(report.site_drops.items(), key=lambda item: (-item[1], item[0]))
+    drops, skips = report.site_drops, report.site_skips
+    sites = sorted(drops.keys() | skips.keys(), key=lambda site: (-drops[site], site))
     rows = [
         f'<tr data-filter="{html.escape(site.lower())}"><td>{html.escape(site)}</td>'
-        f'<td class="n">{n}</td><td class="n">{report.site_pages.get(site, 0)}</td></tr>'
-        for site, n in sites[:SITES_SHOWN]
+        f'<td class="n">{drops[site]}</td><td class="n">{skips[site]}</td>'
+        f'<td class="n">{report.site_pages.get(site, 0)}</td></tr>'
+        for site in sites[:SITES_SHOWN]
     ]
     more = len(sites) - SITES_SHOWN
     note = f'<p class="note">and {more} more sites.</p>' if more > 0 else ""
     return (
         "<h2>Drops per site</h2><table><thead><tr><th>site</th><th>copies dropped</th>"
-        "<th>pages kept</th></tr></thead><tbody>"
-        + ("".join(rows) or '<tr><td colspan="3">No drops.</td></tr>')
+        "<th>requests skipped</th><th>pages kept</th></tr></thead><tbody>"
+        + ("".join(rows) or '<tr><td colspan="4">No drops.</td></tr>')
         + "</tbody></table>"
         + note
     )

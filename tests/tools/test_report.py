@@ -215,3 +215,28 @@ def test_page_texts_from_a_feed_then_from_files(tmp_path):
     bad.write_text("not json\n", "utf-8")
     with pytest.raises(FeedError, match=r"bad\.jl:1: not a JSON line"):
         PageTexts(text_of, feeds=[bad])
+
+
+def test_the_report_counts_the_requests_skipped_as_predicted_copies(index_uri):
+    from scrapy_simhash.index.skip_rules import skip_rules_for
+    from scrapy_simhash.url_rules import SkippedRequest
+
+    with open_index(index_uri) as index:
+        assert "not downloaded" not in render(gather(index))
+        store = skip_rules_for(index)
+        for n in range(3):
+            store.record_skip(
+                SkippedRequest(
+                    f"https://docs.example/p/{n}.html?utm_source=feed",
+                    "docs.example",
+                    "query:-utm_source",
+                    f"https://docs.example/p/{n}.html",
+                    1.0 + n,
+                )
+            )
+        report = gather(index)
+        page = render(report)
+    assert report.site_skips == {"docs.example": 3}
+    assert "<strong>3</strong> requests were not downloaded" in page
+    # The site has no drop, and its row says what was saved.
+    assert '<td>docs.example</td><td class="n">0</td><td class="n">3</td>' in page
