@@ -125,7 +125,8 @@ class Analyser:
         text = normalize_characters(text)
         if not text or text.isspace():
             return Analysis("empty", 0, 0, truncated)
-        text_hash = hash_term(text, self.fingerprinter.seed)
+        # Blank ends (an empty last field) change nothing the analysis reads.
+        text_hash = hash_term(text.strip(), self.fingerprinter.seed)
         terms = self.fingerprinter.term_extractor
         counts = terms.term_counts(text)
         if len(counts) < (self.min_terms if min_terms is None else min_terms):

@@ -16,10 +16,8 @@ from __future__ import annotations
 import logging
 import math
 import os
-import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
@@ -28,10 +26,10 @@ from scrapy.utils.project import data_path
 from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
 from ..exceptions import ConfigurationError, SetupFailed, SimhashError, SimhashIndexError
-from ..extract.extractors import FALLBACK_REASONS, extractor_version
+from ..extract.extractors import extractor_version
 from ..extract.fields import plain_value
 from ..index.analysed import Analysed
-from ..index.base import Match, NearDuplicateIndex
+from ..index.base import NearDuplicateIndex
 from ..index.journal import HEARTBEAT, Journal, journal_for
 from ..index.journal_keeper import JournalKeeper
 from ..index.skip_rules import learn, skip_rules_for
@@ -42,8 +40,8 @@ from ..settings import (
     unknown_settings,
     with_spider_arguments,
 )
-from ..sketch import share_bucket
 from .indexthread import IndexThread
+from .outcomes import Outcomes
 from .workers import WorkerDied, WorkerHung, WorkerPool
 
 if TYPE_CHECKING:
@@ -51,18 +49,6 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
-
-#: How many pages whose main text was not found are logged in one crawl (all are counted).
-FALLBACKS_LOGGED = 5
-
-
-#: What a crawl component does with a page (see :meth:`CrawlDeduplicator.action`).
-Action = Literal["keep", "unchanged", "flag", "drop"]
-
-
-def held_text(share: float | None) -> str:
-    """The drop line's words on the share of the dropped page's text the kept page holds."""
-    return "" if share is None else f"; {share:.0%} of its text is in the kept page"
 
 
 def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
@@ -141,10 +127,8 @@ class CrawlDeduplicator:
         self.crawler = crawler
         self.stats_prefix = stats_prefix
         self.dedup: Deduplicator | None = None
-        #: When this crawl began: a page stored under its own key since then was seen in
-        #: this crawl (twice, or by another process on the same index), not unchanged
-        #: since the last crawl.
-        self.started = time.time()
+        #: What each verdict means to the crawl: its stats, words and marks.
+        self.outcomes = Outcomes(config, stats, stats_prefix)
         #: The thread that runs every check on the index, while open.
         self.index_thread: IndexThread | None = None
         #: The worker processes (``SIMHASH_WORKERS``), while open.
@@ -430,7 +414,7 @@ class CrawlDeduplicator:
         while self._rule_errors:
             self._rule_errors.pop()
             self.inc("errors/url_rules")
-        self.count(verdict, key)
+        self.outcomes.count(verdict, key)
         return verdict
 
     def _check_and_record(
@@ -443,7 +427,7 @@ class CrawlDeduplicator:
         verdict = dedup.check(analysis, key, analysed=self.analysed(analysis, fields))
         if self.config.skip_predicted and analysis.kind != "empty":
             self._learn(dedup, verdict, key)
-        if verdict.match is not None and self.drops(verdict):
+        if verdict.match is not None and self.outcomes.drops(verdict):
             try:
                 dedup.index.record_drop(
                     key,
@@ -470,141 +454,6 @@ class CrawlDeduplicator:
             logger.error("Could not record what %s teaches the URL rules: %s", key, e)
             self._rule_errors.append(e)  # counted by decide, on the reactor thread
 
-    def action(self, verdict: Verdict | None) -> Action:
-        """What the pipeline and the middleware do with the page of *verdict*:
-
-        * ``"keep"``: no match (or not checked); also a page unchanged since the last crawl
-          that is kept (``SIMHASH_DROP_UNCHANGED = False``, or flag-only);
-        * ``"unchanged"``: dropped as unchanged since the last crawl;
-        * ``"flag"``: a near-duplicate kept and marked (``SIMHASH_FLAG_ONLY``);
-        * ``"drop"``: a near-duplicate, dropped.
-        """
-        if verdict is None or verdict.match is None:
-            return "keep"
-        if verdict.status == "unchanged":
-            return "unchanged" if self.drops(verdict) else "keep"
-        return "flag" if self.config.flag_only else "drop"
-
-    def drops(self, verdict: Verdict) -> bool:
-        """Whether the page of *verdict* is dropped: a duplicate unless flag-only; a page
-        unchanged since the last crawl also when ``SIMHASH_DROP_UNCHANGED``."""
-        if self.config.flag_only:
-            return False
-        if verdict.status == "unchanged":
-            return self.config.drop_unchanged
-        return verdict.status == "duplicate"
-
-    def count(self, verdict: Verdict, key: str = "") -> None:
-        analysis = verdict.analysis
-        self.inc(analysis.kind)
-        if analysis.truncated:
-            self.inc("truncated")
-        if analysis.fallback:
-            self.extraction_fell_back(analysis.fallback, key)
-        if verdict.status == "unchanged" and self.seen_in_this_crawl(verdict):
-            self.inc("repeated")
-        elif verdict.status in ("changed", "unchanged"):
-            self.inc(verdict.status)
-        if verdict.status != "duplicate":
-            if not self.drops(verdict):
-                self.inc("kept")
-            if verdict.refused is not None:
-                # Looked alike, but dropping it would lose text found nowhere else.
-                self.inc("kept/own_text")
-                if verdict.refused.contained_in_page is not None:
-                    self.inc("kept/contains")
-                logger.debug("%s", self.describe_refused(key, verdict.refused))
-            return
-        self.inc("flagged" if self.config.flag_only else "dropped")
-        self.inc(f"{'flagged' if self.config.flag_only else 'dropped'}/{verdict.test}")
-        if verdict.test == "near":
-            self.inc(f"distance/{verdict.match.distance}")
-        if verdict.match.share is not None:
-            self.inc(f"share/{share_bucket(verdict.match.share)}")
-
-    def seen_in_this_crawl(self, verdict: Verdict) -> bool:
-        """Whether the page of an ``unchanged`` *verdict* was stored since this crawl
-        began (a URL fetched twice), rather than by an earlier crawl."""
-        return verdict.match is not None and verdict.match.added_at >= self.started
-
-    def describe(self, key: str, verdict: Verdict) -> str:
-        match = verdict.match
-        assert match is not None
-        if verdict.status == "unchanged":
-            how = "same text" if verdict.analysis.kind == "short" else f"distance {match.distance}"
-            if self.seen_in_this_crawl(verdict):
-                return f"{key} was already seen in this crawl ({how})"
-            return f"{key} is unchanged since the last crawl ({how})"
-        if verdict.analysis.kind == "short":
-            return f"{key} has the same text as {match.key}"
-        held = held_text(match.share)
-        if match.contained:
-            return (
-                f"{key} is contained in {match.key} ({len(match.shared)} long paragraphs shared, "
-                f"distance {match.distance}{held})"
-            )
-        return f"{key} is a near-duplicate of {match.key} (distance {match.distance}{held})"
-
-    @staticmethod
-    def describe_refused(key: str, refused: Match) -> str:
-        how = (
-            f"{len(refused.shared)} long paragraphs shared"
-            if refused.contained
-            else f"distance {refused.distance}"
-        )
-        share = "an unknown share" if refused.share is None else f"{refused.share:.0%}"
-        told = f"Kept {key}: it looks like {refused.key} ({how}), which holds {share} of its text"
-        if refused.contained_in_page is not None:
-            told += f"; it holds {refused.contained_in_page:.0%} of that page's and adds its own"
-        return told
-
-    def contained_key(self, verdict: Verdict | None) -> str | None:
-        """Flag-only: the stored page that the kept page of *verdict* contains (it holds
-        that page's text and adds its own), else ``None``."""
-        if not self.config.flag_only or verdict is None or verdict.refused is None:
-            return None
-        return verdict.refused.key if verdict.refused.contained_in_page is not None else None
-
-    def mark_contained(self, item: Any, verdict: Verdict | None) -> None:
-        """Flag-only: set ``SIMHASH_CONTAINS_FIELD`` of a kept *item* to the stored page it
-        contains, where the item has that field (counted in ``contains_field_missing``
-        where it has not)."""
-        contained = self.contained_key(verdict)
-        if contained is None:
-            return
-        try:
-            ItemAdapter(item)[self.config.contains_field] = contained
-        except (KeyError, AttributeError, TypeError):
-            self.inc("contains_field_missing")
-
-    def mark(self, item: Any, verdict: Verdict) -> bool:
-        """Flag-only mode: set ``SIMHASH_FLAG_FIELD`` of *item* to the kept page's key.
-        Return False (and count ``flag_field_missing``) when the item has no such field."""
-        assert verdict.match is not None
-        try:
-            ItemAdapter(item)[self.config.flag_field] = verdict.match.key
-        except (KeyError, AttributeError, TypeError):
-            self.inc("flag_field_missing")
-            return False
-        return True
-
-    def extraction_fell_back(self, reason: str, key: str) -> None:
-        """Count a page whose main text could not be found, and log the first few: many
-        of them mean SIMHASH_EXTRACTOR does not suit the site."""
-        self.inc("extraction/fallback")
-        if self.stats is None:
-            return
-        seen = self.stats.get_value(f"{self.stats_prefix}/extraction/fallback", 0)
-        if seen <= FALLBACKS_LOGGED:
-            logger.info(
-                "No main text found in %s (%s): a wider text was fingerprinted%s",
-                key,
-                FALLBACK_REASONS.get(reason, reason),
-                f"; more such pages are only counted ({self.stats_prefix}/extraction/fallback)"
-                if seen == FALLBACKS_LOGGED
-                else "",
-            )
-
     def index_failed(self, key: str, error: SimhashIndexError) -> None:
         self.inc("errors/index")
         crawler = self.crawler
@@ -621,24 +470,5 @@ class CrawlDeduplicator:
                 error,
             )
 
-    def warn_if_all_unchanged(self) -> None:
-        """Once, at the end of a crawl: a WARNING when every page it checked was dropped as
-        unchanged since an earlier crawl, so that an empty feed is not a mystery."""
-        if self.stats is None or not self.config.drop_unchanged or self.config.flag_only:
-            return
-        value = self.stats.get_value
-        unchanged = value(f"{self.stats_prefix}/unchanged", 0)
-        if not unchanged or value(f"{self.stats_prefix}/kept", 0):
-            return
-        logger.warning(
-            "All %d pages of this crawl were unchanged since an earlier crawl and were "
-            "dropped (%s/unchanged): the output holds none of them. To export them again, "
-            "crawl with -a simhash_reset=1 (the index forgets its pages) or "
-            "-a simhash_drop_unchanged=0 (unchanged pages are kept)",
-            unchanged,
-            self.stats_prefix,
-        )
-
     def inc(self, name: str, count: int = 1) -> None:
-        if self.stats is not None:
-            self.stats.inc_value(f"{self.stats_prefix}/{name}", count)
+        self.outcomes.inc(name, count)

@@ -94,17 +94,17 @@ class SimhashDedupMiddleware:
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         verdict = await self._check(response)
-        action = self.runner.action(verdict)
+        action = self.runner.outcomes.action(verdict)
         if action == "keep":
-            contained = self.runner.contained_key(verdict)
+            contained = self.runner.outcomes.contained_key(verdict)
             if contained is not None:
                 response.meta[self.config.contains_field] = contained
             async for output in result:
                 if contained is not None and not isinstance(output, Request):
-                    self.runner.mark_contained(output, verdict)
+                    self.runner.outcomes.mark_contained(output, verdict)
                 yield output
             return
-        message = self.runner.describe(response.url, verdict)
+        message = self.runner.outcomes.describe(response.url, verdict)
         if action == "unchanged":
             # Its items were kept at the last crawl; its links are followed, as they may
             # lead to pages that are new. DEBUG: a re-crawl has one such page per page
@@ -119,7 +119,7 @@ class SimhashDedupMiddleware:
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
             async for output in result:
                 if not isinstance(output, Request):
-                    self.runner.mark(output, verdict)
+                    self.runner.outcomes.mark(output, verdict)
                 yield output
             return
         logger.log(self.config.drop_log_level, "Ignored its items and links: %s", message)

@@ -129,7 +129,7 @@ class SimhashDedupPipeline:
         try:
             if self.census.items:
                 self._check_fields(at_close=True)
-            self.runner.warn_if_all_unchanged()
+            self.runner.outcomes.warn_if_all_unchanged()
         finally:
             loop, self._loop = self._loop, None
             if loop is not None and loop.running:
@@ -224,15 +224,15 @@ class SimhashDedupPipeline:
                 self.output.stored(item, key)  # in the journal until in the output
             else:
                 self.output.nothing_stored(key)
-        action = self.runner.action(verdict)
+        action = self.runner.outcomes.action(verdict)
         if action == "keep":
-            self.runner.mark_contained(item, verdict)
+            self.runner.outcomes.mark_contained(item, verdict)
             return item
-        message = self.runner.describe(key, verdict)
+        message = self.runner.outcomes.describe(key, verdict)
         if action == "unchanged":
             raise Unchanged(message, verdict, self.config.drop_log_level)
         if action == "flag":
-            self.runner.mark(item, verdict)
+            self.runner.outcomes.mark(item, verdict)
             logger.log(self.config.drop_log_level, "Flagged (kept): %s", message)
             return item
         raise NearDuplicate(message, verdict, self.config.drop_log_level)

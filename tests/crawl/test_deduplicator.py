@@ -118,5 +118,5 @@ def test_one_verdict_one_action_for_pipeline_and_middleware(tmp_path, status, se
     runner = make_pipeline(tmp_path, **settings).runner
     match = None if status == "new" else Match("https://a.example/0", 1, 0, 0.0)
     verdict = Verdict(Analysis("simhash", 1, 30), match, status)
-    assert runner.action(verdict) == action
-    assert runner.action(None) == "keep"
+    assert runner.outcomes.action(verdict) == action
+    assert runner.outcomes.action(None) == "keep"
