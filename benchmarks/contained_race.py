@@ -1,8 +1,9 @@
-"""Contained copies checked at the same moments: groups kept more than once.
+"""Contained or near copies checked at the same moments: groups kept more than once.
 
     python benchmarks/contained_race.py                        # spread and SQLite, 8 and 16
     python benchmarks/contained_race.py --groups 150 --workers 8 --workers 16
     python benchmarks/contained_race.py --index spread --cluster-url 'redis://127.0.0.1:7000/0?cluster=true'
+    python benchmarks/contained_race.py --kind near            # near copies (one word changed)
 
 Each group is an article and the article plus a paragraph of its own, checked by every
 process at once (see ``tests/contained_race.py``: the even processes check the article,
@@ -38,6 +39,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, action="append")
     parser.add_argument("--index", choices=["spread", "sqlite"], action="append")
     parser.add_argument("--cluster-url")
+    parser.add_argument("--kind", choices=["contained", "near"], default="contained")
     args = parser.parse_args()
     workers = args.workers or [8, 16]
     kinds = args.index or ["spread", "sqlite"]
@@ -60,7 +62,7 @@ def main() -> int:
                     else:
                         uri = f"sqlite:///{folder}/race-{count}.db"
                     started = time.monotonic()
-                    result = race(uri, args.groups, count)
+                    result = race(uri, args.groups, count, args.kind)
                     took = time.monotonic() - started
                     failed |= bool(result.kept_twice or result.later_kept)
                     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(result.statuses.items()))

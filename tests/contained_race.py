@@ -1,12 +1,14 @@
-"""Processes checking contained copies at the same moments (issue 43, failure 3).
+"""Processes checking contained or near copies at the same moments (issue 43, failure 3).
 
-Each group is an article and the article plus a paragraph of its own, under two keys.
+Each group is an article and the article plus a paragraph of its own (``contained``), or
+the article with one word changed (``near``), under two keys.
 Every process checks every group in turn, all of them released together by a barrier: the
 even processes the article, the odd ones the longer page. Whatever the order, one of the
 two pages holds the other (the article is contained in the longer page, and holds 400 of
-its 424 words), so exactly one key of each group may be stored. Then one process checks,
-per group, a third page, the article plus another paragraph: three pages seen holding the
-article's paragraphs, so they are no boilerplate and it is dropped.
+its 424 words; a near copy holds all of it but a word), so exactly one key of each group
+may be stored. Then one process checks, per group, a third page, the article plus another
+paragraph (or with another word changed): three pages seen holding the article's
+paragraphs, so they are no boilerplate and it is dropped.
 
 Used by ``tests/index/test_contained_race.py`` and ``benchmarks/contained_race.py``.
 """
@@ -41,6 +43,21 @@ def page_text(group: int, extra: int | None) -> str:
     return "\n\n".join(paragraphs)
 
 
+def near_text(group: int, variant: int) -> str:
+    """The article of *group* with one word of its fourth paragraph changed (*variant*
+    names the new word): a near copy, within the distance and held by the article."""
+    paragraphs = prose(400, seed=group)
+    words = paragraphs[3].split()
+    words[len(words) // 2] = f"variant{'x' * (variant + 1)}"
+    paragraphs[3] = " ".join(words)
+    return "\n\n".join(paragraphs)
+
+
+def copy_text(kind: str, group: int, variant: int) -> str:
+    """Copy *variant* of the article of *group*: contained in it or near it (*kind*)."""
+    return page_text(group, variant) if kind == "contained" else near_text(group, variant)
+
+
 def page_key(group: int, which: str) -> str:
     return f"https://group-{group}.example/{which}"
 
@@ -62,10 +79,10 @@ def _check(index, analyser: Analyser, text: str, key: str) -> str:
     return index.check_and_add(a.value, key, a.anchors, a.sketch).status
 
 
-def _worker(uri: str, worker: int, groups: int, barrier, results) -> None:
+def _worker(uri: str, kind: str, worker: int, groups: int, barrier, results) -> None:
     analyser = Analyser(Fingerprinter())
     longer = worker % 2 == 1
-    texts = [page_text(g, 0 if longer else None) for g in range(groups)]
+    texts = [copy_text(kind, g, 0) if longer else page_text(g, None) for g in range(groups)]
     statuses: Counter[str] = Counter()
     try:
         with open_index(uri) as index:
@@ -80,15 +97,16 @@ def _worker(uri: str, worker: int, groups: int, barrier, results) -> None:
         results.put((worker, dict(statuses), repr(e)))
 
 
-def race(uri: str, groups: int, workers: int) -> RaceResult:
-    """Run the race on the index at *uri* (created here, empty) with *workers* processes,
-    then check the later copies; raises when a process failed."""
+def race(uri: str, groups: int, workers: int, kind: str = "contained") -> RaceResult:
+    """Run the race of *kind* copies (``contained`` or ``near``) on the index at *uri*
+    (created here, empty) with *workers* processes, then check the later copies; raises
+    when a process failed."""
     with open_index(uri):
         pass
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(workers), context.Queue()
     processes = [
-        context.Process(target=_worker, args=(uri, w, groups, barrier, results))
+        context.Process(target=_worker, args=(uri, kind, w, groups, barrier, results))
         for w in range(workers)
     ]
     for process in processes:
@@ -105,7 +123,9 @@ def race(uri: str, groups: int, workers: int) -> RaceResult:
     analyser = Analyser(Fingerprinter())
     with open_index(uri) as index:
         stored = Counter(page.key.split("/")[2] for page in index.pages())
-        later = [_check(index, analyser, page_text(g, 1), page_key(g, "c")) for g in range(groups)]
+        later = [
+            _check(index, analyser, copy_text(kind, g, 1), page_key(g, "c")) for g in range(groups)
+        ]
     return RaceResult(
         groups,
         workers,

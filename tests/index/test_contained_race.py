@@ -25,11 +25,12 @@ def uri(request, tmp_path) -> str:
 
 
 @pytest.mark.slow
-def test_processes_checking_contained_copies_at_once_keep_exactly_one_per_group(uri):
-    # Before sightings, the spread layout kept two pages in most groups: the records of
-    # the attempts pending at once made the article's paragraphs boilerplate, for good
-    # (and the later copies were kept too).
-    result = race(uri, groups=12, workers=8)
+@pytest.mark.parametrize("kind", ["contained", "near"])
+def test_processes_checking_contained_copies_at_once_keep_exactly_one_per_group(uri, kind):
+    # Before sightings, the spread layout kept two pages in most groups of contained
+    # copies: the records of the attempts pending at once made the article's paragraphs
+    # boilerplate, for good (and the later copies were kept too).
+    result = race(uri, groups=12, workers=8, kind=kind)
     assert result.kept_twice == 0, result
     assert result.later_kept == 0, result
     assert result.statuses.get("new") == 12, result
