@@ -121,6 +121,7 @@ def test_a_corrupt_warc_gz_is_one_line_without_its_bytes(tmp_path):
     assert not (tmp_path / "bad.kept.warc.gz").exists()
 
 
+@pytest.mark.slow  # a Dask cluster; the fast lane has the local engine's
 def test_a_truncated_warc_is_refused_on_dask(tmp_path):
     pytest.importorskip("warcio", reason="needs the [warc] extra")
     pytest.importorskip("distributed", reason="needs the [dask] extra")
@@ -242,6 +243,7 @@ def test_a_scheduler_that_never_answers_is_one_line_after_the_timeout(tmp_path, 
     assert not (tmp_path / "a.kept.jl").exists()
 
 
+@pytest.mark.slow  # a Dask scheduler and workers
 def test_a_real_scheduler_still_runs_the_job(tmp_path):
     # The bounded first connection must not get in the way of a scheduler that answers.
     distributed = pytest.importorskip("distributed", reason="needs the [dask] extra")
@@ -274,6 +276,7 @@ def test_a_refused_scheduler_with_credentials_is_one_line_without_them(tmp_path)
         assert "Pw-S3cr3t" not in result.output, result.output
 
 
+@pytest.mark.slow  # a child process; the fast lane has the same timeout in this one
 def test_connect_timeout_on_the_command_line_in_a_real_process(tmp_path, silent_server):
     # The real command, as a user runs it: a bounded wait, one line on stderr, exit 1.
     import subprocess

@@ -871,6 +871,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, int, bytes]:
     return width, height, bpp, bytes(out)
 
 
+@pytest.mark.slow  # a real browser; the fast lane checks the same HTML without one
 def test_calibration_report_renders_in_chromium(run, index_uri, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:

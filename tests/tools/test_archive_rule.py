@@ -317,6 +317,7 @@ def client():
         yield client
 
 
+@pytest.mark.slow  # a Dask cluster; the fast lane has the local engine's
 def test_the_dask_engine_keeps_what_the_crawl_keeps(client, feed, config, crawl_kept):
     from scrapy_simhash.tools.archive import run_dask
 
