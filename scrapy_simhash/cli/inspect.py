@@ -9,16 +9,14 @@ from datetime import datetime, timezone
 
 import click
 
-from ..analysis.anchors import anchor_lines
 from ..analysis.fingerprint import format_fingerprint
-from ..dedup import analyse_text
 from ..exceptions import IndexNotFound
-from ..extract.text import normalize_characters
 from ..index import open_index
+from ..tools.check import Checked, check_source
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
 from ..tools.readings import read_as_crawled
-from ..tools.report import held_words, index_summary, neighbours, shares_held
+from ..tools.report import held_words, index_summary
 from .main import (
     FINGERPRINT_SETTINGS,
     INDEX_SETTINGS,
@@ -124,85 +122,45 @@ def check(
       scrapy-simhash check saved-page.html --max-distance 8
       curl -s https://news.example/ | scrapy-simhash check -
     """
-    contained = analysis = None
-    read_as = ""
     with env.open(index_uri, read_only=True) as index:
-        k = index.plan.max_distance if max_distance is None else max_distance
-        stored = index.find(source) if source != "-" else []
-        stored_fp = [p for p in stored if not p.exact]
-        if stored_fp:
-            label, fingerprint, kind = source, stored_fp[0].fingerprint, "simhash"
-            what = f"stored page, fingerprint {format_fingerprint(fingerprint)}"
-        elif stored:
-            raise click.ClickException(
-                f"{source} is stored as an exact-text entry (its text was too short for "
-                "SimHash), so it has no near neighbours"
-            )
-        else:
-            dedup = env.deduplicator(index)
-            read = read_as_crawled(source, env.settings, index, dedup)
-            label, text = read.label, read.text
-            read_as = read.described
-            analysis = analyse_text(dedup, text)
-            kind, fingerprint, what = analysis.kind, analysis.value, describe_analysis(analysis)
-        found = neighbours(
+        result = check_source(
             index,
-            kind,
-            fingerprint,
-            max_distance=k,
+            source,
+            env.settings,
+            lambda: env.deduplicator(index),
+            max_distance=max_distance,
             limit=limit,
-            itself=source if stored_fp else None,
         )
-        dropped_for = [
-            {"key": d.key, "distance": d.distance, "shared": d.shared, "share": d.share, "at": d.at}
-            for d in (index.drops() if stored else ())
-            if d.kept_key == source and not d.is_revisit
-        ]
-        duplicate_at = index.plan.max_distance
-        # Short texts are matched exactly, never by share.
-        simhash = analysis is not None and analysis.kind == "simhash"
-        min_share = env.settings.min_share if simhash else 0
-        shares_held(index, analysis, found.matches + found.beyond, min_share)
-        # As in a crawl: a page within the distance holding enough of the text decides
-        # first; the pages sharing long paragraphs only for a page with none.
-        near = any(m["distance"] <= duplicate_at and m["confirmed"] for m in found.matches)
-        if analysis is not None and analysis.anchors and not near:
-            container = index.query_contained(fingerprint, analysis.anchors, analysis.sketch)
-            if container is not None:
-                lines = anchor_lines(normalize_characters(text), env.settings.fingerprinter.seed)
-                contained = {
-                    "key": container.key,
-                    "distance": container.distance,
-                    "share": container.share,
-                    "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
-                }
+    if result.exact_only:
+        raise click.ClickException(
+            f"{source} is stored as an exact-text entry (its text was too short for "
+            "SimHash), so it has no near neighbours"
+        )
     if as_json:
-        echo_json(
-            {
-                "source": label,
-                "read_as": read_as or None,
-                "kind": kind,
-                "fingerprint": format_fingerprint(fingerprint),
-                "max_distance": k,
-                "matches": found.matches,
-                "nearest_beyond": found.beyond,
-                "contained": contained,
-                "dropped_as_its_duplicates": dropped_for,
-            }
-        )
+        echo_json(result.as_json())
         return
-    click.echo(f"{label}: {what}")
-    if read_as:
-        click.echo(f"Read as {read_as}")
-    if kind == "short" and not found.matches:
+    _echo_checked(result)
+
+
+def _echo_checked(result: Checked) -> None:
+    found, k = result.found, result.max_distance
+    what = (
+        describe_analysis(result.analysis)
+        if result.analysis is not None
+        else f"stored page, fingerprint {format_fingerprint(result.fingerprint)}"
+    )
+    click.echo(f"{result.label}: {what}")
+    if result.read_as:
+        click.echo(f"Read as {result.read_as}")
+    if result.kind == "short" and not found.matches:
         click.echo("No stored page has the same text.")
-    elif kind == "simhash" and not found.matches:
+    elif result.kind == "simhash" and not found.matches:
         click.echo(f"No stored page within distance {k}.")
     if found.matches:
         click.echo(f"Stored pages within distance {k}:")
         for match in found.matches:
             flag = ""
-            if match["distance"] <= duplicate_at:
+            if match["distance"] <= result.duplicate_at:
                 flag = (
                     "  (a duplicate" + held_words(match["share"]) + ")"
                     if match["confirmed"]
@@ -215,6 +173,7 @@ def check(
         click.echo("Nearest stored pages beyond it:")
         for match in found.beyond:
             click.echo(f"  {match['distance']:>2}  {match['key']}")
+    contained = result.contained
     if contained:
         click.echo(
             f"Contained in {contained['key']} (distance {contained['distance']}"
@@ -222,9 +181,9 @@ def check(
         )
         for line in contained["shared_paragraphs"]:
             click.echo(f"  {line[:150]}{'...' if len(line) > 150 else ''}")
-    if dropped_for:
+    if result.dropped_for:
         click.echo("Dropped as its duplicates (audit log):")
-        for drop in dropped_for:
+        for drop in result.dropped_for:
             how = [f"contained ({drop['shared']} paragraphs)"] if drop["shared"] else []
             how += [held_words(drop["share"], "")] if drop["share"] is not None else []
             click.echo(f"  {drop['distance']:>2}  {drop['key']}  {'; '.join(how)}".rstrip())
