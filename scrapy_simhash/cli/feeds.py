@@ -229,6 +229,22 @@ def dedup(
         if value is not None:
             raise click.ClickException(f"{option} is for an archive job (add --engine local)")
     (feed,) = inputs
+    _dedup_feed(env, feed, output, report, text_fields, key_field, index_uri, raw_csv, as_json)
+
+
+def _dedup_feed(
+    env: Env,
+    feed: Path,
+    output: Path | None,
+    report: Path | None,
+    text_fields: list[str],
+    key_field: str,
+    index_uri: str,
+    raw_csv: bool,
+    as_json: bool,
+) -> None:
+    """One exported feed: its kept items and its duplicates report, beside it."""
+    config = env.settings
     output = output or kept_path(feed)
     report = report or report_path(feed)
     refuse_overwrite([("--output", output), ("--report", report)], [feed], "the feed")
