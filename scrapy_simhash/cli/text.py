@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import click
 
 from ..analysis.fingerprint import format_fingerprint
@@ -86,51 +89,78 @@ def text(
         reading = readings[0]
         with open_index("memory:", features=config.fingerprinter.signature) as index:
             analysis = analyse_text(env.deduplicator(index), reading.text)
-    item, fingerprinted = reading.item, reading.text
+    item = reading.item
     reports = field_reports(item, config)
     verdict = _verdict(found, max_distance if found else 0, config.min_share)
     assumed = assumption(readings, found)
     if stored is None and assumed:
         assumed = "assumed: a spider may take another title; --stored URL tries each"
+    shown = Shown(label, config, reports, analysis, reading, found, assumed, verdict)
     if as_json:
-        echo_json(
-            {
-                "source": label,
-                "text_fields": list(config.text_fields),
-                "extractor": config.extractor_name,
-                "fields": [
-                    {"name": r.name, "how": r.how, "fallback": r.fallback, "chars": len(r.text)}
-                    for r in reports
-                ],
-                "fallback": analysis.fallback,
-                "kind": analysis.kind,
-                "terms": analysis.terms,
-                "fingerprint": format_fingerprint(analysis.value),
-                "read_as": reading.how or None,
-                # Nothing assumed of the very text the crawl analysed (its hash is recorded).
-                "assumed": None if found and found.same_text else assumed,
-                "stored": None
-                if found is None
-                else {
-                    "fingerprint": format_fingerprint(found.page.fingerprint),
-                    "exact": found.page.exact,
-                    "same": found.same,
-                    "distance": found.distance,
-                    "share": found.share,
-                    "holds": verdict[0],
-                    "same_text": found.same_text,
-                    "analysed": None
-                    if found.page.analysed is None
-                    else {
-                        "fields": list(found.page.analysed.fields),
-                        "extractor": found.page.analysed.extractor,
-                        "version": found.page.analysed.version,
-                    },
-                },
-                "text": str(fingerprinted),
-            }
-        )
+        echo_json(_as_json(shown))
         return
+    _echo_text(shown, stored)
+
+
+@dataclass
+class Shown:
+    """What ``text`` shows of one source."""
+
+    label: str
+    config: Any
+    reports: list
+    analysis: Any
+    reading: Any
+    found: StoredReading | None
+    assumed: str
+    verdict: tuple[bool, str]
+
+
+def _as_json(shown: Shown) -> dict[str, Any]:
+    label, config, reports, analysis = shown.label, shown.config, shown.reports, shown.analysis
+    reading, found, assumed, verdict = shown.reading, shown.found, shown.assumed, shown.verdict
+    fingerprinted = reading.text
+    return {
+        "source": label,
+        "text_fields": list(config.text_fields),
+        "extractor": config.extractor_name,
+        "fields": [
+            {"name": r.name, "how": r.how, "fallback": r.fallback, "chars": len(r.text)}
+            for r in reports
+        ],
+        "fallback": analysis.fallback,
+        "kind": analysis.kind,
+        "terms": analysis.terms,
+        "fingerprint": format_fingerprint(analysis.value),
+        "read_as": reading.how or None,
+        # Nothing assumed of the very text the crawl analysed (its hash is recorded).
+        "assumed": None if found and found.same_text else assumed,
+        "stored": None
+        if found is None
+        else {
+            "fingerprint": format_fingerprint(found.page.fingerprint),
+            "exact": found.page.exact,
+            "same": found.same,
+            "distance": found.distance,
+            "share": found.share,
+            "holds": verdict[0],
+            "same_text": found.same_text,
+            "analysed": None
+            if found.page.analysed is None
+            else {
+                "fields": list(found.page.analysed.fields),
+                "extractor": found.page.analysed.extractor,
+                "version": found.page.analysed.version,
+            },
+        },
+        "text": str(fingerprinted),
+    }
+
+
+def _echo_text(shown: Shown, stored: str | None) -> None:
+    label, config, reports, analysis = shown.label, shown.config, shown.reports, shown.analysis
+    reading, found, assumed, verdict = shown.reading, shown.found, shown.assumed, shown.verdict
+    fingerprinted = reading.text
     click.echo(f"Source      {label}")
     for report in reports:
         if report.how == "missing":
