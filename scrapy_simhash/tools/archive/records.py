@@ -166,10 +166,18 @@ def optional(module: str, extra: str):
         ) from None
 
 
+#: Rows of a Parquet file read at a time: a file of large cells (whole pages) is held a
+#: few rows at a time, not pyarrow's 65,536 (1.15 GB for 120 rows of 1.2 MB before).
+PARQUET_BATCH_ROWS = 16
+#: Kept rows written as one row group once they hold this many bytes, or rows.
+PARQUET_GROUP_BYTES = 64 << 20
+PARQUET_GROUP_ROWS = 65_536
+
+
 def _parquet_rows(part: Part) -> Iterator[tuple[int, Any]]:
     position = 0
     try:
-        for batch in parquet_file(part.path).iter_batches():
+        for batch in parquet_file(part.path).iter_batches(batch_size=PARQUET_BATCH_ROWS):
             for row in batch.to_pylist():
                 position += 1
                 yield position, row
@@ -313,13 +321,7 @@ def write_kept(part_path: str, fmt: str, positions: set[int], output: str, *, ra
                         out.write(f.read(length))
                         written += 1
         elif fmt == "parquet":
-            pa = optional("pyarrow", "parquet")
-            pq = optional("pyarrow.parquet", "parquet")
-            table = pq.read_table(part_path)
-            mask = pa.array([row in positions for row in range(1, table.num_rows + 1)])
-            kept = table.filter(mask)
-            pq.write_table(kept, output)
-            written = kept.num_rows
+            written = _write_kept_parquet(part_path, positions, output)
         else:
             from ..feeds import read_feed, write_feed
 
@@ -328,6 +330,33 @@ def write_kept(part_path: str, fmt: str, positions: set[int], output: str, *, ra
             written = len(items)
     except OSError as e:
         raise FeedError(f"Cannot write {output}: {e.strerror}") from None
+    return written
+
+
+def _write_kept_parquet(part_path: str, positions: set[int], output: str) -> int:
+    """The rows of Parquet file *part_path* at *positions* (counted from 1) to *output*,
+    read a few rows at a time and written in row groups of a bounded size."""
+    pa = optional("pyarrow", "parquet")
+    pq = optional("pyarrow.parquet", "parquet")
+    source = parquet_file(part_path)
+    written = row = 0
+    group: list[Any] = []
+    with pq.ParquetWriter(output, source.schema_arrow) as writer:
+        for batch in source.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            mask = pa.array([row + n in positions for n in range(1, batch.num_rows + 1)])
+            row += batch.num_rows
+            kept = batch.filter(mask)
+            if kept.num_rows:
+                group.append(kept)
+                written += kept.num_rows
+            if group and (
+                sum(b.nbytes for b in group) >= PARQUET_GROUP_BYTES
+                or sum(b.num_rows for b in group) >= PARQUET_GROUP_ROWS
+            ):
+                writer.write_table(pa.Table.from_batches(group))
+                group = []
+        if group:
+            writer.write_table(pa.Table.from_batches(group))
     return written
 
 
