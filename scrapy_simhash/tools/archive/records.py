@@ -343,9 +343,10 @@ def _write_kept_parquet(part_path: str, positions: set[int], output: str) -> int
     group: list[Any] = []
     with pq.ParquetWriter(output, source.schema_arrow) as writer:
         for batch in source.iter_batches(batch_size=PARQUET_BATCH_ROWS):
-            mask = pa.array([row + n in positions for n in range(1, batch.num_rows + 1)])
+            wanted = [row + n in positions for n in range(1, batch.num_rows + 1)]
             row += batch.num_rows
-            kept = batch.filter(mask)
+            # A batch kept whole is written as it is: a filter would copy its cells.
+            kept = batch if all(wanted) else batch.filter(pa.array(wanted))
             if kept.num_rows:
                 group.append(kept)
                 written += kept.num_rows
