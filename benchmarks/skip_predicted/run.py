@@ -84,8 +84,10 @@ def documents(count: int) -> list[Document]:
     return found
 
 
-def crawl(server: Server, order: str, skip: bool, folder: Path) -> dict:
-    """One crawl of the served site; its figures."""
+def crawl(
+    server: Server, order: str, skip: bool, folder: Path, extra: dict[str, str] | None = None
+) -> dict:
+    """One crawl of the served site (*extra*: more Scrapy settings); its figures."""
     server.requests.clear()
     name = f"{order}-{'skip' if skip else 'plain'}"
     spider, feed = folder / "site_spider.py", folder / f"{name}.jsonl"
@@ -97,6 +99,7 @@ def crawl(server: Server, order: str, skip: bool, folder: Path) -> dict:
         "ROBOTSTXT_OBEY": "False",
         "TELNETCONSOLE_ENABLED": "False",
         "CONCURRENT_REQUESTS": "4",
+        **(extra or {}),
     }
     if order == "bfs":
         settings |= {
