@@ -315,20 +315,14 @@ class CrawlDeduplicator:
         """Remove *confirmed* from the journal (in :attr:`journal_keeper`'s thread, beside
         the index's); with *heartbeat*, in the index's thread, forget the pages of crawls
         found dead (the lease is renewed by the keeper)."""
-        journal, thread = self.journal, self.index_thread
-        if journal is None or thread is None:
-            return
-        keeper = self.journal_keeper
+        journal, keeper, thread = self.journal, self.journal_keeper, self.index_thread
+        if journal is None or keeper is None or thread is None:
+            return  # opened without a journal, or closed: its end settles
         try:
-            if confirmed and keeper is not None:
-                keeper.settle(confirmed)
-            elif confirmed:
-                await thread.run(journal.settle, confirmed)
-            # The crawl may have closed while the settlement waited: its end settles.
-            if heartbeat and self.index_thread is thread:
+            keeper.settle(confirmed)
+            if heartbeat:
                 # The lease itself is renewed by the keeper, beside this thread.
-                beat = journal.recover if keeper is not None else journal.heartbeat
-                self._forgotten(await thread.run(beat))
+                self._forgotten(await thread.run(journal.recover))
         except SimhashError as e:
             # The keys stay pending: at worst their pages are forgotten at the end and
             # kept again when seen again. Nothing is lost.

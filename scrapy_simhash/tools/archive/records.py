@@ -341,6 +341,7 @@ def _write_kept_parquet(part_path: str, positions: set[int], output: str) -> int
     source = parquet_file(part_path)
     written = row = 0
     group: list[Any] = []
+    group_bytes = group_rows = 0
     with pq.ParquetWriter(output, source.schema_arrow) as writer:
         for batch in source.iter_batches(batch_size=PARQUET_BATCH_ROWS):
             wanted = [row + n in positions for n in range(1, batch.num_rows + 1)]
@@ -350,12 +351,11 @@ def _write_kept_parquet(part_path: str, positions: set[int], output: str) -> int
             if kept.num_rows:
                 group.append(kept)
                 written += kept.num_rows
-            if group and (
-                sum(b.nbytes for b in group) >= PARQUET_GROUP_BYTES
-                or sum(b.num_rows for b in group) >= PARQUET_GROUP_ROWS
-            ):
+                group_bytes += kept.nbytes
+                group_rows += kept.num_rows
+            if group_bytes >= PARQUET_GROUP_BYTES or group_rows >= PARQUET_GROUP_ROWS:
                 writer.write_table(pa.Table.from_batches(group))
-                group = []
+                group, group_bytes, group_rows = [], 0, 0
         if group:
             writer.write_table(pa.Table.from_batches(group))
     return written
