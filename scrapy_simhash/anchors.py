@@ -27,7 +27,7 @@ its text (:data:`MIN_COVER`). Anchors that the index holds for more than
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: How many of a text's largest units become its anchors.
 DEFAULT_ANCHORS = 8
@@ -48,7 +48,7 @@ MAX_ANCHOR_PAGES = 5
 #: ``(anchors, words, cover)`` of a page: see :attr:`Anchors.summary`.
 Summary = tuple[int, int, int]
 #: The anchors' format, stored in every index: pages anchored otherwise never mix.
-ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/num0/casefold-nopunct/v4"
+ANCHORS_FORMAT = f"units-{DEFAULT_ANCHORS}x{MIN_LINE_CHARS}/words/num0/casefold-nopunct/v5"
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,11 @@ class Anchors:
     sizes: tuple[int, ...] = ()
     words: int = 0
     cover: int = 0
+    #: The anchors that stand for paragraphs (one line of at least twice
+    #: ``MIN_LINE_CHARS``; the others stand for runs of short lines, list entries,
+    #: headings): known for the page being checked, not stored. A page with a paragraph
+    #: has one among its anchors.
+    paragraphs: tuple[int, ...] = field(default=(), compare=False)
 
     def __bool__(self) -> bool:
         return bool(self.hashes)
@@ -78,6 +83,14 @@ class Anchors:
     def stored(self) -> Anchors:
         """These anchors as an index stores them (without their units' sizes)."""
         return Anchors(self.hashes, (), self.words, self.cover)
+
+    def shares_a_paragraph(self, shared: Iterable[int]) -> bool:
+        """Whether *shared* (anchors these share with another page) holds one of their
+        paragraphs, where they have any: a page that shares only lists with another (a
+        table of contents, an index's entries) while its paragraphs are not there is not
+        contained in it, however much of its text the lists make. Lists are what pages of
+        a site repeat; paragraphs are what a page says."""
+        return not self.paragraphs or not set(self.paragraphs).isdisjoint(shared)
 
     def shared_with(self, hashes: Iterable[int]) -> tuple[tuple[int, ...], int]:
         """The anchors of *hashes* that are also these, and their words."""

@@ -68,3 +68,40 @@ def test_a_digest_of_short_chinese_lines_with_a_block_deleted_is_a_copy():
     assert second.match is not None and second.match.key == "digest", second
     # Found by the runs it shares, not by distance: each line alone is no anchor.
     assert second.match.contained and second.match.distance > 3, second.match
+
+
+def _contents_page(intro: str, entries: list[str], key: str, dedup) -> object:
+    return dedup.check_text("\n".join(["Reference", intro, *entries]), key)
+
+
+def test_a_page_sharing_only_a_list_with_another_is_not_contained_in_it():
+    # A documentation site's part page ("SQL Commands": a paragraph of its own and the
+    # table of contents of every command) and its book page ("Reference": another
+    # paragraph and the same table): the list is most of both pages' text, but the part
+    # page's own paragraph is in no other page, and dropping it would lose it.
+    import random
+
+    from prose import prose
+
+    from scrapy_simhash import Deduplicator, Fingerprinter, open_index
+    from scrapy_simhash.analysis.anchors import text_anchors
+
+    rng = random.Random(8)
+    words = ["".join(rng.choices("abcdefghiklmnoprstu", k=rng.randint(4, 9))) for _ in range(400)]
+    entries = [
+        f"{rng.choice(words).upper()} — " + " ".join(rng.choices(words, k=rng.randint(1, 4)))
+        for _ in range(60)
+    ]
+    book_intro, part_intro = prose(260, 1)[0], prose(260, 2)[0]
+    assert min(len(book_intro), len(part_intro)) >= 160
+    anchors = text_anchors("\n".join(["Reference", part_intro, *entries]))
+    # The runs of the list outweigh the paragraph, which is still one of the anchors.
+    assert len(anchors.paragraphs) == 1 and anchors.paragraphs[0] in anchors.hashes
+    with open_index("memory:") as index:
+        dedup = Deduplicator(index, Fingerprinter())
+        assert _contents_page(book_intro, entries, "book", dedup).match is None
+        part = _contents_page(part_intro, entries, "part", dedup)
+        assert part.match is None, part
+        # The same page with the book's paragraph shares a paragraph and the list: a copy.
+        again = _contents_page(book_intro, entries[:54], "again", dedup)
+    assert again.match is not None and again.match.key == "book", again

@@ -175,9 +175,10 @@ def _ranked(
     return total, sum(size for size, _ in sized), sized
 
 
-#: ``(words of all units, words of the long ones, [(size, form) of the long ones ranked,
-#: up to the one that makes count distinct forms], whether long ones are left after it)``
-Formed = tuple[int, int, list[tuple[int, str]], bool]
+#: ``(words of all units, words of the long ones, [(size, form, is a paragraph) of the long ones
+#: ranked, up to the one that makes count distinct forms], whether long ones are left after
+#: it)``
+Formed = tuple[int, int, list[tuple[int, str, bool]], bool]
 
 
 def _formed(
@@ -193,7 +194,7 @@ def _formed(
     forms, distinct = [], set()
     for at, (size, unit) in enumerate(sized, 1):
         form = form_of(unit)
-        forms.append((size, form))
+        forms.append((size, form, _is_paragraph(unit, form, min_chars)))
         if len(form) >= min_chars:
             distinct.add(form)
             if len(distinct) == count:
@@ -248,45 +249,62 @@ def line_runs(lines: list[str], min_chars: int = MIN_LINE_CHARS) -> list[str]:
 
 def text_units(text: str, min_chars: int = MIN_LINE_CHARS) -> list[str]:
     """The units of *text* that :func:`text_anchors` anchors: the sentences of a
-    hard-wrapped text (see :func:`units`) or of a line too long to be a paragraph (see
-    :func:`sentence_units`); else its paragraphs, and its short lines in runs (see
-    :func:`line_runs`)."""
+    hard-wrapped text (see :func:`units`); else its paragraphs, the sentences of a line
+    that is a text squeezed into one (see :func:`sentence_units`), and its short lines and
+    short sentences in runs (see :func:`line_runs`): a text with one squeezed line keeps
+    the runs of its other lines."""
     lines = text.splitlines()
     found = units(lines) if _may_be_wrapped(lines) else lines
-    if found is not lines or _too_long(lines):
+    if found is not lines:
         return sentence_units(found)
-    return line_runs(lines, min_chars)
+    return line_runs(sentence_units(lines), min_chars)
 
 
 #: A line longer than this is no paragraph but a text squeezed into one line (a scraped
 #: field, a WET record, a page whose blocks were joined): its sentences are its units.
 LONG_LINE_CHARS = 2000
+#: A shorter line is one too when it holds most of its text (more than half) and is longer
+#: than this, four anchors' worth: a text of 1,000 characters squeezed into one line was
+#: one unit, one anchor, so a copy of it cut or edited anywhere shared none.
+SQUEEZED_LINE_CHARS = 4 * MIN_LINE_CHARS
+
+
+def _squeezed(lines: list[str]) -> list[bool]:
+    """For each of *lines*, whether it is a text squeezed into one line (see
+    :data:`LONG_LINE_CHARS` and :data:`SQUEEZED_LINE_CHARS`)."""
+    half = sum(map(len, lines)) / 2
+    return [
+        len(line) > LONG_LINE_CHARS or (len(line) > SQUEEZED_LINE_CHARS and len(line) > half)
+        for line in lines
+    ]
 
 
 def _too_long(lines: list[str]) -> bool:
-    return any(len(line) > LONG_LINE_CHARS for line in lines)
+    return any(_squeezed(lines))
 
 
 def sentence_units(found: list[str]) -> list[str]:
-    """*found* with each unit longer than :data:`LONG_LINE_CHARS` cut into its sentences:
-    without it, a text without line breaks is one unit, one anchor at most, and a copy of
-    it is never found by its paragraphs."""
-    if not _too_long(found):
+    """*found* with each unit that is a text squeezed into one line (see :func:`_squeezed`)
+    cut into its sentences: without it, a text without line breaks is one unit, one
+    anchor at most, and a copy of it is never found by its paragraphs."""
+    squeezed = _squeezed(found)
+    if not any(squeezed):
         return found
     cut: list[str] = []
-    for unit in found:
-        cut += _SENTENCE_END.split(unit) if len(unit) > LONG_LINE_CHARS else [unit]
+    for unit, split in zip(found, squeezed, strict=True):
+        cut += _SENTENCE_END.split(unit) if split else [unit]
     return cut
 
 
 def _chosen(
-    forms: list[tuple[int, str]], seed: bytes | int | None, count: int, min_chars: int
-) -> dict[int, int]:
-    """``anchor -> size`` of the first *count* distinct anchors of *forms*."""
-    chosen: dict[int, int] = {}
-    for size, form in forms:
+    forms: list[tuple[int, str, bool]], seed: bytes | int | None, count: int, min_chars: int
+) -> dict[int, tuple[int, bool]]:
+    """``anchor -> (size, is a paragraph)`` of the first *count* distinct anchors of
+    *forms*."""
+    chosen: dict[int, tuple[int, bool]] = {}
+    for size, form, paragraph in forms:
         if len(form) >= min_chars:
-            chosen.setdefault(anchor_of(form, seed), size)
+            chosen.setdefault(anchor_of(form, seed), (size, paragraph))
             if len(chosen) == count:
                 break
     return chosen
@@ -309,7 +327,8 @@ def text_anchors(
     units long enough to be anchors."""
     if count <= 0:
         return Anchors()
-    total, long_words, forms, more = _forms(text, min_chars, count)
+    ranked = _ranked(text_units(text, min_chars), min_chars, _UNIT_SIZES or unit_sizes)
+    total, long_words, forms, more = _formed(ranked, min_chars, count, _ANCHOR_FORM or anchor_form)
     if not forms or not total:
         return Anchors()
     chosen = _chosen(forms, seed, count, min_chars)
@@ -318,9 +337,46 @@ def text_anchors(
         chosen = _chosen(_forms(text, min_chars, sys.maxsize)[2], seed, count, min_chars)
     if not chosen:
         return Anchors()
+    if more and not any(paragraph for _, paragraph in chosen.values()):
+        _with_largest_paragraph(chosen, ranked[2][len(forms) :], seed, min_chars)
     cover = min(1000, 1000 * long_words // total)
-    sizes = tuple(chosen.values())
-    return Anchors(tuple(chosen), sizes, sum(sizes), cover)
+    sizes = tuple(size for size, _ in chosen.values())
+    paragraphs = tuple(anchor for anchor, (_, paragraph) in chosen.items() if paragraph)
+    return Anchors(tuple(chosen), sizes, sum(sizes), cover, paragraphs)
+
+
+#: A unit of one line whose form is this long is a paragraph (see :func:`_is_paragraph`).
+PARAGRAPH_CHARS = 2 * MIN_LINE_CHARS
+
+
+def _is_paragraph(unit: str, form: str, min_chars: int) -> bool:
+    """Whether *unit* (of *form*) is a paragraph: one line (not a run of short lines) of
+    at least twice *min_chars* (an entry of a list, a heading, a table of contents' line
+    with its description, is shorter)."""
+    return "\n" not in unit and len(form) >= 2 * min_chars
+
+
+def _with_largest_paragraph(
+    chosen: dict[int, tuple[int, bool]],
+    rest: list[tuple[int, str]],
+    seed: bytes | int | None,
+    min_chars: int,
+) -> None:
+    """Make the largest paragraph of *rest* (the ranked units not taken) the last of
+    *chosen*, where none of those is a paragraph: a page's lists can outweigh its
+    paragraphs, and :meth:`~scrapy_simhash.anchors.Anchors.shares_a_paragraph` must see
+    one of them."""
+    form_of = _ANCHOR_FORM or anchor_form
+    for size, unit in rest:
+        if "\n" in unit or len(unit) < 2 * min_chars:
+            continue
+        form = form_of(unit)
+        if _is_paragraph(unit, form, min_chars):
+            anchor = anchor_of(form, seed)
+            if anchor not in chosen:
+                del chosen[next(reversed(chosen))]
+                chosen[anchor] = (size, True)
+            return
 
 
 _UNIT_SIZES = compiled("unit_sizes")

@@ -133,11 +133,15 @@ def _anchored(probe: Probe, c: Candidate) -> bool:
     the page, and the two pass :func:`~scrapy_simhash.anchors.contained` by them. The share
     decides after that; the anchors' test keeps out pairs whose eight largest paragraphs
     say that they differ where the page's fingerprinted text does not (a list of links, a
-    page whose code or tables the extractor left out)."""
+    page whose code or tables the extractor left out), and a page that shares only lists
+    with it, not one of its paragraphs, is none (see
+    :meth:`~scrapy_simhash.anchors.Anchors.shares_a_paragraph`)."""
     if probe.anchors is None or len(c.shared) < MIN_SHARED or c.summary is None:
         return False
     _, words = probe.anchors.shared_with(c.shared)
-    return contained(len(c.shared), words, probe.anchors.summary, c.summary)
+    return contained(
+        len(c.shared), words, probe.anchors.summary, c.summary
+    ) and probe.anchors.shares_a_paragraph(c.shared)
 
 
 def decide(

@@ -13,7 +13,9 @@ from prose import WORDS, prose
 
 from scrapy_simhash.analysis import anchors as analysis_anchors
 from scrapy_simhash.analysis.anchors import (
+    _SENTENCE_END,
     LONG_LINE_CHARS,
+    SQUEEZED_LINE_CHARS,
     anchor_form,
     line_runs,
     sentence_units,
@@ -131,12 +133,21 @@ def random_text(rng: random.Random) -> str:
 
 
 def reference_units(text: str) -> list[str]:
-    """The units as their definition reads: a wrapped text's sentences, the sentences of
-    a text with a line of over 2,000 characters, else each paragraph and each run of short
-    lines that ends once it is long enough, after a line whose hash is 0 modulo 4."""
+    """The units as their definition reads: a wrapped text's sentences; else each
+    paragraph and each run of short lines that ends once it is long enough, after a line
+    whose hash is 0 modulo 4, where a line of over 2,000 characters, or of over 320 that
+    is more than half of the text, is its sentences, each a line."""
     lines = text.splitlines()
-    if units(lines) != lines or any(len(line) > 2000 for line in lines):
+    if units(lines) != lines:
         return sentence_units(units(lines))
+    half = sum(map(len, lines)) / 2
+    lines = [
+        piece
+        for line in lines
+        for piece in (
+            _SENTENCE_END.split(line) if len(line) > 2000 or 320 < len(line) > half else [line]
+        )
+    ]
     found, run = [], []
     for line in filter(anchor_form, lines):
         if len(anchor_form(line)) >= MIN_LINE_CHARS:
@@ -155,13 +166,24 @@ def reference_units(text: str) -> list[str]:
 
 def reference_anchors(text: str, seed: bytes | None = None, count: int = DEFAULT_ANCHORS):
     """The anchors as their definition reads: every unit sized and normalised, ranked,
-    and the first *count* distinct hashes of forms long enough taken."""
+    and the first *count* distinct hashes of forms long enough taken; where none of those
+    is a paragraph (one line of 160 characters of form or more), the last replaced by the
+    largest paragraph not taken, if any."""
     _, sized = unit_sizes(reference_units(text), MIN_LINE_CHARS)
     chosen: dict[int, int] = {}
+    paragraphs: list[tuple[int, int]] = []
     for size, unit in sorted(sized, key=lambda s: (-s[0], s[1])):
         form = anchor_form(unit)
-        if len(form) >= MIN_LINE_CHARS and len(chosen) < count:
-            chosen.setdefault(to_signed32(hash_term(form, seed) & 0xFFFF_FFFF), size)
+        if len(form) < MIN_LINE_CHARS:
+            continue
+        anchor = to_signed32(hash_term(form, seed) & 0xFFFF_FFFF)
+        if "\n" not in unit and len(form) >= 2 * MIN_LINE_CHARS:
+            paragraphs.append((anchor, size))
+        if len(chosen) < count:
+            chosen.setdefault(anchor, size)
+    if paragraphs and not any(anchor in chosen for anchor, _ in paragraphs):
+        chosen.popitem()
+        chosen.update([paragraphs[0]])
     return tuple(chosen), tuple(chosen.values())
 
 
@@ -499,8 +521,17 @@ def test_a_text_squeezed_to_one_line_is_anchored_by_its_sentences():
     assert len(set(whole.hashes) & set(cut.hashes)) >= DEFAULT_ANCHORS - 2
     # The same sentences one to a line are the same units, and so the same anchors.
     assert text_anchors("\n".join(sentences)).hashes == whole.hashes
-    # A paragraph of ordinary length stays one unit.
-    assert len(text_anchors(" ".join(sentences[:5]))) == 1
+    # A paragraph of ordinary length among others stays one unit...
+    others = ["\n".join(sentences[n : n + 3]) for n in (10, 20, 30)]
+    paragraph = " ".join(sentences[:5])
+    assert text_anchors("\n".join([paragraph, *others])).sizes[0] == len(paragraph.split())
+    # ... but a shorter text squeezed into one line (most of the text, over 320
+    # characters) is anchored by its sentences too, so that a copy cut by a tenth is found.
+    short = " ".join(sentences[:12])
+    assert SQUEEZED_LINE_CHARS < len(short) < LONG_LINE_CHARS
+    whole, cut = text_anchors(short), text_anchors(short[: int(len(short) * 0.9)])
+    assert len(whole) == DEFAULT_ANCHORS
+    assert len(set(whole.hashes) & set(cut.hashes)) >= DEFAULT_ANCHORS - 2
 
 
 def test_runs_of_short_lines_end_where_their_lines_say():
