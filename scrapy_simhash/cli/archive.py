@@ -70,9 +70,6 @@ def run_archive(
         min_share=config.min_share,
     )
 
-    def progress(stage: str, detail: str) -> None:
-        click.echo(f"{stage}: {detail}", err=True)
-
     paths = [str(p) for p in inputs]
     _warn_of_missing_fields(paths, text_fields)
     with config.open_index(index_uri) as index:
@@ -80,9 +77,9 @@ def run_archive(
         if stored:
             click.echo(f"index: {len(stored):,} stored pages from {index.location}", err=True)
         if engine == "dask" or scheduler:
-            result = _on_dask(paths, job, stored, progress, scheduler, workers, connect_timeout)
+            result = _on_dask(paths, job, stored, scheduler, workers, connect_timeout)
         else:
-            result = run_local(paths, job, stored=stored, progress=progress)
+            result = run_local(paths, job, stored=stored, progress=_progress)
         added = index.add_pages(kept_pages(result, time.time())) if add_kept else 0
     written = write_kept_records(result, outputs, raw_csv=raw_csv)
     write_decisions(result, decisions)
@@ -144,6 +141,10 @@ def _echo_summary(summary: dict, *, added_to: str | None) -> None:
         click.echo(f"Added {summary['added_to_index']} pages to {added_to}")
 
 
+def _progress(stage: str, detail: str) -> None:
+    click.echo(f"{stage}: {detail}", err=True)
+
+
 def _warn_of_missing_fields(paths: list[str], text_fields: list[str]) -> None:
     """Warn of each Parquet input that has none of the text fields: each of its records
     would be kept "without text", and the run end well."""
@@ -160,9 +161,7 @@ def _warn_of_missing_fields(paths: list[str], text_fields: list[str]) -> None:
             )
 
 
-def _on_dask(
-    paths, job, stored, progress, scheduler: str | None, workers: int, connect_timeout: float
-):
+def _on_dask(paths, job, stored, scheduler: str | None, workers: int, connect_timeout: float):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -173,13 +172,13 @@ def _on_dask(
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     if scheduler:
         with _scheduler_client(Client, scheduler, connect_timeout) as client:
-            return run_dask(paths, job, client, stored=stored, progress=progress)
+            return run_dask(paths, job, client, stored=stored, progress=_progress)
     click.echo(f"dask: a local cluster of {workers} worker processes", err=True)
     with (
         LocalCluster(n_workers=workers, threads_per_worker=1, processes=True) as cluster,
         Client(cluster) as client,
     ):
-        return run_dask(paths, job, client, stored=stored, progress=progress)
+        return run_dask(paths, job, client, stored=stored, progress=_progress)
 
 
 def _scheduler_client(Client, scheduler: str, timeout: float):
