@@ -1,7 +1,8 @@
 """The ``SIMHASH_*`` settings: names, defaults, and one validated, frozen config object.
 
 No Scrapy import: :meth:`SimhashSettings.from_settings` takes anything with Scrapy's
-``Settings`` getters (``get``, ``getbool``, ``getint``, ``getlist``).
+``Settings`` getters (``get``, ``getbool``, ``getint``, ``getlist``); how one value is
+read as its type is in :mod:`~scrapy_simhash.setting_values`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import re
 from collections import ChainMap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
@@ -25,7 +25,21 @@ from .index import open_index
 from .index.base import NearDuplicateIndex
 from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
 from .index.uri import redact
+from .setting_values import SettingReader, log_level, media_types, setting_bool, setting_list
 from .sketch import DEFAULT_MIN_SHARE
+
+__all__ = [
+    "DEFAULTS",
+    "DEFAULT_INDEX_FILE",
+    "ON_INDEX_ERROR_CHOICES",
+    "SPIDER_ARGUMENTS",
+    "SimhashSettings",
+    "index_uri",
+    "setting_bool",
+    "setting_list",
+    "unknown_settings",
+    "with_spider_arguments",
+]
 
 #: Every setting with its default, the one table of them (SimhashSettings reads its
 #: defaults here); the settings table of docs/usage.md lists the same.
@@ -137,73 +151,10 @@ class SimhashSettings:
     html_extractor: Extractor = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not 0 <= self.max_distance < FINGERPRINT_BITS // 2:
-            raise ConfigurationError(
-                f"SIMHASH_MAX_DISTANCE={self.max_distance} must be between 0 and "
-                f"{FINGERPRINT_BITS // 2 - 1}; 3 is usual for 64-bit fingerprints"
-            )
-        for name, value in (
-            ("SIMHASH_SKIP_MIN_COPIES", self.skip_min_copies),
-            ("SIMHASH_SKIP_CHECK_EVERY", self.skip_check_every),
-        ):
-            if value < 1:
-                raise ConfigurationError(f"{name}={value} must be 1 or more")
-        blocks = default_blocks(self.max_distance) if self.blocks is None else self.blocks
-        try:
-            BlockPlan(max_distance=self.max_distance, blocks=blocks)
-        except ConfigurationError as e:
-            given = (
-                f"SIMHASH_BLOCKS={blocks}"
-                if self.blocks is not None
-                # Not set by the user: say that it is the default, and how to change it.
-                else f"the default SIMHASH_BLOCKS (SIMHASH_MAX_DISTANCE + 2 = {blocks})"
-            )
-            raise ConfigurationError(
-                f"{given} with SIMHASH_MAX_DISTANCE={self.max_distance}: {e}"
-            ) from None
-        for name, value in (
-            ("SIMHASH_KEY_FIELD", self.key_field),
-            ("SIMHASH_FLAG_FIELD", self.flag_field),
-            ("SIMHASH_CONTAINS_FIELD", self.contains_field),
-        ):
-            if not value.strip():
-                raise ConfigurationError(f"{name} is empty; name an item field, e.g. 'url'")
-        if not self.text_fields:
-            raise ConfigurationError(
-                "SIMHASH_TEXT_FIELDS is empty; list the item fields that hold the page text, "
-                'e.g. ["title", "content"]'
-            )
-        # Upper bounds far above any use, below what would fail on every page (a C
-        # integer overflowing) or never end (a timeout of inf).
-        for name, value, least, most in (
-            ("SIMHASH_TOP_N", self.top_n, 1, 1_000_000),
-            ("SIMHASH_MIN_TERMS", self.min_terms, 0, 1_000_000),
-            ("SIMHASH_MAX_TEXT_LENGTH", self.max_text_length, 1, 1_000_000_000),
-            ("SIMHASH_WORKERS", self.workers, 0, 1024),
-        ):
-            if not least <= value <= most:
-                raise ConfigurationError(f"{name}={value} must be from {least} to {most:,}")
-        if not 0 <= self.min_share <= 1:
-            raise ConfigurationError(
-                f"SIMHASH_MIN_SHARE={self.min_share} must be from 0 to 1: the share of a "
-                "page's text the kept page must hold for it to be dropped (0.8 is usual; 0 "
-                "drops what looks alike without checking)"
-            )
-        if not 0 < self.worker_timeout <= 86_400:
-            raise ConfigurationError(
-                f"SIMHASH_WORKER_TIMEOUT={self.worker_timeout} must be more than 0 seconds "
-                "and at most a day (86400); 60 is usual"
-            )
-        if self.on_index_error not in ON_INDEX_ERROR_CHOICES:
-            raise ConfigurationError(
-                f"SIMHASH_ON_INDEX_ERROR={self.on_index_error!r} must be 'keep' (let items "
-                "through, counted) or 'close' (stop the spider)"
-            )
-        if not self.middleware_content_types:
-            raise ConfigurationError(
-                "SIMHASH_MIDDLEWARE_CONTENT_TYPES is empty; list the media types of the "
-                'responses to check, e.g. ["text/html"], or disable the middleware'
-            )
+        self._check_plan()
+        self._check_fields()
+        self._check_bounds()
+        self._check_choices()
         try:
             seed = None if self.secret in (None, "") else seed_from_secret(self.secret)
         except ValueError as e:
@@ -217,6 +168,85 @@ class SimhashSettings:
         object.__setattr__(
             self, "html_extractor", get_extractor(self.extractor_name, min_words=self.min_terms)
         )
+
+    def _check_plan(self) -> None:
+        """The distance, and the block plan it makes with SIMHASH_BLOCKS."""
+        if not 0 <= self.max_distance < FINGERPRINT_BITS // 2:
+            raise ConfigurationError(
+                f"SIMHASH_MAX_DISTANCE={self.max_distance} must be between 0 and "
+                f"{FINGERPRINT_BITS // 2 - 1}; 3 is usual for 64-bit fingerprints"
+            )
+        blocks = default_blocks(self.max_distance) if self.blocks is None else self.blocks
+        try:
+            BlockPlan(max_distance=self.max_distance, blocks=blocks)
+        except ConfigurationError as e:
+            given = (
+                f"SIMHASH_BLOCKS={blocks}"
+                if self.blocks is not None
+                # Not set by the user: say that it is the default, and how to change it.
+                else f"the default SIMHASH_BLOCKS (SIMHASH_MAX_DISTANCE + 2 = {blocks})"
+            )
+            raise ConfigurationError(
+                f"{given} with SIMHASH_MAX_DISTANCE={self.max_distance}: {e}"
+            ) from None
+
+    def _check_fields(self) -> None:
+        """The item fields named: none empty."""
+        for name, value in (
+            ("SIMHASH_KEY_FIELD", self.key_field),
+            ("SIMHASH_FLAG_FIELD", self.flag_field),
+            ("SIMHASH_CONTAINS_FIELD", self.contains_field),
+        ):
+            if not value.strip():
+                raise ConfigurationError(f"{name} is empty; name an item field, e.g. 'url'")
+        if not self.text_fields:
+            raise ConfigurationError(
+                "SIMHASH_TEXT_FIELDS is empty; list the item fields that hold the page text, "
+                'e.g. ["title", "content"]'
+            )
+
+    def _check_bounds(self) -> None:
+        """Every number within its bounds."""
+        # Upper bounds far above any use, below what would fail on every page (a C
+        # integer overflowing) or never end (a timeout of inf).
+        for name, value, least, most in (
+            ("SIMHASH_TOP_N", self.top_n, 1, 1_000_000),
+            ("SIMHASH_MIN_TERMS", self.min_terms, 0, 1_000_000),
+            ("SIMHASH_MAX_TEXT_LENGTH", self.max_text_length, 1, 1_000_000_000),
+            ("SIMHASH_WORKERS", self.workers, 0, 1024),
+        ):
+            if not least <= value <= most:
+                raise ConfigurationError(f"{name}={value} must be from {least} to {most:,}")
+        for name, value in (
+            ("SIMHASH_SKIP_MIN_COPIES", self.skip_min_copies),
+            ("SIMHASH_SKIP_CHECK_EVERY", self.skip_check_every),
+        ):
+            if value < 1:
+                raise ConfigurationError(f"{name}={value} must be 1 or more")
+        if not 0 <= self.min_share <= 1:
+            raise ConfigurationError(
+                f"SIMHASH_MIN_SHARE={self.min_share} must be from 0 to 1: the share of a "
+                "page's text the kept page must hold for it to be dropped (0.8 is usual; 0 "
+                "drops what looks alike without checking)"
+            )
+        if not 0 < self.worker_timeout <= 86_400:
+            raise ConfigurationError(
+                f"SIMHASH_WORKER_TIMEOUT={self.worker_timeout} must be more than 0 seconds "
+                "and at most a day (86400); 60 is usual"
+            )
+
+    def _check_choices(self) -> None:
+        """What to do on an index error, and the media types the middleware reads."""
+        if self.on_index_error not in ON_INDEX_ERROR_CHOICES:
+            raise ConfigurationError(
+                f"SIMHASH_ON_INDEX_ERROR={self.on_index_error!r} must be 'keep' (let items "
+                "through, counted) or 'close' (stop the spider)"
+            )
+        if not self.middleware_content_types:
+            raise ConfigurationError(
+                "SIMHASH_MIDDLEWARE_CONTENT_TYPES is empty; list the media types of the "
+                'responses to check, e.g. ["text/html"], or disable the middleware'
+            )
 
     def __repr__(self) -> str:
         # The index URI may hold a password: shown redacted, like everywhere else.
@@ -294,75 +324,37 @@ class SimhashSettings:
     def from_settings(cls, settings: Any) -> SimhashSettings:
         """Read and check every ``SIMHASH_*`` setting of *settings* (anything with
         ``get``): a value of the wrong type is a :class:`ConfigurationError` naming the
-        setting, never a silent fallback."""
-
-        def get(name: str) -> Any:
-            return settings.get(name, DEFAULTS[name])
-
-        def getint(name: str) -> int:
-            value = get(name)
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ConfigurationError(f"{name}={value!r} is not an integer")
-            try:
-                return int(value)
-            except (TypeError, ValueError):
-                raise ConfigurationError(f"{name}={value!r} is not an integer") from None
-
-        def getfloat(name: str) -> float:
-            value = get(name)
-            try:
-                if isinstance(value, bool):
-                    raise TypeError
-                return float(value)
-            except (TypeError, ValueError):
-                raise ConfigurationError(f"{name}={value!r} is not a number") from None
-
-        def getbool(name: str) -> bool:
-            return setting_bool(name, get(name))
-
-        def getstr(name: str, *, optional: bool = False) -> Any:
-            value = get(name)
-            if optional and value in (None, ""):
-                return None
-            if not isinstance(value, str):
-                raise ConfigurationError(
-                    f"{name}={value!r} is a {type(value).__name__}; it must be a string"
-                )
-            return value
-
-        blocks = get("SIMHASH_BLOCKS")
+        setting, never a silent fallback (see :mod:`~scrapy_simhash.setting_values`)."""
+        read = SettingReader(settings, DEFAULTS)
+        blocks = read.get("SIMHASH_BLOCKS")
         return cls(
-            index_uri=getstr("SIMHASH_INDEX_URI", optional=True),
-            max_distance=getint("SIMHASH_MAX_DISTANCE"),
-            blocks=None if blocks in (None, "") else getint("SIMHASH_BLOCKS"),
-            text_fields=setting_list("SIMHASH_TEXT_FIELDS", get("SIMHASH_TEXT_FIELDS")),
-            key_field=getstr("SIMHASH_KEY_FIELD").strip(),
-            top_n=getint("SIMHASH_TOP_N"),
-            min_terms=getint("SIMHASH_MIN_TERMS"),
-            anchors=getbool("SIMHASH_ANCHORS"),
-            min_share=getfloat("SIMHASH_MIN_SHARE"),
-            max_text_length=getint("SIMHASH_MAX_TEXT_LENGTH"),
-            remove_boilerplate=getbool("SIMHASH_REMOVE_BOILERPLATE"),
-            extractor=getstr("SIMHASH_EXTRACTOR").strip().lower(),
-            workers=getint("SIMHASH_WORKERS"),
-            worker_timeout=getfloat("SIMHASH_WORKER_TIMEOUT"),
-            segmenter=getstr("SIMHASH_SEGMENTER"),
-            secret=getstr("SIMHASH_SECRET", optional=True),
-            drop_log_level=_log_level(get("SIMHASH_DROP_LOG_LEVEL")),
-            on_index_error=getstr("SIMHASH_ON_INDEX_ERROR").lower(),
-            flag_only=getbool("SIMHASH_FLAG_ONLY"),
-            drop_unchanged=getbool("SIMHASH_DROP_UNCHANGED"),
-            reset=getbool("SIMHASH_RESET"),
-            flag_field=getstr("SIMHASH_FLAG_FIELD").strip(),
-            contains_field=getstr("SIMHASH_CONTAINS_FIELD").strip(),
-            middleware_content_types=_media_types(
-                setting_list(
-                    "SIMHASH_MIDDLEWARE_CONTENT_TYPES", get("SIMHASH_MIDDLEWARE_CONTENT_TYPES")
-                )
-            ),
-            skip_predicted=getbool("SIMHASH_SKIP_PREDICTED"),
-            skip_min_copies=getint("SIMHASH_SKIP_MIN_COPIES"),
-            skip_check_every=getint("SIMHASH_SKIP_CHECK_EVERY"),
+            index_uri=read.getstr("SIMHASH_INDEX_URI", optional=True),
+            max_distance=read.getint("SIMHASH_MAX_DISTANCE"),
+            blocks=None if blocks in (None, "") else read.getint("SIMHASH_BLOCKS"),
+            text_fields=read.getlist("SIMHASH_TEXT_FIELDS"),
+            key_field=read.getstr("SIMHASH_KEY_FIELD").strip(),
+            top_n=read.getint("SIMHASH_TOP_N"),
+            min_terms=read.getint("SIMHASH_MIN_TERMS"),
+            anchors=read.getbool("SIMHASH_ANCHORS"),
+            min_share=read.getfloat("SIMHASH_MIN_SHARE"),
+            max_text_length=read.getint("SIMHASH_MAX_TEXT_LENGTH"),
+            remove_boilerplate=read.getbool("SIMHASH_REMOVE_BOILERPLATE"),
+            extractor=read.getstr("SIMHASH_EXTRACTOR").strip().lower(),
+            workers=read.getint("SIMHASH_WORKERS"),
+            worker_timeout=read.getfloat("SIMHASH_WORKER_TIMEOUT"),
+            segmenter=read.getstr("SIMHASH_SEGMENTER"),
+            secret=read.getstr("SIMHASH_SECRET", optional=True),
+            drop_log_level=log_level(read.get("SIMHASH_DROP_LOG_LEVEL")),
+            on_index_error=read.getstr("SIMHASH_ON_INDEX_ERROR").lower(),
+            flag_only=read.getbool("SIMHASH_FLAG_ONLY"),
+            drop_unchanged=read.getbool("SIMHASH_DROP_UNCHANGED"),
+            reset=read.getbool("SIMHASH_RESET"),
+            flag_field=read.getstr("SIMHASH_FLAG_FIELD").strip(),
+            contains_field=read.getstr("SIMHASH_CONTAINS_FIELD").strip(),
+            middleware_content_types=media_types(read.getlist("SIMHASH_MIDDLEWARE_CONTENT_TYPES")),
+            skip_predicted=read.getbool("SIMHASH_SKIP_PREDICTED"),
+            skip_min_copies=read.getint("SIMHASH_SKIP_MIN_COPIES"),
+            skip_check_every=read.getint("SIMHASH_SKIP_CHECK_EVERY"),
         )
 
 
@@ -385,50 +377,6 @@ def with_spider_arguments(settings: Any, spider: object) -> Any:
     return ChainMap(given, settings) if given else settings
 
 
-def setting_list(name: str, value: Any) -> tuple[str, ...]:
-    """A list setting: a list or tuple of non-empty strings, or one string split at
-    commas and spaces (``"title content"`` and ``"title,content"`` are two fields)."""
-    if isinstance(value, str):
-        return tuple(part for part in re.split(r"[\s,]+", value) if part)
-    if not isinstance(value, list | tuple):
-        raise ConfigurationError(
-            f"{name}={value!r} is a {type(value).__name__}; give a list of strings, "
-            "e.g. ['title', 'content']"
-        )
-    for part in value:
-        if not isinstance(part, str) or not part.strip():
-            raise ConfigurationError(
-                f"{name}={list(value)!r} holds {part!r}; every entry must be a non-empty string"
-            )
-    return tuple(part.strip() for part in value)
-
-
-def setting_bool(name: str, value: Any) -> bool:
-    """A boolean setting as Scrapy reads one (True/False, 1/0, "true"/"false"), but
-    anything else is an error rather than a guess."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _BOOLEANS:
-        return _BOOLEANS[value.strip().lower()]
-    raise ConfigurationError(f"{name}={value!r} is not a boolean; use True or False")
-
-
-_BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-
-
-def _media_types(values: tuple[str, ...]) -> tuple[str, ...]:
-    types = tuple(value.strip().lower() for value in values)
-    for media_type in types:
-        if "/" not in media_type:
-            raise ConfigurationError(
-                f"SIMHASH_MIDDLEWARE_CONTENT_TYPES holds {media_type!r}, which is not a media "
-                "type; use e.g. 'text/html' or 'text/*'"
-            )
-    return types
-
-
 def unknown_settings(names: Iterable[str]) -> list[str]:
     """A message for each ``SIMHASH_*`` name in *names* that is no setting (a typo would
     otherwise be silently ignored), with the closest setting's name."""
@@ -449,14 +397,3 @@ def unknown_settings(names: Iterable[str]) -> list[str]:
             )
         )
     return messages
-
-
-def _log_level(value: Any) -> int:
-    if isinstance(value, int):
-        return value
-    level = logging.getLevelName(str(value).upper())
-    if not isinstance(level, int):
-        raise ConfigurationError(
-            f"SIMHASH_DROP_LOG_LEVEL={value!r} is not a log level; use DEBUG, INFO or WARNING"
-        )
-    return level

@@ -31,7 +31,8 @@ BELOW: dict[str, set[str]] = {
     "index": {"exceptions", "features", "durations", "anchors", "sketch", "url_rules"},
     "extract": {"analysis"},
     "dedup": {"extract", "index"},
-    "settings": {"dedup"},
+    "setting_values": {"exceptions"},  # one setting's value read as its type
+    "settings": {"dedup", "setting_values"},
     "tools": {"dedup"},
     "crawl": {"settings"},
     "cli": {"settings", "tools"},

@@ -4,7 +4,6 @@ or a Dask cluster, with a decisions table (see :mod:`scrapy_simhash.tools.archiv
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from pathlib import Path
 
@@ -62,6 +61,50 @@ def run_archive(
     as_json: bool,
 ) -> None:
     config = env.settings
+    outputs, decisions = _targets(inputs, output, decisions, clusters)
+    job = ArchiveJob(
+        config.analysis_params,
+        tuple(text_fields),
+        key_field,
+        config.max_distance,
+        min_share=config.min_share,
+    )
+
+    paths = [str(p) for p in inputs]
+    _warn_of_missing_fields(paths, text_fields)
+    with config.open_index(index_uri) as index:
+        stored = list(index.pages())
+        if stored:
+            click.echo(f"index: {len(stored):,} stored pages from {index.location}", err=True)
+        if engine == "dask" or scheduler:
+            result = _on_dask(paths, job, stored, scheduler, workers, connect_timeout)
+        else:
+            result = run_local(paths, job, stored=stored, progress=_progress)
+        added = index.add_pages(kept_pages(result, time.time())) if add_kept else 0
+    written = write_kept_records(result, outputs, raw_csv=raw_csv)
+    write_decisions(result, decisions)
+    if clusters is not None:
+        write_clusters(result, clusters)
+    summary = {
+        **result.summary(),
+        "added_to_index": added,
+        "outputs": {paths[i]: outputs[i] for i in outputs},
+        "kept_written": sum(written.values()),
+        "decisions": str(decisions),
+        "clusters": str(clusters) if clusters else None,
+        "stages": dict(result.stages),
+    }
+    if as_json:
+        echo_json(summary)
+    else:
+        _echo_summary(summary, added_to=redact(index_uri) if add_kept else None)
+
+
+def _targets(
+    inputs: tuple[Path, ...], output: Path | None, decisions: Path | None, clusters: Path | None
+) -> tuple[dict[int, str], Path]:
+    """The kept records' file of each input (by its place) and the decisions' file,
+    none of which may be an input or, unless asked for, an existing file."""
     if output is not None and len(inputs) > 1:
         raise click.ClickException(
             "--output names the kept records of one input; with several inputs each one's "
@@ -79,55 +122,27 @@ def run_archive(
         ],
         list(inputs),
     )
-    job = ArchiveJob(
-        config.analysis_params,
-        tuple(text_fields),
-        key_field,
-        config.max_distance,
-        min_share=config.min_share,
-    )
+    return outputs, decisions
 
-    def progress(stage: str, detail: str) -> None:
-        click.echo(f"{stage}: {detail}", err=True)
 
-    paths = [str(p) for p in inputs]
-    _warn_of_missing_fields(paths, text_fields)
-    with config.open_index(index_uri) as index:
-        stored = list(index.pages())
-        if stored:
-            click.echo(f"index: {len(stored):,} stored pages from {index.location}", err=True)
-        if engine == "dask" or scheduler:
-            result = _on_dask(paths, job, stored, progress, scheduler, workers, connect_timeout)
-        else:
-            result = run_local(paths, job, stored=stored, progress=progress)
-        added = index.add_pages(kept_pages(result, time.time())) if add_kept else 0
-    written = write_kept_records(result, outputs, raw_csv=raw_csv)
-    write_decisions(result, decisions)
-    if clusters is not None:
-        write_clusters(result, clusters)
-    summary = {
-        **result.summary(),
-        "added_to_index": added,
-        "outputs": {paths[i]: outputs[i] for i in outputs},
-        "kept_written": sum(written.values()),
-        "decisions": str(decisions),
-        "clusters": str(clusters) if clusters else None,
-        "stages": dict(result.stages),
-    }
-    if as_json:
-        echo_json(summary)
-        return
+def _echo_summary(summary: dict, *, added_to: str | None) -> None:
+    """The summary of a job as lines; *added_to*: the index the kept pages were added to
+    (``None``: they were not)."""
     click.echo(
         f"{summary['records']} records: kept {summary['kept']}, dropped {summary['dropped']}; "
         f"{summary['no_text']} without text (kept)."
     )
     for source, target in summary["outputs"].items():
         click.echo(f"Kept records of {source}: {target}")
-    click.echo(f"Decisions: {decisions}")
-    if clusters is not None:
-        click.echo(f"Clusters: {clusters}")
-    if add_kept:
-        click.echo(f"Added {added} pages to {redact(index_uri)}")
+    click.echo(f"Decisions: {summary['decisions']}")
+    if summary["clusters"] is not None:
+        click.echo(f"Clusters: {summary['clusters']}")
+    if added_to is not None:
+        click.echo(f"Added {summary['added_to_index']} pages to {added_to}")
+
+
+def _progress(stage: str, detail: str) -> None:
+    click.echo(f"{stage}: {detail}", err=True)
 
 
 def _warn_of_missing_fields(paths: list[str], text_fields: list[str]) -> None:
@@ -146,9 +161,7 @@ def _warn_of_missing_fields(paths: list[str], text_fields: list[str]) -> None:
             )
 
 
-def _on_dask(
-    paths, job, stored, progress, scheduler: str | None, workers: int, connect_timeout: float
-):
+def _on_dask(paths, job, stored, scheduler: str | None, workers: int, connect_timeout: float):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -159,80 +172,26 @@ def _on_dask(
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     if scheduler:
         with _scheduler_client(Client, scheduler, connect_timeout) as client:
-            return run_dask(paths, job, client, stored=stored, progress=progress)
+            return run_dask(paths, job, client, stored=stored, progress=_progress)
     click.echo(f"dask: a local cluster of {workers} worker processes", err=True)
     with (
         LocalCluster(n_workers=workers, threads_per_worker=1, processes=True) as cluster,
         Client(cluster) as client,
     ):
-        return run_dask(paths, job, client, stored=stored, progress=progress)
+        return run_dask(paths, job, client, stored=stored, progress=_progress)
 
 
 def _scheduler_client(Client, scheduler: str, timeout: float):
-    """A client of the Dask *scheduler*, connected within *timeout* seconds, or one line
-    saying why not (the address shown without credentials, Dask's traceback left out).
-
-    Dask bounds the TCP connect by its timeout but not the handshake after it: a server
-    that accepts and never answers would hold ``Client()`` for ever. A first connection,
-    handshake included, is bounded here; the client's own connection then follows."""
+    """A client of the Dask *scheduler*, connected within *timeout* seconds (see
+    :func:`~scrapy_simhash.tools.archive.scheduler.probe_scheduler`), or one line saying
+    why not (the address shown without credentials, Dask's traceback left out)."""
     import asyncio
 
-    from distributed.comm import connect, parse_address
-    from distributed.comm.registry import get_backend
+    from ..tools.archive.scheduler import NotAScheduler, probe_scheduler
 
     shown = redact(scheduler)
-
-    async def reach() -> None:
-        # The connection alone, tried again until the deadline (a scheduler starting).
-        scheme, location = parse_address(scheduler)
-        connector = get_backend(scheme).get_connector()
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                left = max(deadline - time.monotonic(), 0.01)
-                comm = await asyncio.wait_for(connector.connect(location), left)
-                comm.abort()
-                return
-            except OSError as e:  # Dask's CommClosedError included
-                if time.monotonic() + 0.2 >= deadline:
-                    cause = e.__cause__ or e.__context__ or e
-                    raise ConnectionError(
-                        getattr(cause, "strerror", None) or "no connection"
-                    ) from None
-                await asyncio.sleep(0.2)
-
-    async def probe() -> None:
-        try:
-            await reach()
-        except asyncio.TimeoutError:
-            raise ConnectionError("no connection") from None
-        # Then Dask's handshake, which only the scheduler answers.
-        try:
-            comm = await asyncio.wait_for(connect(scheduler, timeout=timeout), timeout)
-        except asyncio.TimeoutError:
-            raise
-        except Exception as e:  # an answer, but not Dask's (some read 3 EiB from it)
-            raise _NotAScheduler(f"its answer is not Dask's: {type(e).__name__}") from None
-        await comm.close()
-
-    def probe_in_a_thread() -> None:
-        # A loop of its own: the caller's thread may run one already (Dask's, a test's).
-        failed: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                asyncio.run(probe())
-            except BaseException as e:
-                failed.append(e)
-
-        thread = threading.Thread(target=run, name="scheduler-probe", daemon=True)
-        thread.start()
-        thread.join()
-        if failed:
-            raise failed[0]
-
     try:
-        probe_in_a_thread()
+        probe_scheduler(scheduler, timeout)
         return Client(scheduler, timeout=timeout)
     except (ValueError, TypeError):
         raise click.ClickException(
@@ -249,16 +208,12 @@ def _scheduler_client(Client, scheduler: str, timeout: float):
             f"Cannot reach the Dask scheduler at {shown} within {timeout:g} s ({e}); check "
             "the address and that the scheduler runs (--connect-timeout to wait longer)"
         ) from None
-    except (_NotAScheduler, OSError) as e:
+    except (NotAScheduler, OSError) as e:
         raise click.ClickException(
             f"The server at {shown} did not answer as a Dask scheduler "
             f"({type(e).__name__ if isinstance(e, OSError) else e}); check the address and "
             "that the scheduler runs a matching version of Dask"
         ) from None
-
-
-class _NotAScheduler(Exception):
-    """What answered at the scheduler's address does not speak Dask's protocol."""
 
 
 __all__ = ["archive_mode", "run_archive"]

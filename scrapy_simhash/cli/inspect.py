@@ -12,6 +12,7 @@ import click
 from ..analysis.fingerprint import format_fingerprint
 from ..exceptions import IndexNotFound
 from ..index import open_index
+from ..index.base import DropRecord
 from ..tools.check import Checked, check_source
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
@@ -316,39 +317,13 @@ def dropped(
         ]
     if limit is not None:
         records = records[-limit:]
-    rows = [
-        {
-            "at": datetime.fromtimestamp(r.at, timezone.utc).isoformat(timespec="seconds"),
-            "dropped": r.key,
-            "kept": r.kept_key,
-            "distance": r.distance,
-            "exact": r.exact,
-            "unchanged": r.unchanged,
-            "test": "exact" if r.exact else "contained" if r.shared else "near",
-            "shared": r.shared,
-            "share": None if r.share is None else round(r.share, 3),
-        }
-        for r in records
-    ]
+    rows = [_drop_row(r) for r in records]
     if as_json:
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
     elif as_csv:
         out = io.StringIO()
-        writer = csv.DictWriter(
-            out,
-            fieldnames=[
-                "at",
-                "dropped",
-                "kept",
-                "distance",
-                "exact",
-                "unchanged",
-                "test",
-                "shared",
-                "share",
-            ],
-        )
+        writer = csv.DictWriter(out, fieldnames=DROP_COLUMNS)
         writer.writeheader()
         for row in rows:
             writer.writerow(row if raw_csv else {k: spreadsheet_safe(v) for k, v in row.items()})
@@ -357,10 +332,44 @@ def dropped(
         click.echo("No drops recorded" + (" matching the filters." if records != [] else "."))
     else:
         for row in rows:
-            how = "exact" if row["exact"] else f"d={row['distance']}"
-            if row["shared"]:
-                how = f"contained ({row['shared']} paragraphs)"
-            how = f"same {how}" if row["unchanged"] else how
-            held = "" if row["share"] is None else f"  ({row['share']:.0%} of its text kept)"
-            click.echo(f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}{held}")
+            click.echo(_drop_line(row))
         click.echo("1 drop." if len(rows) == 1 else f"{len(rows)} drops.")
+
+
+#: The columns of ``dropped --csv`` (and the keys of ``--json``), in order.
+DROP_COLUMNS = [
+    "at",
+    "dropped",
+    "kept",
+    "distance",
+    "exact",
+    "unchanged",
+    "test",
+    "shared",
+    "share",
+]
+
+
+def _drop_row(r: DropRecord) -> dict:
+    """An entry of the audit log as ``dropped`` shows it (the keys of :data:`DROP_COLUMNS`)."""
+    return {
+        "at": datetime.fromtimestamp(r.at, timezone.utc).isoformat(timespec="seconds"),
+        "dropped": r.key,
+        "kept": r.kept_key,
+        "distance": r.distance,
+        "exact": r.exact,
+        "unchanged": r.unchanged,
+        "test": "exact" if r.exact else "contained" if r.shared else "near",
+        "shared": r.shared,
+        "share": None if r.share is None else round(r.share, 3),
+    }
+
+
+def _drop_line(row: dict) -> str:
+    """A row of :func:`_drop_row` as a line of the table."""
+    how = "exact" if row["exact"] else f"d={row['distance']}"
+    if row["shared"]:
+        how = f"contained ({row['shared']} paragraphs)"
+    how = f"same {how}" if row["unchanged"] else how
+    held = "" if row["share"] is None else f"  ({row['share']:.0%} of its text kept)"
+    return f"{row['at']}  {how:<5}  {row['dropped']}  ->  {row['kept']}{held}"

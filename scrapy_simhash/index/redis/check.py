@@ -34,7 +34,7 @@ from ..base import (
 )
 from ..rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighting
 from .layout import hex64, parse_member, record_tail
-from .maintenance import analysed_args, packed_sketch, page_anchors, stored_sketch
+from .page_values import analysed_args, packed_sketch, page_anchors, stored_sketch
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager

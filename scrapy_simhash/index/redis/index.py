@@ -4,6 +4,7 @@ Open it with ``redis://[user:password@]host:6379/0?prefix=myproject`` (``rediss:
 TLS). Every key of an index starts with ``{prefix}:`` (default prefix ``simhash``); the
 layout is in :mod:`~scrapy_simhash.index.redis.layout`, the scripts in
 :mod:`~scrapy_simhash.index.redis.scripts`, the URI in :mod:`~scrapy_simhash.index.redis.uri`,
+the parameters stored in ``{prefix}:meta`` in :mod:`~scrapy_simhash.index.redis.meta`,
 maintenance (the audit log, listing, expiry) in
 :mod:`~scrapy_simhash.index.redis.maintenance`. None of the keys has a time to live of its
 own, and the server must never evict them (``maxmemory-policy noeviction``, checked at
@@ -37,51 +38,21 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import re
 import time
 from typing import TYPE_CHECKING, Any
 
 import redis
 
-from ...anchors import ANCHORS_FORMAT
-from ...exceptions import (
-    ConfigurationError,
-    IndexCorrupt,
-    IndexParameterMismatch,
-    IndexUnavailable,
-    NotAnIndex,
-)
-from ...sketch import SKETCH_FORMAT
+from ...exceptions import ConfigurationError, IndexCorrupt, IndexParameterMismatch
 from ..analysed import Analysed
-from ..base import (
-    IndexParameters,
-    Match,
-    Outcome,
-    RequestedParameters,
-    check_anchors_format,
-    check_layout_version,
-    check_sketch_format,
-    nearest,
-    storable_key,
-    stored_parameters,
-)
+from ..base import Match, Outcome, RequestedParameters, nearest, storable_key
 from .check import RedisCheck
 from .guards import RedisServer
-from .layout import (
-    DEFAULT_BUCKET_BITS,
-    DEFAULT_PREFIX,
-    FORMAT,
-    LAYOUT_VERSION,
-    PRE_ANCHORS_VERSION,
-    PRE_SEEN_VERSION,
-    PRE_SKETCH_VERSION,
-    hex64,
-    record_tail,
-    records,
-    table_layouts,
-)
-from .maintenance import SWEEP_BATCH, RedisMaintenance, analysed_args
+from .layout import DEFAULT_BUCKET_BITS, DEFAULT_PREFIX, hex64, record_tail, records, table_layouts
+from .maintenance import SWEEP_BATCH, RedisMaintenance
+from .meta import RedisMeta
+from .page_values import analysed_args
 from .scripts import (
     ADD_EXACT_IF_NEW,
     CHECK,
@@ -90,8 +61,6 @@ from .scripts import (
     REMOVE_EXACT,
     STORE,
 )
-from .spread_layout import SPREAD, check_prefix_free
-from .upgrade import count_single_slot
 from .uri import client_from_uri, describe, duration
 
 if TYPE_CHECKING:
@@ -99,15 +68,13 @@ if TYPE_CHECKING:
 
 __all__ = ["SWEEP_BATCH", "RedisIndex", "duration"]
 
-logger = logging.getLogger(__name__)
-
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
 #: Once the server could not be reached, calls fail at once for this many seconds instead
 #: of each waiting for connection timeouts and retries (the crawl goes on meanwhile).
 RECONNECT_PAUSE = 1.0
 
 
-class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
+class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
     """A near-duplicate index in a Redis server, shared by every process that opens it.
 
     *client* is a ``redis.Redis`` (or ``redis.RedisCluster``) created with
@@ -139,41 +106,17 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
         allow_eviction: bool = False,
         upgrade: bool = False,
     ) -> None:
+        _check_options(prefix, bucket_bits, ttl)
         self._upgrade_anchors = upgrade and not read_only
         self._unreachable: tuple[float, str] | None = None
         self.reconnect_pause = reconnect_pause
-
-        if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
-            raise ConfigurationError(
-                f"Redis key prefix {prefix!r} must be 1 to 100 letters, digits or '_.:/-' "
-                "(no braces: the prefix becomes the hash tag {prefix})"
-            )
-        if bucket_bits is not None and not 12 <= bucket_bits <= 32:
-            raise ConfigurationError(
-                f"bucket_bits={bucket_bits} must be between 12 and 32; about log2(pages / 30) "
-                f"is best, and the default {DEFAULT_BUCKET_BITS} suits 1 to 30 million pages"
-            )
-        if ttl is not None and ttl <= 0:
-            raise ConfigurationError(f"ttl={ttl} must be a positive number of seconds")
         self._client = client
         self._password = password
         self.prefix = prefix
         self.location = location or describe(client, prefix)
         self.read_only = read_only
         self.ttl = ttl
-        self._tag = "{" + prefix + "}"
-        self._meta_key = f"{self._tag}:meta"
-        self._counters_key = f"{self._tag}:n"
-        self._fp_key = f"{self._tag}:fp"
-        self._exact_key = f"{self._tag}:exact"
-        self._drops_key = f"{self._tag}:drops"
-        self._order_key = f"{self._tag}:order"
-        self._keys_key = f"{self._tag}:keys"
-        self._anchors_key = f"{self._tag}:anchors"
-        self._page_anchors_key = f"{self._tag}:pa"
-        self._sketches_key = f"{self._tag}:sk"
-        self._analysed_key = f"{self._tag}:an"
-        self._hows_key = f"{self._tag}:how"
+        self._name_keys(prefix)
         self._store = client.register_script(STORE)
         self._remove = client.register_script(REMOVE)
         self._add_exact = client.register_script(ADD_EXACT_IF_NEW)
@@ -187,18 +130,7 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
             self.parameters = self._open(
                 RequestedParameters(max_distance, blocks, features), create=create
             )
-            if bucket_bits is not None and bucket_bits != self.bucket_bits:
-                raise IndexParameterMismatch(
-                    f"The index at {self.location} was built with other parameters (bucket_bits: "
-                    f"index has {self.bucket_bits}, requested {bucket_bits}). Use the index's "
-                    "parameters, or choose a new prefix (an index is never rebuilt on its own: "
-                    "it would lose every stored page)."
-                )
-            self.plan = self.parameters.plan
-            self._layouts = table_layouts(self.parameters, self.bucket_bits)
-            self._key_masks = [((1 << 64) - 1) ^ layout.rest_mask for layout in self._layouts]
-            layouts = "{" + ", ".join(layout.lua() for layout in self._layouts) + "}"
-            self._check_script = client.register_script(CHECK.replace("--LAYOUTS--", layouts))
+            self._lay_out(bucket_bits)
             self._read = None
             self._check_persistence()
             self._next_sweep = 0.0
@@ -206,6 +138,38 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
         except BaseException:
             self.close()
             raise
+
+    def _name_keys(self, prefix: str) -> None:
+        """The names of the index's keys (see :mod:`~.layout`)."""
+        self._tag = "{" + prefix + "}"
+        self._meta_key = f"{self._tag}:meta"
+        self._counters_key = f"{self._tag}:n"
+        self._fp_key = f"{self._tag}:fp"
+        self._exact_key = f"{self._tag}:exact"
+        self._drops_key = f"{self._tag}:drops"
+        self._order_key = f"{self._tag}:order"
+        self._keys_key = f"{self._tag}:keys"
+        self._anchors_key = f"{self._tag}:anchors"
+        self._page_anchors_key = f"{self._tag}:pa"
+        self._sketches_key = f"{self._tag}:sk"
+        self._analysed_key = f"{self._tag}:an"
+        self._hows_key = f"{self._tag}:how"
+
+    def _lay_out(self, bucket_bits: int | None) -> None:
+        """The tables of the opened index's block plan and bucket bits (*bucket_bits*, when
+        asked for, must be the index's), and the check script written for them."""
+        if bucket_bits is not None and bucket_bits != self.bucket_bits:
+            raise IndexParameterMismatch(
+                f"The index at {self.location} was built with other parameters (bucket_bits: "
+                f"index has {self.bucket_bits}, requested {bucket_bits}). Use the index's "
+                "parameters, or choose a new prefix (an index is never rebuilt on its own: "
+                "it would lose every stored page)."
+            )
+        self.plan = self.parameters.plan
+        self._layouts = table_layouts(self.parameters, self.bucket_bits)
+        self._key_masks = [((1 << 64) - 1) ^ layout.rest_mask for layout in self._layouts]
+        layouts = "{" + ", ".join(layout.lua() for layout in self._layouts) + "}"
+        self._check_script = self._client.register_script(CHECK.replace("--LAYOUTS--", layouts))
 
     @classmethod
     def from_uri(cls, uri: str, **parameters) -> RedisIndex:
@@ -218,99 +182,6 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
 
             return RedisSpreadIndex(client, **spread, **options, **parameters)  # type: ignore[return-value]
         return cls(client, **options, **parameters)
-
-    # -- the lifecycle (see IndexBase._open) ---------------------------------------------
-
-    def _read_parameters(self) -> IndexParameters | None:
-        meta = self._client.hgetall(self._meta_key)
-        if not meta:  # no index here yet: none is made where a spread index may write
-            check_prefix_free(self.prefix, self.location)
-        if not meta and self._has_keys():
-            # Keys but no parameters. Another process may have just created this index:
-            # its parameters are written first, in one script, before any other key.
-            meta = self._client.hgetall(self._meta_key)
-            if not meta:
-                raise NotAnIndex(
-                    f"{self.location} has keys under {self._tag}: but no scrapy-simhash "
-                    f"parameters in {self._meta_key}; they were left untouched. Choose "
-                    "another prefix in SIMHASH_INDEX_URI (?prefix=...)."
-                )
-        return self._parse_meta(meta) if meta else None
-
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
-        bits = self._requested_bucket_bits
-        bits = DEFAULT_BUCKET_BITS if bits is None else bits
-        table_layouts(parameters, bits)  # validates before anything is written
-        fields = {
-            "format": FORMAT,
-            "version": str(LAYOUT_VERSION),
-            "max_distance": str(parameters.max_distance),
-            "blocks": str(parameters.blocks),
-            "features": parameters.features,
-            "bucket_bits": str(bits),
-            "created_at": repr(time.time()),
-            "anchors": ANCHORS_FORMAT,
-            "sketch": SKETCH_FORMAT,
-        }
-        args = [x for item in fields.items() for x in item]
-        reply = self._create_meta(keys=[self._meta_key], args=args)
-        return self._parse_meta(dict(zip(reply[::2], reply[1::2], strict=True)))
-
-    def _parse_meta(self, meta: dict[str, str]) -> IndexParameters:
-        if meta.get("format") != FORMAT:
-            raise NotAnIndex(
-                f"{self.location} holds a key {self._meta_key} that is not scrapy-simhash's; "
-                "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI "
-                "(?prefix=...)."
-            )
-        if meta.get("layout") == SPREAD:
-            raise NotAnIndex(
-                f"The index at {self.location} is spread over a Redis Cluster: open it with "
-                "cluster=true&spread=true in SIMHASH_INDEX_URI"
-            )
-        version = int(meta.get("version", "0"))
-        if version in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_SEEN_VERSION):
-            meta = self._upgrade(meta, version)
-            version = LAYOUT_VERSION
-        check_layout_version(version, LAYOUT_VERSION, self.location, "layout version")
-        check_anchors_format(meta.get("anchors"), self.location)
-        check_sketch_format(meta.get("sketch"), self.location)
-        stored = stored_parameters(meta, self.location, self._meta_key)
-        try:
-            self.bucket_bits = int(meta["bucket_bits"])
-        except (KeyError, ValueError):
-            stored_parameters({}, self.location, self._meta_key)  # raises IndexCorrupt
-        return stored
-
-    def _upgrade(self, meta: dict[str, str], version: int) -> dict[str, str]:
-        """Upgrade an index written before paragraph anchors or before text sketches when
-        asked to (its pages keep none: they are found by distance only, and hold an
-        unknown share of a page's text), or before sightings (its stored pages count as
-        seen, see :mod:`.upgrade`), else refuse it naming the command."""
-        if not self._upgrade_anchors:
-            missing = {
-                PRE_ANCHORS_VERSION: "paragraph anchors",
-                PRE_SKETCH_VERSION: "text sketches",
-            }.get(version, "counting boilerplate in pages seen")
-            raise IndexUnavailable(
-                f"The index at {self.location} has layout version {version}, written before "
-                f"{missing} (this scrapy-simhash writes version {LAYOUT_VERSION}); it was "
-                "left untouched. Upgrade it (its pages are kept; a page that looks like one "
-                "of them is kept too, as the share of its text they hold is unknown) with: "
-                f"scrapy-simhash upgrade --index {self.location}"
-            )
-        added = {"version": str(LAYOUT_VERSION), "sketch": SKETCH_FORMAT}
-        if version == PRE_ANCHORS_VERSION:
-            added["anchors"] = ANCHORS_FORMAT
-        with self._errors("upgrade"):
-            if version == PRE_SEEN_VERSION:
-                count_single_slot(self._client, self._tag)
-            self._client.hset(self._meta_key, mapping=added)
-        logger.warning(
-            "Upgraded the index at %s to layout version %d (paragraph anchors %s, sketches %s)",
-            self.location, LAYOUT_VERSION, ANCHORS_FORMAT, SKETCH_FORMAT,
-        )  # fmt: skip
-        return {**meta, **added}
 
     # -- keys and members --------------------------------------------------------------
 
@@ -431,3 +302,19 @@ class RedisIndex(RedisCheck, RedisMaintenance, RedisServer):
 
     def __repr__(self) -> str:
         return f"RedisIndex({self.location!r}, {self.parameters})"
+
+
+def _check_options(prefix: str, bucket_bits: int | None, ttl: float | None) -> None:
+    """Refuse a prefix, bucket bits or ttl that no index can have, before any connection."""
+    if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+        raise ConfigurationError(
+            f"Redis key prefix {prefix!r} must be 1 to 100 letters, digits or '_.:/-' "
+            "(no braces: the prefix becomes the hash tag {prefix})"
+        )
+    if bucket_bits is not None and not 12 <= bucket_bits <= 32:
+        raise ConfigurationError(
+            f"bucket_bits={bucket_bits} must be between 12 and 32; about log2(pages / 30) "
+            f"is best, and the default {DEFAULT_BUCKET_BITS} suits 1 to 30 million pages"
+        )
+    if ttl is not None and ttl <= 0:
+        raise ConfigurationError(f"ttl={ttl} must be a positive number of seconds")

@@ -1,4 +1,5 @@
-"""The Lua scripts of the Redis index (the keys are in :mod:`~.redis_layout`).
+"""The Lua scripts of the Redis index (the keys are in :mod:`~.layout`, the Lua
+functions they share in :mod:`~.script_functions`).
 
 Every script that writes first checks that ``{prefix}:meta`` still exists and returns
 ``{-1}`` when it does not: an index whose keys were evicted or deleted under a running
@@ -19,213 +20,16 @@ from __future__ import annotations
 
 from ...anchors import MAX_ANCHOR_PAGES
 from ..rule import MAX_SIGHTINGS
+from .script_functions import PAGE_FUNCTIONS, SCAN
 
-# The sightings of anchor field f in the hash `seen` (see scrapy_simhash.index.rule):
-# "<page>,<page>,...", with page (a decimal string) added unless listed or the list full;
-# page nil reads only. Returns the list, as stored.
-SIGHT = """
-local function sight(seen, f, page)
-  local v = redis.call('HGET', seen, f) or ''
-  if page == nil then return v end
-  local count = 0
-  for listed in string.gmatch(v, '[^,]+') do
-    if listed == page then return v end
-    count = count + 1
-  end
-  if count >= --MAX_SIGHTINGS-- then return v end
-  if v == '' then v = page else v = v .. ',' .. page end
-  redis.call('HSET', seen, f, v)
-  return v
-end
-"""
-
-# Shared functions. replace(): remove every entry listed under `key` in the keys hash.
-# ARGV[base] = m, then per old fingerprint j: its hex and its n members; its n set keys
-# are KEYS[sets + (j - 1) * n + t]. Returns the number of entries removed, or nil and the
-# hex of a fingerprint whose sets were not given.
-_FUNCTIONS = (
-    SIGHT
-    + """
-local ANCHOR_TAG = string.match(KEYS[1], '^({.-}:)')
--- Remove the paragraph anchors of the page with sequence number seq (see redis_layout).
-local function drop_anchors(seq)
-  local pages, counts = ANCHOR_TAG .. 'pa', ANCHOR_TAG .. 'anchors'
-  local s = string.format('%.0f', seq)
-  local v = redis.call('HGET', pages, s)
-  if not v then return end
-  local p = cjson.decode(v)
-  for i = 4, #p do
-    local h = string.format('%.0f', p[i])
-    local a = redis.call('HGET', counts, h)
-    if a then
-      local count, listed = string.match(a, '^(%d+)|(.*)$')
-      count = tonumber(count) - 1
-      if count <= 0 then
-        redis.call('HDEL', counts, h)
-      else
-        local keep = {}
-        for x in string.gmatch(listed, '%d+') do if x ~= s then keep[#keep + 1] = x end end
-        redis.call('HSET', counts, h, count .. '|' .. table.concat(keep, ','))
-      end
-    end
-  end
-  redis.call('HDEL', pages, s)
-end
--- Remove the record of how page seq was analysed (see redis_layout).
-local function drop_analysed(seq)
-  redis.call('HDEL', ANCHOR_TAG .. 'an', string.format('%.0f', seq))
-end
--- Store how page seq was analysed: its how (stored once in {prefix}:how, both ways:
--- how -> id and '#' .. id -> how) and its text hash in hex ('' for no record).
-local function add_analysed(seq, how, text_hash)
-  if not how or how == '' then return end
-  local hows = ANCHOR_TAG .. 'how'
-  local id = redis.call('HGET', hows, how)
-  if not id then
-    id = redis.call('HINCRBY', hows, '#', 1)
-    redis.call('HSET', hows, how, id, '#' .. id, how)
-  end
-  redis.call('HSET', ANCHOR_TAG .. 'an', string.format('%.0f', seq), id .. ':' .. text_hash)
-end
--- Remove the sketch of page seq, its anchors and its record (see redis_layout).
-local function drop_page(seq)
-  redis.call('HDEL', ANCHOR_TAG .. 'sk', string.format('%.0f', seq))
-  drop_anchors(seq)
-  drop_analysed(seq)
-end
--- Store the sketch (packed, in hex; '' for none) of page seq.
-local function add_sketch(seq, sketch)
-  if sketch and sketch ~= '' then
-    redis.call('HSET', ANCHOR_TAG .. 'sk', string.format('%.0f', seq), sketch)
-  end
-end
--- Store the anchors (decoded from the JSON [words, cover, [hashes], ...]) of page seq.
-local function add_anchors(seq, hex, a)
-  local pages, counts = ANCHOR_TAG .. 'pa', ANCHOR_TAG .. 'anchors'
-  local s = string.format('%.0f', seq)
-  local stored = {hex, a[1], a[2]}
-  for _, h in ipairs(a[3]) do
-    stored[#stored + 1] = h
-    local f = string.format('%.0f', h)
-    if a[5] then sight(ANCHOR_TAG .. 'seen', f, string.format('%.0f', a[5])) end
-    local v = redis.call('HGET', counts, f)
-    if v then
-      local count, listed = string.match(v, '^(%d+)|(.*)$')
-      count = tonumber(count)
-      if count <= --MAX_ANCHOR_PAGES-- then listed = listed .. ',' .. s end
-      redis.call('HSET', counts, f, (count + 1) .. '|' .. listed)
-    else
-      redis.call('HSET', counts, f, '1|' .. s)
-    end
-  end
-  redis.call('HSET', pages, s, cjson.encode(stored))
-end
-local function list(keys_hash, key, member)
-  local v = redis.call('HGET', keys_hash, key)
-  local all = v and cjson.decode(v) or {}
-  all[#all + 1] = member
-  redis.call('HSET', keys_hash, key, cjson.encode(all))
-end
-local function unlist(keys_hash, key, member)
-  local v = redis.call('HGET', keys_hash, key)
-  if not v then return end
-  local keep = {}
-  for _, m in ipairs(cjson.decode(v)) do if m ~= member then keep[#keep + 1] = m end end
-  if #keep == 0 then redis.call('HDEL', keys_hash, key)
-  else redis.call('HSET', keys_hash, key, cjson.encode(keep)) end
-end
-local function replace(keys_hash, fp_hash, exact_hash, counters, order, key, n, sets, base)
-  local current = redis.call('HGET', keys_hash, key)
-  if not current then return 0 end
-  local given = {}
-  for j = 1, tonumber(ARGV[base]) do given[ARGV[base + 1 + (j - 1) * (n + 1)]] = j end
-  local removed = 0
-  for _, member in ipairs(cjson.decode(current)) do
-    local kind, seq, hex = string.match(member, '^(%a):(%d+):(%x+)$')
-    seq = tonumber(seq)
-    redis.call('ZREM', order, member)
-    if kind == 'x' then
-      local v = redis.call('HGET', exact_hash, hex)
-      if v and cjson.decode(v)[1] == seq then
-        redis.call('HDEL', exact_hash, hex)
-        drop_analysed(seq)
-        removed = removed + 1
-      end
-    else
-      local v = redis.call('HGET', fp_hash, hex)
-      if v then
-        local keep, gone = {}, 0
-        for _, r in ipairs(cjson.decode(v)) do
-          if r[1] == seq then gone = gone + 1 else keep[#keep + 1] = r end
-        end
-        if gone > 0 then drop_page(seq) end
-        if gone > 0 and #keep == 0 then
-          local j = given[hex]
-          if not j then return nil, hex end
-          redis.call('HDEL', fp_hash, hex)
-          local at = base + 1 + (j - 1) * (n + 1)
-          for t = 1, n do redis.call('SREM', KEYS[sets + (j - 1) * n + t], ARGV[at + t]) end
-        elseif gone > 0 then
-          redis.call('HSET', fp_hash, hex, cjson.encode(keep))
-        end
-        removed = removed + gone
-      end
-    end
-  end
-  redis.call('HDEL', keys_hash, key)
-  redis.call('HINCRBY', counters, 'pages', -removed)
-  return removed
-end
-"""
-)
-
-# Shared by the check scripts of both layouts: with LAYOUTS, n, k, the probe's members in
-# ARGV[3t - 1] and its bits in ARGV[3t], ARGV[3t + 1], collect in `near` the {distance,
-# table, rest} of every member of the n sets KEYS[1..n] within k; rebuild(t, r) gives the
-# hex of the fingerprint stored as rest r of table t.
-SCAN = """
-local near = {}
-for t = 1, n do
-  local p = tonumber(ARGV[3 * t - 1])
-  local scale = 2 ^ LAYOUTS[t][1]
-  local p_rest = p % scale
-  -- members with the same key bits as the probe: low <= m < low + scale
-  local low = p - p_rest
-  local high = low + scale
-  local p_hi = floor(p_rest / 16777216)
-  local p_lo = p_rest % 16777216
-  local members = redis.call('SMEMBERS', KEYS[t])
-  for i = 1, #members do
-    local m = tonumber(members[i])
-    if m >= low and m < high then
-      local r = m - low
-      local d = 0
-      local x = bxor(floor(r / 16777216), p_hi)
-      while x ~= 0 and d <= k do x = band(x, x - 1); d = d + 1 end
-      x = bxor(r % 16777216, p_lo)
-      while x ~= 0 and d <= k do x = band(x, x - 1); d = d + 1 end
-      if d <= k then near[#near + 1] = {d, t, r} end
-    end
-  end
-end
-local function rebuild(t, r)
-  local hi, lo = tonumber(ARGV[3 * t]), tonumber(ARGV[3 * t + 1])
-  local layout = LAYOUTS[t]
-  for j = 2, #layout do
-    local pos, w, s = layout[j][1], layout[j][2], layout[j][3]
-    local v = floor(r / 2 ^ pos) % 2 ^ w
-    if s >= 32 then
-      hi = hi + v * 2 ^ (s - 32)
-    elseif s + w <= 32 then
-      lo = lo + v * 2 ^ s
-    else
-      lo = lo + (v % 2 ^ (32 - s)) * 2 ^ s
-      hi = hi + floor(v / 2 ^ (32 - s))
-    end
-  end
-  return string.format('%08x%08x', hi, lo)
-end
-"""
+__all__ = [
+    "ADD_EXACT_IF_NEW",
+    "CHECK",
+    "CREATE_META",
+    "REMOVE",
+    "REMOVE_EXACT",
+    "STORE",
+]
 
 # The check: read the candidates of a page, and store it when the caller, having decided
 # on what an earlier call read (scrapy_simhash.index.rule.decide), says so. Nothing here
@@ -243,7 +47,7 @@ end
 # [[seq, key, "added_at"], ...]], ...] by hex, hits = [[anchor, "seq,seq,..."], ...],
 # pages = [[seq, its anchors' value in {prefix}:pa, its fingerprint's records], ...],
 # sights = [[anchor, "page,page,..."], ...]: the anchors' sightings in {prefix}:seen, the
-# page's own added first (by every run, before it reads: see SIGHT).
+# page's own added first (by every run, before it reads: see script_functions.SIGHT).
 # A token of '-' never writes (a query). The state changes whenever a page is stored
 # near, or sharing an anchor, so that a decision is never stored on a stale read.
 # LAYOUTS (filled in per block plan): for each table, the width of its rest (the bits
@@ -257,19 +61,11 @@ end
 #       [words, cover, [hashes], [sizes], sighting], or ''), its packed sketch in hex (or
 #       ''), token, how the page was analysed ('' for no record) and its text hash in hex,
 #       then the old fingerprints (m, and per fingerprint its hex and n members).
-CHECK = (
-    _FUNCTIONS
-    + """
-local LAYOUTS = --LAYOUTS--
-local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
-local n = #LAYOUTS
-if redis.call('EXISTS', KEYS[n + 4]) == 0 then return {-1} end
-local k = tonumber(ARGV[1])
-local cutoff = tonumber(ARGV[3 * n + 5])
-local key = ARGV[3 * n + 6]
-"""
-    + SCAN
-    + """local found, seen, seqs = {}, {}, {}
+#
+# The check's parts, in the order they run (one script, one EVAL: atomic as a whole).
+# After SCAN: the records of the fingerprints within k, not expired, in `found` (by hex),
+# and their sequence numbers in `seqs`.
+_READ_NEAR = """local found, seen, seqs = {}, {}, {}
 for i = 1, #near do
   local c = near[i]
   local hex = rebuild(c[2], c[3])
@@ -288,7 +84,11 @@ for i = 1, #near do
   end
 end
 table.sort(found, function(a, b) return a[2] < b[2] end)
-local hits, pages, sights = {}, {}, {}
+"""
+
+# The anchors' entries that are not boilerplate (`hits`), the pages they list (`pages`)
+# and the anchors' sightings (`sights`), the page's own added first unless a query.
+_READ_ANCHORED = """local hits, pages, sights = {}, {}, {}
 local token = ARGV[3 * n + 10]
 local anchors = ARGV[3 * n + 8] ~= '' and cjson.decode(ARGV[3 * n + 8]) or nil
 if anchors then
@@ -321,7 +121,10 @@ if anchors then
     end
   end
 end
-if token ~= '' or #found > 0 or #hits > 0 then
+"""
+
+# What was read, returned unless it is what the caller's decision was made on (`token`).
+_READ_STATE = """if token ~= '' or #found > 0 or #hits > 0 then
   local state = cjson.encode({found, hits, pages, sights})
   local mine = redis.sha1hex(state)
   if token ~= mine then
@@ -335,7 +138,11 @@ if token ~= '' or #found > 0 or #hits > 0 then
     return {3, mine, state, cjson.encode(sketches)}
   end
 end
-local current = redis.call('HGET', KEYS[n + 5], key) or ''
+"""
+
+# The page stored: what its key stored replaced, its record, members, anchors, sketch and
+# record of how it was analysed added.
+_STORE_CHECKED = """local current = redis.call('HGET', KEYS[n + 5], key) or ''
 if current ~= ARGV[3 * n + 7] then return {-3, current} end
 local replaced, missing = replace(KEYS[n + 5], KEYS[n + 1], KEYS[n + 6], KEYS[n + 2],
   KEYS[n + 3], key, n, n + 6, 3 * n + 13)
@@ -360,7 +167,25 @@ add_sketch(seq, ARGV[3 * n + 9])
 add_analysed(seq, ARGV[3 * n + 11], ARGV[3 * n + 12])
 return {0, seq, replaced}
 """
+
+CHECK = (
+    PAGE_FUNCTIONS
+    + """
+local LAYOUTS = --LAYOUTS--
+local tonumber, floor, bxor, band = tonumber, math.floor, bit.bxor, bit.band
+local n = #LAYOUTS
+if redis.call('EXISTS', KEYS[n + 4]) == 0 then return {-1} end
+local k = tonumber(ARGV[1])
+local cutoff = tonumber(ARGV[3 * n + 5])
+local key = ARGV[3 * n + 6]
+"""
+    + SCAN
+    + _READ_NEAR
+    + _READ_ANCHORED
+    + _READ_STATE
+    + _STORE_CHECKED
 )
+
 
 # Store a fingerprint without checking distances (restoring an export); skip it when a
 # page with the same key is stored under the same fingerprint. Returns 1 if stored.
@@ -370,7 +195,7 @@ return {0, seq, replaced}
 #       [words, cover, [hashes], [], sighting], or ''), the packed sketch in hex (or ''),
 #       how the page was analysed ('' for no record) and its text hash in hex.
 STORE = (
-    _FUNCTIONS
+    PAGE_FUNCTIONS
     + """
 local n = tonumber(ARGV[1])
 if redis.call('EXISTS', KEYS[n + 4]) == 0 then return -1 end
@@ -405,7 +230,7 @@ return 1
 # KEYS: the n set keys, the fingerprint hash, the counters hash, the order, the keys hash.
 # ARGV: n, the n members, hex fingerprint, then the sequence numbers.
 REMOVE = (
-    _FUNCTIONS
+    PAGE_FUNCTIONS
     + """
 local n = tonumber(ARGV[1])
 local hex = ARGV[n + 2]
@@ -448,7 +273,7 @@ return removed
 #       page was analysed ('' for no record), its text hash in hex, then the old
 #       fingerprints (m, and per fingerprint its hex and n members).
 ADD_EXACT_IF_NEW = (
-    _FUNCTIONS
+    PAGE_FUNCTIONS
     + """
 if redis.call('EXISTS', KEYS[4]) == 0 then return {-1} end
 local key = ARGV[5]
@@ -486,7 +311,7 @@ return {0, replaced}
 # Remove an exact entry if it still has sequence number ARGV[2]. Returns 1 if removed.
 # KEYS: the exact hash, the counters hash, the order, the keys hash.
 REMOVE_EXACT = (
-    _FUNCTIONS
+    PAGE_FUNCTIONS
     + """
 local member = string.format('x:%016.0f:', tonumber(ARGV[2])) .. ARGV[1]
 redis.call('ZREM', KEYS[3], member)

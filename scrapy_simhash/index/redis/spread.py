@@ -50,7 +50,7 @@ from ..base import (
     stored_outcome,
 )
 from .layout import hex64, record_tail
-from .maintenance import analysed_args, packed_sketch
+from .page_values import analysed_args, packed_sketch
 from .spread_anchors import SpreadAnchors, stored_anchors
 from .spread_calls import SpreadCalls
 from .spread_decide import SpreadDecide

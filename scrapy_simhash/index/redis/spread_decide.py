@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ...sketch import Sketch
 from ..rule import Candidate, Probe
-from .maintenance import stored_sketch
+from .page_values import stored_sketch
 from .spread_layout import Found, member, txn_order
 
 if TYPE_CHECKING:

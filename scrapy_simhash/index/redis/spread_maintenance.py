@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from .guards import RedisServer
 from .layout import hex64, record_tail
-from .maintenance import analysed_args, packed_sketch, stored_analysed, stored_sketch
+from .page_values import analysed_args, packed_sketch, stored_analysed, stored_sketch
 from .spread_anchors import read_anchors, stored_anchors
 from .spread_layout import DROP_STREAMS, Found, crc, member, parse_member
 

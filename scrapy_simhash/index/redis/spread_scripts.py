@@ -12,7 +12,8 @@ is known committed, 0 while it may be pending).
 from __future__ import annotations
 
 from ..rule import MAX_SIGHTINGS
-from .scripts import CREATE_META, SCAN, SIGHT
+from .script_functions import SCAN, SIGHT
+from .scripts import CREATE_META
 
 __all__ = ["CREATE_META"]
 

@@ -49,38 +49,32 @@ def describe(client, prefix: str) -> str:
     return f"redis://{where}?prefix={prefix}"
 
 
+#: The options a Redis index URI may hold, and how each is read.
+_OPTIONS = {
+    "prefix": str,
+    "ttl": duration,
+    "bucket_bits": int,
+    "cluster": boolean,
+    "timeout": timeout,
+    "ssl_cert_reqs": str,
+    "ssl_ca_certs": str,
+    "ssl_certfile": str,
+    "ssl_keyfile": str,
+    "allow_eviction": boolean,
+    "spread": boolean,
+    "lease": duration,
+    "replicas": int,
+}
+
+
 def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
     """A client for ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
     ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster), and the index's options
     in the URI (prefix, location, bucket_bits, ttl, password, allow_eviction)."""
     check_credentials(uri)
-    options = uri_options(
-        uri,
-        {
-            "prefix": str,
-            "ttl": duration,
-            "bucket_bits": int,
-            "cluster": boolean,
-            "timeout": timeout,
-            "ssl_cert_reqs": str,
-            "ssl_ca_certs": str,
-            "ssl_certfile": str,
-            "ssl_keyfile": str,
-            "allow_eviction": boolean,
-            "spread": boolean,
-            "lease": duration,
-            "replicas": int,
-        },
-    )
+    options = uri_options(uri, _OPTIONS)
     parts = split(uri)
-    host, port = parts.hostname or "localhost", parts.port or 6379
-    db_text = parts.path.strip("/") or "0"
-    if not db_text.isdigit():
-        raise UnsupportedIndexURI(
-            f"Redis database {db_text!r} in {redact(uri)} must be a number, "
-            "as in redis://localhost:6379/0"
-        )
-    db = int(db_text)
+    db = _database(parts.path, uri)
     cluster = bool(options.pop("cluster", False))
     spread = {
         name: options.pop(name) for name in ("spread", "lease", "replicas") if name in options
@@ -94,16 +88,53 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
         raise UnsupportedIndexURI(f"Redis Cluster has only database 0, not {db} ({redact(uri)})")
     wait = float(options.pop("timeout", 5.0))
     password = unquote(parts.password) if parts.password is not None else None
-    username = unquote(parts.username) if parts.username else None
     prefix = str(options.pop("prefix", DEFAULT_PREFIX))
     ttl = options.pop("ttl", None)
-    bucket_bits = options.pop("bucket_bits", None)
-    allow_eviction = bool(options.pop("allow_eviction", False))
+    where = f"{parts.hostname or 'localhost'}:{parts.port or 6379}/{db}"
+    index_options: dict[str, Any] = dict(
+        prefix=prefix,
+        location=f"{parts.scheme.lower()}://{where}?prefix={prefix}",
+        bucket_bits=options.pop("bucket_bits", None),
+        password=password,
+        allow_eviction=bool(options.pop("allow_eviction", False)),
+    )
+    kwargs = _connection(parts, password, wait, options, uri)
+    if not cluster:
+        return redis.Redis(db=db, **kwargs), {**index_options, "ttl": ttl}
+    index_options["location"] += "&cluster=true"
+    client = redis.RedisCluster(**kwargs)
+    if not spread.pop("spread", False):
+        return client, {**index_options, "ttl": ttl}
+    index_options["location"] += "&spread=true"
+    if ttl is not None:
+        raise UnsupportedIndexURI(
+            f"ttl is not supported on a spread index ({redact(uri)}); remove old "
+            "pages with: scrapy-simhash expire --older-than ..."
+        )
+    return client, {**index_options, "spread": dict(spread, client_kwargs=kwargs)}
+
+
+def _database(path: str, uri: str) -> int:
+    """The database number of the URI's *path* (``/0``; none is 0)."""
+    db_text = path.strip("/") or "0"
+    if not db_text.isdigit():
+        raise UnsupportedIndexURI(
+            f"Redis database {db_text!r} in {redact(uri)} must be a number, "
+            "as in redis://localhost:6379/0"
+        )
+    return int(db_text)
+
+
+def _connection(
+    parts: Any, password: str | None, wait: float, options: dict[str, Any], uri: str
+) -> dict[str, Any]:
+    """The keyword arguments of a client (``redis.Redis`` or ``redis.RedisCluster``) for
+    the URI split in *parts*: *options* are what is left of its options, TLS ones only."""
     scheme = parts.scheme.lower()
-    kwargs = dict(
-        host=host,
-        port=port,
-        username=username,
+    kwargs: dict[str, Any] = dict(
+        host=parts.hostname or "localhost",
+        port=parts.port or 6379,
+        username=unquote(parts.username) if parts.username else None,
         password=password,
         socket_timeout=wait,
         socket_connect_timeout=wait,
@@ -120,32 +151,4 @@ def client_from_uri(uri: str) -> tuple[redis.Redis, dict[str, Any]]:
         raise UnsupportedIndexURI(
             f"Options {', '.join(sorted(options))} in {redact(uri)} need TLS: use rediss://"
         )
-    location = f"{scheme}://{host}:{port}/{db}?prefix={prefix}"
-    if cluster:
-        location += "&cluster=true"
-        client = redis.RedisCluster(**kwargs)
-        if spread.pop("spread", False):
-            location += "&spread=true"
-            if ttl is not None:
-                raise UnsupportedIndexURI(
-                    f"ttl is not supported on a spread index ({redact(uri)}); remove old "
-                    "pages with: scrapy-simhash expire --older-than ..."
-                )
-            return client, dict(
-                prefix=prefix,
-                location=location,
-                bucket_bits=bucket_bits,
-                password=password,
-                allow_eviction=allow_eviction,
-                spread=dict(spread, client_kwargs=kwargs),
-            )
-    else:
-        client = redis.Redis(db=db, **kwargs)
-    return client, dict(
-        prefix=prefix,
-        location=location,
-        bucket_bits=bucket_bits,
-        ttl=ttl,
-        password=password,
-        allow_eviction=allow_eviction,
-    )
+    return kwargs

@@ -12,7 +12,7 @@ the decisions do not depend on the partitioning or the number of workers.
 Modules: :mod:`.records` (inputs and orders), :mod:`.job` (fingerprints, local mode),
 :mod:`.candidates` (near pairs by sorting), :mod:`.decide` (the rule, in rounds),
 :mod:`.batch` (the steps in memory), :mod:`.distributed` (the steps on Dask),
-:mod:`.output`.
+:mod:`.scheduler` (reaching a Dask scheduler, bounded), :mod:`.output`.
 """
 
 from __future__ import annotations

@@ -273,27 +273,40 @@ def run_dask(
         repeated += int(texts["key"].isin(set(stored_b.key.tolist())).sum().compute())
     plan, why = choose_plan(job.max_distance, job.blocks, count + len(stored_b))
     stage("plan", f"{why}; {repeated:,} repeated keys", started)
-    if repeated:
-        # A key that repeats replaces or matches its own entry: decided in order, through
-        # the index itself, on the client.
+    reads_texts = job.min_share > 0 or job.analysis.anchors
+    if repeated or reads_texts or any(t is not None for t in stored_b.text):
         started = time.perf_counter()
-        outcomes = replay(
-            _batch(records.compute()), stored_b, plan, job.max_distance, job.min_share
-        )
+        outcomes = _decide_on_client(_batch(records.compute()), stored_b, plan, job, repeated)
         stage("decide", _decided(outcomes), started)
-        return ArchiveResult(parts, outcomes, stage.lines)
-    if job.min_share > 0 or job.analysis.anchors or any(t is not None for t in stored_b.text):
-        # The rule reads the texts (anchors, sketches): the records' texts come to the
-        # client, which decides as the local mode does.
+    else:
+        npartitions = max(records.npartitions, workers)
+        pairs = _pairs(records, stored_b, plan, job, npartitions, persist, stage)
         started = time.perf_counter()
-        rec = _batch(records.compute())
-        outcomes = decide_batch(rec, stored_b, plan, job.max_distance, min_share=job.min_share)
-        outcomes.how += "; fingerprinted on the cluster, decided on the client"
+        state, rounds, left = _rounds(pairs, stored_b, npartitions, persist, max_rounds, remainder)
+        stage("decide in rounds", f"{rounds} rounds, {left:,} records left undecided", started)
+        started = time.perf_counter()
+        outcomes = _finish(_batch(records.compute()), stored_b, pairs, state, rounds)
         stage("decide", _decided(outcomes), started)
-        return ArchiveResult(parts, outcomes, stage.lines)
+    return ArchiveResult(parts, outcomes, stage.lines)
 
+
+def _decide_on_client(
+    rec: Batch, stored_b: Batch, plan, job: ArchiveJob, repeated: int
+) -> Outcomes:
+    """The records decided on the client, as the local mode does: when a key repeats (it
+    replaces or matches its own entry, decided in order through the index itself), or
+    when the rule reads the texts (anchors, sketches), which then come to the client."""
+    if repeated:
+        return replay(rec, stored_b, plan, job.max_distance, job.min_share)
+    outcomes = decide_batch(rec, stored_b, plan, job.max_distance, min_share=job.min_share)
+    outcomes.how += "; fingerprinted on the cluster, decided on the client"
+    return outcomes
+
+
+def _pairs(records, stored_b: Batch, plan, job: ArchiveJob, npartitions: int, persist, stage):
+    """The first records of the distinct texts, and of the index's pages, and the pairs
+    of them within the distance, as a Dask DataFrame ``(earlier, later, distance)``."""
     started = time.perf_counter()
-    npartitions = max(records.npartitions, workers)
     # The index's pages join the first partition (dd.concat would align the pieces on
     # their indexes).
     everything = records.drop(columns="text").map_partitions(
@@ -319,13 +332,12 @@ def run_dask(
         rows.map_partitions(pairs_frame, plan.blocks, job.max_distance, meta=_PAIR_META)
     )
     stage("candidates", f"{len(pairs):,} pairs within distance {job.max_distance}", started)
+    return pairs
 
-    started = time.perf_counter()
-    state, rounds, left = _rounds(pairs, stored_b, npartitions, persist, max_rounds, remainder)
-    stage("decide in rounds", f"{rounds} rounds, {left:,} records left undecided", started)
 
-    started = time.perf_counter()
-    # The client finishes: the remainder in order, then the matches of the drops.
+def _finish(rec: Batch, stored_b: Batch, pairs, state, rounds: int) -> Outcomes:
+    """The client finishes: the records the rounds left undecided in order, then the
+    matches of the drops."""
     edge_frame = pairs.compute()
     edges = Edges.of(edge_frame["earlier"], edge_frame["later"], NEAR, edge_frame["distance"])
     state_frame = state.compute().sort_values("order")
@@ -335,12 +347,10 @@ def run_dask(
     j = np.searchsorted(orders, edges.later)
     finished = finish_in_order(decided, i, j)
     decisions = Decisions(orders, decided, rounds, finished)
-    rec = _batch(records.compute())
     order, first = exact_groups(Batch.concat([stored_b, rec.take(rec.kind != EMPTY)]))
     outcomes = _outcomes(rec, stored_b, order, first, edges, decisions)
     outcomes.how = f"in rounds on the cluster ({rounds} rounds, {finished} finished in order)"
-    stage("decide", _decided(outcomes), started)
-    return ArchiveResult(parts, outcomes, stage.lines)
+    return outcomes
 
 
 def _rounds(pairs, stored_b: Batch, npartitions: int, persist, max_rounds: int, remainder: int):
