@@ -329,7 +329,8 @@ def dropped(
             writer.writerow(row if raw_csv else {k: spreadsheet_safe(v) for k, v in row.items()})
         click.echo(out.getvalue(), nl=False)
     elif not rows:
-        click.echo("No drops recorded" + (" matching the filters." if records != [] else "."))
+        filtered = since is not None or kept is not None or contains is not None
+        click.echo("No drops recorded" + (" matching the filters." if filtered else "."))
     else:
         for row in rows:
             click.echo(_drop_line(row))

@@ -462,7 +462,14 @@ def test_dropped_formats_and_filters(run, index_uri):
     )
     assert run("dropped", "--index", index_uri, "--limit", "1", "--json").output.count("\n") == 1
     future = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 2 * 86400))
-    assert run("dropped", "--index", index_uri, "--since", future).output == "No drops recorded.\n"
+    assert (
+        run("dropped", "--index", index_uri, "--since", future).output
+        == "No drops recorded matching the filters.\n"
+    )
+    assert (
+        run("dropped", "--index", index_uri, "--contains", "nowhere").output
+        == "No drops recorded matching the filters.\n"
+    )
 
 
 FORMULAS = ['=HYPERLINK("http://evil.example")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "\r=1"]
