@@ -178,3 +178,31 @@ def test_a_settlement_after_the_spider_closed_does_nothing(tmp_path):
     pipeline.close_spider()
     pipeline._settle()  # raises if it reads the ended output
     assert pipeline.output is None
+
+
+@pytest.mark.redis
+def test_a_recovery_that_fails_is_counted_logged_and_tried_again(
+    tmp_path, monkeypatch, request, caplog
+):
+    monkeypatch.setattr(deduplicator, "HEARTBEAT", 0.05, raising=False)
+    pipeline = make_pipeline(tmp_path, **backend_settings(request, "redis"))
+    runner = pipeline.runner
+    index, keeper = runner.dedup.index, runner.journal_keeper
+    dead = crawl_that_died(index, [])
+    # Another program wrote under the prefix: the dead crawl's journal cannot be read.
+    index._client.set(dead._key(f"pending:{dead.crawl}"), "not a set")
+    try:
+        deadline = time.monotonic() + 30
+        while runner.stats.get_value("simhash/errors/journal", 0) < 2:
+            assert time.monotonic() < deadline, "no failed recovery reported"
+            time.sleep(0.01)
+        renewals = keeper.renewals
+        while keeper.renewals == renewals and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert keeper.renewals > renewals, "the lease is still renewed"
+    finally:
+        pipeline.close_spider()
+    [first, *_] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert first.getMessage().startswith(
+        "Could not forget the pages of dead crawls in the index: A key of the index at"
+    )
