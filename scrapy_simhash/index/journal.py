@@ -332,8 +332,9 @@ class Journal:
     def _forget_pending(self, record: CrawlRecord) -> int:
         """Forget the pages pending in dead *record*'s journal, then drop them (see
         :meth:`_drop_dead`); return how many pages were forgotten. Runs beside the index's
-        thread: here through ``index.forget``, safe there on a backend whose client is
-        (Redis); a backend whose connection is not overrides it (SQLite)."""
+        thread: here through ``index.forget``, which a backend whose client is shared
+        safely between threads allows (Redis); SQLite, whose connection is not, overrides
+        it."""
         keys = self._pending(record.crawl)
         forgotten = sum(bool(self.index.forget(key)) for key in keys)
         self._drop_dead(record, keys)
