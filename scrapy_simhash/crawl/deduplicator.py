@@ -136,8 +136,8 @@ class CrawlDeduplicator:
         self.params = config.analysis_params
         #: The crawl's journal of pages not yet in the output, while open (pipeline).
         self.journal: Journal | None = None
-        #: Renews the journal's lease and settles its keys in a thread of its own, while
-        #: the journal is open.
+        #: Renews the journal's lease, settles its keys and forgets the pages of dead
+        #: crawls in a thread of its own, while the journal is open.
         self.journal_keeper: JournalKeeper | None = None
         #: Pages of dead crawls forgotten as this crawl began (see :meth:`open`).
         self.forgotten_at_start = 0
@@ -211,8 +211,8 @@ class CrawlDeduplicator:
                 self.journal = journal_for(dedup.index)
                 self.forgotten_at_start = self.journal.begin()
                 self._forgotten(self.forgotten_at_start)
-                # Beside the index's thread: neither the lease nor the settlements wait
-                # behind queued checks.
+                # Beside the index's thread: neither the lease, the settlements nor the
+                # recovery of dead crawls wait behind queued checks.
                 self.journal_keeper = JournalKeeper(self.journal, HEARTBEAT, self._keeper_failed)
             except SimhashError as e:
                 self.dedup = None
@@ -272,6 +272,8 @@ class CrawlDeduplicator:
         keeper, self.journal_keeper = self.journal_keeper, None
         # Before the journal ends: no renewal recreates its record.
         unsettled = keeper.stop() if keeper is not None else []
+        if keeper is not None:
+            self._forgotten(keeper.take_forgotten())
         if index is None:
             return
         try:
@@ -297,8 +299,9 @@ class CrawlDeduplicator:
                 index.close()
 
     def _keeper_failed(self, doing: str, error: BaseException) -> None:
-        """In the journal keeper's thread: a renewal or a settlement failed; it is tried
-        again (the keys stay pending meanwhile: at worst their pages are forgotten)."""
+        """In the journal keeper's thread: a renewal, a settlement or a recovery failed;
+        it is tried again (the keys stay pending meanwhile: at worst their pages are
+        forgotten)."""
         self.inc("errors/journal")
         logger.error("Could not %s in the index: %s", doing, error)
 
@@ -311,23 +314,15 @@ class CrawlDeduplicator:
                 count,
             )
 
-    async def settle(self, confirmed: list[str], *, heartbeat: bool = False) -> None:
-        """Remove *confirmed* from the journal (in :attr:`journal_keeper`'s thread, beside
-        the index's); with *heartbeat*, in the index's thread, forget the pages of crawls
-        found dead (the lease is renewed by the keeper)."""
-        journal, keeper, thread = self.journal, self.journal_keeper, self.index_thread
-        if journal is None or keeper is None or thread is None:
+    def settle(self, confirmed: list[str]) -> None:
+        """Hand *confirmed* to :attr:`journal_keeper`, which removes them from the journal
+        in its thread, beside the index's; count and log the pages of dead crawls it
+        forgot since (at its heartbeats)."""
+        keeper = self.journal_keeper
+        if keeper is None:
             return  # opened without a journal, or closed: its end settles
-        try:
-            keeper.settle(confirmed)
-            if heartbeat:
-                # The lease itself is renewed by the keeper, beside this thread.
-                self._forgotten(await thread.run(journal.recover))
-        except SimhashError as e:
-            # The keys stay pending: at worst their pages are forgotten at the end and
-            # kept again when seen again. Nothing is lost.
-            self.inc("errors/journal")
-            logger.error("Could not update the crawl's journal in the index: %s", e)
+        keeper.settle(confirmed)
+        self._forgotten(keeper.take_forgotten())
 
     async def analyse(self, values: list[Any], key: str) -> Analysis | None:
         """Analyse the text of *values* (item fields, or a response's text; HTML reduced

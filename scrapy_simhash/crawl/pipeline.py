@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import CloseSpider
-from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.task import LoopingCall
 
 from ..dedup import Deduplicator
 from ..extract.fields import FieldCensus, item_key
-from ..index.journal import HEARTBEAT
 from ..settings import SimhashSettings
 from .deduplicator import CrawlDeduplicator, crawl_settings
 from .near_duplicate import NearDuplicate, Unchanged
@@ -114,8 +112,6 @@ class SimhashDedupPipeline:
             self.output.warn_overwritten(self.runner.forgotten_at_start)
         if self.output.follows_items:
             self.crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
-        self._beats = 0
-        self._settling = False
         self._loop = LoopingCall(self._settle)
         self._loop.start(FLUSH_INTERVAL, now=False)
         logger.info(
@@ -168,26 +164,14 @@ class SimhashDedupPipeline:
             self.output.disconnect()
             self.output = None
 
-    async def _settle_async(self) -> None:
-        self._beats += 1
-        heartbeat = self._beats * FLUSH_INTERVAL >= HEARTBEAT
-        if heartbeat:
-            self._beats = 0
-        try:
-            output = self.output
-            if output is None:
-                return  # the spider closed before this settlement began: its end settles
-            await self.runner.settle(output.confirmed(), heartbeat=heartbeat)
-        finally:
-            self._settling = False
-
     def _settle(self) -> None:
-        """Every FLUSH_INTERVAL: flush the feeds, remove the keys of the items now in the
-        output from the journal; renew the crawl's lease now and then."""
-        if self._settling or self.output is None:
-            return  # the last one still waits for the index
-        self._settling = True
-        deferred_from_coro(self._settle_async())
+        """Every FLUSH_INTERVAL: flush the feeds, hand the keys of the items now in the
+        output to the journal keeper (which removes them from the journal, renews the
+        crawl's lease and recovers dead crawls in its own thread)."""
+        output = self.output
+        if output is None:
+            return  # the spider closed: its end settles
+        self.runner.settle(output.confirmed())
 
     async def process_item(self, item: Any) -> Any:
         if self.dedup is None:

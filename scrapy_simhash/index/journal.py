@@ -10,7 +10,7 @@ check that may store the page (:meth:`Journal.pending`), and removed once the it
 the output (:meth:`Journal.settle`). A crawl also holds a lease: it records its host and
 process, and renews the lease every :data:`HEARTBEAT` seconds (:meth:`Journal.renew`). Both
 run in a thread of their own (:class:`~.journal_keeper.JournalKeeper`), never behind the
-crawl's queued checks.
+crawl's queued checks, and so does the recovery of dead crawls below.
 
 Whether a crawl is dead never rests on the wall clocks of two hosts:
 
@@ -20,9 +20,10 @@ Whether a crawl is dead never rests on the wall clocks of two hosts:
   an observer's own monotonic clock: a crawl whose heartbeat has not *changed* for the
   lease, timed by the observer, is dead.
 
-The next crawl that opens the index, or a running crawl at its next heartbeat, forgets
-the dead crawl's pending pages (:meth:`Journal.recover`), so that they are kept again
-when they are seen again. Forgetting too much only keeps a page twice; it never loses one.
+The next crawl that opens the index, or a running crawl at its next heartbeat (in the
+keeper's thread), forgets the dead crawl's pending pages (:meth:`Journal.recover`), so
+that they are kept again when they are seen again. Forgetting too much only keeps a page
+twice; it never loses one.
 
 A crawl record is removed only once every pending key it had is forgotten and only while
 its lease is still lapsed; a crawl that nevertheless finds its record (or its lease)
@@ -138,10 +139,11 @@ class CrawlRecord:
 
 class Journal:
     """One crawl's journal in one index. Used from the thread that uses the index, except
-    :meth:`renew` and :meth:`settle`, which may run in a thread of their own
-    (:class:`~.journal_keeper.JournalKeeper`): a backend's ``_renew``, ``_readd_pending``
-    and ``_remove_pending`` are safe beside the index's thread. Backends implement the
-    ``_``-methods."""
+    :meth:`renew`, :meth:`settle` and :meth:`recover`, which may run in a thread of their
+    own (:class:`~.journal_keeper.JournalKeeper`): a backend's ``_renew``,
+    ``_readd_pending``, ``_remove_pending``, ``_records``, ``_pending``,
+    ``_forget_pending``, ``_drop_dead`` and ``_end_lease`` are safe beside the index's
+    thread. Backends implement the ``_``-methods."""
 
     def __init__(self, index: Any, crawl: str | None = None, *, lease: float = LEASE) -> None:
         self.index = index
@@ -247,7 +249,9 @@ class Journal:
         return now - seen[1] > self.lease
 
     def recover(self) -> int:
-        """Forget the pending pages of every dead crawl, and its journal."""
+        """Forget the pending pages of every dead crawl, and its journal. Returns how
+        many pages were forgotten. Safe beside the index's thread (not beside another
+        :meth:`recover` of this journal)."""
         forgotten = 0
         records = self._records()
         for record in records:
@@ -285,11 +289,7 @@ class Journal:
         if record.gone_here(self.host):
             # Its process is gone: no one can renew its lease any more.
             self._end_lease(record.crawl)
-        forgotten = 0
-        keys = self._pending(record.crawl)
-        for key in keys:
-            forgotten += bool(self.index.forget(key))
-        self._drop_dead(record, keys)
+        forgotten = self._forget_pending(record)
         self._seen.pop(record.crawl, None)
         return forgotten
 
@@ -328,6 +328,17 @@ class Journal:
 
     def _pending(self, crawl: str) -> list[str]:
         raise NotImplementedError
+
+    def _forget_pending(self, record: CrawlRecord) -> int:
+        """Forget the pages pending in dead *record*'s journal, then drop them (see
+        :meth:`_drop_dead`); return how many pages were forgotten. Runs beside the index's
+        thread: here through ``index.forget``, which a backend whose client is shared
+        safely between threads allows (Redis); SQLite, whose connection is not, overrides
+        it."""
+        keys = self._pending(record.crawl)
+        forgotten = sum(bool(self.index.forget(key)) for key in keys)
+        self._drop_dead(record, keys)
+        return forgotten
 
     def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
         """Remove *keys* (forgotten) from dead *record*'s journal, then its record if no

@@ -1,11 +1,14 @@
-"""Keeps a crawl's journal (see :mod:`.journal`) in a thread of its own: the lease is
-renewed every :data:`~.journal.HEARTBEAT` seconds, and the keys of items now in the
-output are removed from the journal as soon as they are handed over.
+"""Keeps a crawl's journal (see :mod:`.journal`) in a thread of its own: every
+:data:`~.journal.HEARTBEAT` seconds the lease is renewed and the pending pages of dead
+crawls are forgotten, and the keys of items now in the output are removed from the
+journal as soon as they are handed over.
 
-Neither waits behind the crawl's queued checks. A heartbeat queued behind them reached
-126 s on a busy crawl, past the lease, and another crawl took it for dead; settlements
-queued behind them (1 to 22 s a round) left most of a crawl's exported pages pending, so
-that a crawl killed then had them forgotten and exported again by the next one."""
+None of them waits behind the crawl's queued checks. A heartbeat queued behind them
+reached 126 s on a busy crawl, past the lease, and another crawl took it for dead;
+settlements queued behind them (1 to 22 s a round) left most of a crawl's exported pages
+pending, so that a crawl killed then had them forgotten and exported again by the next
+one; a recovery queued behind them left a dead crawl's pages stored for 31 s and more,
+and the surviving crawl dropped them as unchanged meanwhile."""
 
 from __future__ import annotations
 
@@ -19,13 +22,16 @@ __all__ = ["JournalKeeper"]
 #: What the keeper was doing when an error was handed to ``on_error``.
 RENEWING = "renew the crawl's lease"
 SETTLING = "remove exported pages from the crawl journal"
+RECOVERING = "forget the pages of dead crawls"
 
 
 class JournalKeeper:
-    """Renews *journal*'s lease every *interval* seconds and settles the keys given to
-    :meth:`settle`, in a thread of its own. Errors are handed to *on_error* with what was
-    being done; a renewal is tried again at the next interval, keys that could not be
-    settled with the next keys (or by :meth:`stop`'s caller)."""
+    """Renews *journal*'s lease and forgets the pages of dead crawls every *interval*
+    seconds, and settles the keys given to :meth:`settle`, in a thread of its own. Errors
+    are handed to *on_error* with what was being done; a renewal and a recovery are tried
+    again at the next interval (a recovery only after a renewal that succeeded), keys that
+    could not be settled with the next keys (or by :meth:`stop`'s caller). How many pages
+    were forgotten is read with :meth:`take_forgotten`."""
 
     def __init__(
         self,
@@ -36,10 +42,14 @@ class JournalKeeper:
         self.journal = journal
         self.interval = interval
         self.on_error = on_error
-        #: Renewals and settlements done (tests read them to see the keeper at work).
+        #: Renewals, settlements and recoveries done (tests read them to see the keeper
+        #: at work).
         self.renewals = 0
         self.settlements = 0
+        self.recoveries = 0
         self._keys: list[str] = []
+        #: Pages of dead crawls forgotten and not yet taken by :meth:`take_forgotten`.
+        self._forgotten = 0
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -55,6 +65,12 @@ class JournalKeeper:
             with self._lock:
                 self._keys.extend(keys)
             self._wake.set()
+
+    def take_forgotten(self) -> int:
+        """How many pages of dead crawls were forgotten since the last call."""
+        with self._lock:
+            forgotten, self._forgotten = self._forgotten, 0
+        return forgotten
 
     def stop(self) -> list[str]:
         """Settle what was handed over, stop renewing, and wait for the thread. Returns
@@ -75,12 +91,25 @@ class JournalKeeper:
             if self._stopping.is_set():
                 return
             if monotonic() >= renew_at:
-                try:
-                    self.journal.renew()
-                    self.renewals += 1
-                except Exception as error:  # reported, then tried again
-                    self._report(RENEWING, error)
+                self._heartbeat()
                 renew_at = monotonic() + self.interval
+
+    def _heartbeat(self) -> None:
+        """Renew the lease, then forget the pages of the crawls found dead."""
+        try:
+            self.journal.renew()
+            self.renewals += 1
+        except Exception as error:  # reported, then tried again
+            self._report(RENEWING, error)
+            return  # the index is failing: the recovery waits for the next heartbeat
+        try:
+            forgotten = self.journal.recover()
+            self.recoveries += 1
+        except Exception as error:
+            self._report(RECOVERING, error)
+            return
+        with self._lock:
+            self._forgotten += forgotten
 
     def _settle_handed_over(self) -> None:
         with self._lock:

@@ -12,7 +12,9 @@ from .journal import CrawlRecord, Journal
 
 class MemoryJournal(Journal):
     """The journal of an in-memory index: it dies with the crawl's process, so only the
-    crawl's own pending pages matter (forgotten at :meth:`end`)."""
+    crawl's own pending pages matter (forgotten at :meth:`end`). Its records are its own
+    crawl's alone: a recovery (in the journal keeper's thread) finds no dead crawl and
+    never touches the index, which has no lock of its own."""
 
     def __init__(self, index: Any, crawl: str | None = None, **kwargs: Any) -> None:
         super().__init__(index, crawl, **kwargs)

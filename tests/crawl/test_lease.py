@@ -1,12 +1,15 @@
-"""The crawl's lease is renewed, and exported pages leave its journal, beside the index's
-thread, never behind its queued checks (#43: on the spread layout a live crawl's heartbeat
-waited 126 s behind its own checks, past the 120 s lease, and another crawl forgot its
-pages; on Redis, settlements waited 1 to 22 s a round, and a crawl killed then had most of
-what it had exported forgotten and exported again)."""
+"""The crawl's lease is renewed, exported pages leave its journal, and the pages of dead
+crawls are forgotten, beside the index's thread, never behind its queued checks (#43: on
+the spread layout a live crawl's heartbeat waited 126 s behind its own checks, past the
+120 s lease, and another crawl forgot its pages; on Redis, settlements waited 1 to 22 s a
+round, and a crawl killed then had most of what it had exported forgotten and exported
+again; a surviving crawl of two never recovered the dead one's pages in 31 s, and
+dropped them as unchanged meanwhile)."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import threading
 import time
 
@@ -17,6 +20,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash.crawl import deduplicator
 from scrapy_simhash.index.base import storable_key
+from scrapy_simhash.index.journal import CrawlRecord, journal_for
 
 QUEUED = 200
 
@@ -104,7 +108,7 @@ async def test_exported_pages_leave_the_journal_while_checks_are_queued(tmp_path
         deadline = time.monotonic() + 60
         wait_until_queued(thread, deadline)
         # Their items are in the output: the pipeline hands their keys over.
-        await asyncio.wait_for(runner.settle(exported), 10)
+        runner.settle(exported)
         while stored & set(journal.unsettled()) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not stored & set(journal.unsettled()), "settled only behind the checks"
@@ -115,12 +119,90 @@ async def test_exported_pages_leave_the_journal_while_checks_are_queued(tmp_path
         pipeline.close_spider()
 
 
+def crawl_that_died(index, keys: list[str]):
+    """A crawl of this host that stored *keys* and died before they reached its output:
+    its record names a process that has ended."""
+    dead = journal_for(index)
+    dead.begin()
+    for n, key in enumerate(keys):
+        dead.pending(key)
+        index.check_and_add(n * 0x0F0F_0F0F_0F0F + 0x5A5A, key)
+    child = subprocess.Popen(["true"])
+    child.wait()
+    dead._register(CrawlRecord(dead.crawl, dead.host, child.pid, "", time.time()))
+    return dead
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @deferred_f_from_coro_f
-async def test_a_settlement_begun_as_the_spider_closes_does_nothing(tmp_path):
-    # The feeds' flush fires, then the spider closes before its settlement runs: the
-    # settlement found the output gone ('NoneType' object has no attribute 'confirmed').
+async def test_a_dead_crawls_pages_are_forgotten_while_checks_are_queued(
+    tmp_path, monkeypatch, request, backend
+):
+    monkeypatch.setattr(deduplicator, "HEARTBEAT", 0.05, raising=False)
+    pipeline = make_pipeline(tmp_path, **backend_settings(request, backend))
+    runner = pipeline.runner
+    index, thread = runner.dedup.index, runner.index_thread
+    lost = [f"https://example.com/lost/{n}" for n in range(5)]
+    dead = crawl_that_died(index, lost)  # after this crawl began: found at a heartbeat
+    release, calls = busy(thread, index)
+    await asyncio.sleep(0)
+    try:
+        deadline = time.monotonic() + 30  # generous: only a failure waits this long
+        wait_until_queued(thread, deadline)
+        began = time.monotonic()
+
+        def recovered() -> bool:
+            records = {record.crawl for record in runner.journal._records()}
+            return dead.crawl not in records and not any(index.find(key) for key in lost)
+
+        while not recovered() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        took = time.monotonic() - began
+        assert recovered(), "recovered only behind the checks"
+        assert len(thread._calls) == QUEUED, "the checks ran first"
+        assert dead._pending(dead.crawl) == []
+        # A few heartbeats (0.05 s), not the time the queued checks take.
+        assert took < 5
+    finally:
+        release.set()
+        await asyncio.gather(*calls)
+        pipeline.close_spider()
+        dead.close()
+    assert pipeline.stats.get_value("simhash/journal/forgotten") == len(lost)
+
+
+def test_a_settlement_after_the_spider_closed_does_nothing(tmp_path):
+    # A settlement that read the ended output failed ('NoneType' object has no attribute
+    # 'confirmed').
     pipeline = make_pipeline(tmp_path)
-    settling = pipeline._settle_async()
     pipeline.close_spider()
-    await settling  # raises if it reads the ended output
-    assert pipeline.output is None and not pipeline._settling
+    pipeline._settle()  # raises if it reads the ended output
+    assert pipeline.output is None
+
+
+@pytest.mark.redis
+def test_a_recovery_that_fails_is_counted_logged_and_tried_again(
+    tmp_path, monkeypatch, request, caplog
+):
+    monkeypatch.setattr(deduplicator, "HEARTBEAT", 0.05, raising=False)
+    pipeline = make_pipeline(tmp_path, **backend_settings(request, "redis"))
+    runner = pipeline.runner
+    index, keeper = runner.dedup.index, runner.journal_keeper
+    dead = crawl_that_died(index, [])
+    # Another program wrote under the prefix: the dead crawl's journal cannot be read.
+    index._client.set(dead._key(f"pending:{dead.crawl}"), "not a set")
+    try:
+        deadline = time.monotonic() + 30
+        while runner.stats.get_value("simhash/errors/journal", 0) < 2:
+            assert time.monotonic() < deadline, "no failed recovery reported"
+            time.sleep(0.01)
+        renewals = keeper.renewals
+        while keeper.renewals == renewals and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert keeper.renewals > renewals, "the lease is still renewed"
+    finally:
+        pipeline.close_spider()
+    [first, *_] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert first.getMessage().startswith(
+        "Could not forget the pages of dead crawls in the index: A key of the index at"
+    )

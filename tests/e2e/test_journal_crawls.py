@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -111,3 +113,72 @@ def test_overwriting_the_feed_of_a_crawl_that_died_is_warned_of_before_it_is_emp
     # A crawl after one that finished overwrites its feed without a word.
     log = run_crawl(tmp_path, uri, PAGES, str(feed), overwrite="1")
     assert "'finish_reason': 'finished'" in log and "stopped before its end" not in log
+
+
+def journal_records(index: Path) -> dict[str, int]:
+    """Each crawl in the journal of the SQLite index at *index*, with its pending keys."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
+            crawls = [crawl for (crawl,) in conn.execute("SELECT crawl FROM journal_crawls")]
+            return {
+                crawl: conn.execute(
+                    "SELECT count(*) FROM journal_pending WHERE crawl = ?", (crawl,)
+                ).fetchone()[0]
+                for crawl in crawls
+            }
+    except sqlite3.OperationalError:  # the index or its journal is not there yet
+        return {}
+
+
+def wait_for(condition, seconds: float, what: str) -> float:
+    began = time.monotonic()
+    while not condition():
+        assert time.monotonic() - began < seconds, f"{what} took more than {seconds} s"
+        time.sleep(0.1)
+    return time.monotonic() - began
+
+
+def test_a_running_crawl_forgets_the_pages_of_a_crawl_killed_beside_it(tmp_path):
+    """Two crawls share an index and one is killed with pages pending: the other forgets
+    them while it runs, at one of its heartbeats (every 10 s), counted and logged (#43: a
+    surviving crawl of two never recovered them in 31 s)."""
+    path = tmp_path / "index.db"
+    uri = f"sqlite:///{path}"
+    # The survivor, paced so that it runs well past the kill and two heartbeats.
+    survivor = subprocess.Popen(
+        crawl_command(tmp_path, uri, PAGES, "-", CONCURRENT_REQUESTS="1", DOWNLOAD_DELAY="0.1"),
+        env=subprocess_env(),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    killed = None
+    try:
+        wait_for(lambda: len(journal_records(path)) == 1, 60, "the first crawl's start")
+        (alive,) = journal_records(path)
+        killed = subprocess.Popen(
+            crawl_command(tmp_path, uri, PAGES, str(tmp_path / "killed.jl")),
+            env=subprocess_env(),
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: stored_pages(uri) >= 300, 120, "300 pages stored")
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=60)
+        pending = {crawl: n for crawl, n in journal_records(path).items() if crawl != alive}
+        assert len(pending) == 1 and sum(pending.values()) > 0, pending
+        took = wait_for(lambda: alive == "".join(journal_records(path)), 40, "the recovery")
+        assert survivor.poll() is None, "the surviving crawl ended first"
+        assert took < 25, "more than two heartbeats"
+        print("MEASURE", pending, took)
+    finally:
+        if killed is not None and killed.poll() is None:
+            killed.kill()
+        survivor.send_signal(signal.SIGINT)
+        log = survivor.communicate(timeout=120)[1]
+    # Each pending key whose check stored a page (not one stopped by the kill before it).
+    [forgotten] = re.findall(r"Forgot (\d+) pages that a crawl which stopped", log) or [log]
+    assert 0 < int(forgotten) <= sum(pending.values())
+    assert f"'simhash/journal/forgotten': {forgotten}," in log

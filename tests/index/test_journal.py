@@ -4,6 +4,7 @@ that ends, or dies, are forgotten; a crawl on another host only after its lease.
 from __future__ import annotations
 
 import contextlib
+import random
 import subprocess
 import time
 import types
@@ -219,3 +220,43 @@ def test_keys_with_surrogates_and_long_keys_are_journalled_as_stored(index_uri):
             index.check_and_add(n * 0x1234_5678_9ABC + 5, key)
         assert journal.end() == 2
         assert len(index) == 0
+
+
+def test_a_dead_crawls_page_is_forgotten_with_all_that_is_stored_for_it(tmp_path):
+    """SQLite forgets a dead crawl's pages on the journal's own connection (beside the
+    index's thread), with the index's own removal: the page's block table rows (kept in
+    step by triggers that each connection has for itself), anchors, sketch and analysis
+    record go with it, and a copy checked again is new."""
+    from scrapy_simhash.analysis.fingerprint import Fingerprinter
+    from scrapy_simhash.dedup import Analyser
+    from scrapy_simhash.index.analysed import Analysed
+
+    rng = random.Random(5)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(7)) for _ in range(400)]
+    paragraphs = [" ".join(words[n : n + 50]) + "." for n in range(0, 400, 50)]
+    analysis = Analyser(Fingerprinter()).analyse("\n".join(paragraphs))
+    assert analysis.anchors and analysis.sketch
+    analysed = Analysed(("content",), "builtin", "1", analysis.text_hash)
+    with open_index(f"sqlite:///{tmp_path / 'index.db'}") as index:
+        dead = journal_for(index)
+        dead.begin()
+        dead.pending("lost")
+        outcome = index.check_and_add(
+            analysis.value, "lost", analysis.anchors, analysis.sketch, analysed=analysed
+        )
+        assert outcome.status == "new"
+        child = subprocess.Popen(["true"])
+        child.wait()
+        dead._register(CrawlRecord(dead.crawl, dead.host, child.pid, "", time.time()))
+        dead.close()
+        alive = journal_for(index)
+        assert alive.begin() == 1
+        conn = index._conn
+        tables = [*index.tables.names, "pages", "page_keys", "page_anchors", "anchors"]
+        tables += ["page_sketches", "page_analyses", "journal_pending"]
+        assert {
+            name: conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in tables
+        } == dict.fromkeys(tables, 0)
+        again = index.check_and_add(analysis.value, "copy", analysis.anchors, analysis.sketch)
+        assert again.status == "new"
+        alive.end()

@@ -449,6 +449,7 @@ REVIEWED_SQL = {
     "f'PRAGMA application_id = {APPLICATION_ID}'",
     "f'PRAGMA user_version = {SCHEMA_VERSION}'",
     "f'PRAGMA synchronous={self._synchronous}'",
+    "f'PRAGMA synchronous={index._synchronous}'",  # the journal's own connection
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
     "self.tables.probe_sql",

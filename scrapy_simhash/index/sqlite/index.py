@@ -484,7 +484,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             if outcome is not None:  # not stored: seen all the same
                 sight(self._conn, *seen, sighting(probe.key))
                 return outcome
-            replaced = self._replace(probe.key)
+            replaced = self._remove_stored(self._conn, probe.key)
             page = self.tables.add(self._conn, fingerprint, probe.key, time.time())
             add_anchors(self._conn, [(page, anchors)] if anchors else [])
             add_sketches(self._conn, [(page, sketch)])
@@ -513,7 +513,7 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             if row:
                 status = "unchanged" if row[0] == key else "duplicate"
                 return Outcome(status, Match(row[0], digest, 0, row[1]))
-            replaced = self._replace(key)
+            replaced = self._remove_stored(self._conn, key)
             self._conn.execute(
                 "INSERT INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
                 (signed, key, time.time()),
@@ -521,18 +521,20 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             add_analyses(self._conn, [(key, analysed)])
         return Outcome("changed" if replaced else "new")
 
-    def _replace(self, key: str) -> int:
-        """Inside a check's transaction: remove what is stored under *key* (a page and its
-        table keys, an exact entry); return how many entries."""
-        doomed = self._conn.execute(
+    def _remove_stored(self, conn: sqlite3.Connection, key: str) -> int:
+        """Inside a transaction of *conn* (a check's, or the crawl journal's recovering a
+        dead crawl on its own connection, which has the same triggers): remove what is
+        stored under *key* (a page with its table keys, anchors, sketch and analysis
+        record; an exact entry); return how many entries."""
+        doomed = conn.execute(
             f"SELECT id, fingerprint, key FROM page_view WHERE {PAGES_BY_KEY}",
             (key_hash(key), key),
         ).fetchall()
-        self.tables.remove(self._conn, doomed)
-        remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
-        remove_sketches(self._conn, [page_id for page_id, _, _ in doomed])
-        exact = self._conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
-        remove_analyses(self._conn, [key])
+        self.tables.remove(conn, doomed)
+        remove_anchors(conn, [page_id for page_id, _, _ in doomed])
+        remove_sketches(conn, [page_id for page_id, _, _ in doomed])
+        exact = conn.execute("DELETE FROM exact_texts WHERE key = ?", (key,)).rowcount
+        remove_analyses(conn, [key])
         return len(doomed) + exact
 
     def __len__(self) -> int:

@@ -5,9 +5,12 @@ without them is a complete index).
 There is no server to expire a lease: a crawl of this host is dead when its process is
 gone; a crawl of another host (a file on a shared disk) when its heartbeat has not changed
 for the lease, timed by the observer's own monotonic clock (see :meth:`Journal.dead`).
-The lease is renewed, and exported pages' keys removed, on a connection of its own, so
-that neither waits behind the crawl's queued checks (only, at most for the index's
-``timeout``, behind one write of this or another process)."""
+The lease is renewed, exported pages' keys removed, and dead crawls recovered on a
+connection of its own, so that none of them waits behind the crawl's queued checks (only,
+at most for the index's ``timeout``, behind one write of this or another process). That
+connection writes pages as the index's own does (the same ``synchronous`` and the
+triggers that keep the block tables in step), and forgets a dead crawl's pages with the
+index's own removal, in one transaction per dead crawl."""
 
 from __future__ import annotations
 
@@ -44,13 +47,28 @@ class SqliteJournal(Journal):
             )
 
     @contextlib.contextmanager
-    def _own_transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction on the journal's own connection (for the lease keeper's
-        thread); opened on first use, closed by :meth:`end`."""
+    def _own_connection(self) -> Iterator[sqlite3.Connection]:
+        """The journal's own connection (for the journal keeper's thread), one user at a
+        time; opened on first use, closed by :meth:`end`."""
         with self._own_lock:
             if self._own is None:
-                self._own = self.index._connect()
-            conn = self._own
+                index = self.index
+                own = index._connect()
+                try:
+                    # It removes the pages of dead crawls: written as the index's own
+                    # connection writes them (its triggers are this connection's alone).
+                    own.execute(f"PRAGMA synchronous={index._synchronous}")
+                    index.tables.install(own)
+                except BaseException:
+                    own.close()
+                    raise
+                self._own = own
+            yield self._own
+
+    @contextlib.contextmanager
+    def _own_transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction on the journal's own connection."""
+        with self._own_connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -80,8 +98,8 @@ class SqliteJournal(Journal):
         return not updated
 
     def _records(self) -> list[CrawlRecord]:
-        with self.index._errors("read the crawl journal"):
-            rows = self.index._conn.execute(
+        with self.index._errors("read the crawl journal"), self._own_connection() as conn:
+            rows = conn.execute(
                 "SELECT crawl, host, pid, started, beat FROM journal_crawls"
             ).fetchall()
         return [CrawlRecord(*row) for row in rows]
@@ -118,27 +136,48 @@ class SqliteJournal(Journal):
             )
 
     def _pending(self, crawl: str) -> list[str]:
-        with self.index._errors("read the crawl journal"):
-            rows = self.index._conn.execute(
-                "SELECT key FROM journal_pending WHERE crawl = ?", (crawl,)
-            ).fetchall()
+        with self.index._errors("read the crawl journal"), self._own_connection() as conn:
+            return self._pending_on(conn, crawl)
+
+    @staticmethod
+    def _pending_on(conn: sqlite3.Connection, crawl: str) -> list[str]:
+        rows = conn.execute("SELECT key FROM journal_pending WHERE crawl = ?", (crawl,))
         return [key for (key,) in rows]
 
-    def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
+    def _forget_pending(self, record: CrawlRecord) -> int:
+        # One transaction: the keys read, their pages forgotten and the record dropped,
+        # while the record is as read. A crawl that renewed meanwhile was alive: its pages
+        # and keys stay (it exports them, or forgets them at its end).
         index = self.index
+        with index._errors("forget the pages of a dead crawl"), self._own_transaction() as conn:
+            if not conn.execute(
+                "SELECT 1 FROM journal_crawls WHERE crawl = ? AND beat = ?",
+                (record.crawl, record.beat),
+            ).fetchone():
+                return 0  # renewed, or recovered by another crawl
+            keys = self._pending_on(conn, record.crawl)
+            forgotten = sum(bool(index._remove_stored(conn, key)) for key in keys)
+            self._drop_dead_on(conn, record, keys)
+        return forgotten
+
+    def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
+        with self.index._errors("write the crawl journal"), self._own_transaction() as conn:
+            self._drop_dead_on(conn, record, keys)
+
+    @staticmethod
+    def _drop_dead_on(conn: sqlite3.Connection, record: CrawlRecord, keys: list[str]) -> None:
         # Only while the record is as read (its beat unchanged): a crawl that renewed
         # its lease meanwhile was alive, and keeps its record and its keys.
-        with index._errors("write the crawl journal"), index._transaction():
-            index._conn.executemany(
-                "DELETE FROM journal_pending WHERE crawl = ? AND key = ? AND EXISTS "
-                "(SELECT 1 FROM journal_crawls WHERE crawl = ? AND beat = ?)",
-                [(record.crawl, key, record.crawl, record.beat) for key in keys],
-            )
-            index._conn.execute(
-                "DELETE FROM journal_crawls WHERE crawl = ? AND beat = ? AND NOT EXISTS "
-                "(SELECT 1 FROM journal_pending WHERE crawl = ?)",
-                (record.crawl, record.beat, record.crawl),
-            )
+        conn.executemany(
+            "DELETE FROM journal_pending WHERE crawl = ? AND key = ? AND EXISTS "
+            "(SELECT 1 FROM journal_crawls WHERE crawl = ? AND beat = ?)",
+            [(record.crawl, key, record.crawl, record.beat) for key in keys],
+        )
+        conn.execute(
+            "DELETE FROM journal_crawls WHERE crawl = ? AND beat = ? AND NOT EXISTS "
+            "(SELECT 1 FROM journal_pending WHERE crawl = ?)",
+            (record.crawl, record.beat, record.crawl),
+        )
 
     def _drop(self, crawl: str) -> None:
         index = self.index
