@@ -76,6 +76,8 @@ static PyMethodDef methods[] = {
     {"anchor_form", speedups_anchor_form, METH_O,
      "anchor_form(line) -> line case-folded, with punctuation and symbols dropped and runs of "
      "them and of whitespace made one space, none at either end."},
+    {"sketch_form", speedups_sketch_form, METH_O,
+     "sketch_form(line) -> anchor_form(line) with its numbers as they are."},
     {"count_long_words", speedups_count_long_words, METH_VARARGS,
      "count_long_words(words, counts): counts[word] += 1 for each word of the list words "
      "other than single characters."},
@@ -96,7 +98,7 @@ static PyMethodDef methods[] = {
     {"text_shingles", speedups_text_shingles, METH_VARARGS,
      "text_shingles(form, span, limit) -> (count, the smallest limit) of shingles() of the "
      "MurmurHash3 hashes of the words of form (single spaces between words; a Han, kana or "
-     "Hangul character a word of its own; ASCII digits as '0'); None for a text that is not "
+     "Hangul character a word of its own); None for a text that is not "
      "valid UTF-8."},
     {"remove_stop_words", speedups_remove_stop_words, METH_VARARGS,
      "remove_stop_words(counts, masks, min_hits) -> True once the stop words of the text's "

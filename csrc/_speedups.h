@@ -74,6 +74,7 @@ PyObject *speedups_line_starts(PyObject *module, PyObject *args);
 /* _speedups_anchors.c */
 PyObject *speedups_unit_sizes(PyObject *module, PyObject *args);
 PyObject *speedups_anchor_form(PyObject *module, PyObject *line);
+PyObject *speedups_sketch_form(PyObject *module, PyObject *line);
 /* The anchor form of the *length* characters of the str *text* from *start*. */
 PyObject *speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length);
 

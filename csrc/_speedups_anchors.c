@@ -149,7 +149,8 @@ is_ascii_lower(Py_UCS4 ch)
  * counted where it does, and the count of characters written, the one value carried from
  * a character to the next, takes one addition. */
 #define FORM_LOOP(NAME, CHAR)                                                               \
-    static Py_ssize_t NAME(const CHAR *chars, Py_ssize_t length, int fold, CHAR *out)       \
+    static Py_ssize_t NAME(const CHAR *chars, Py_ssize_t length, int fold, int zero,        \
+                           CHAR *out)                                                       \
     {                                                                                       \
         Py_ssize_t n = 0, run = -1; /* where a run of digits written began */               \
         int gap = 0, started = 0, after_letter = 0;                                         \
@@ -173,7 +174,7 @@ is_ascii_lower(Py_UCS4 ch)
             int joined = keep & !space; /* to the character written before it */           \
             if (run >= 0 && !(joined & digit)) {                                            \
                 /* A run of digits ends: a number unless a letter touches it. */            \
-                if (!after_letter && !(joined & is_ascii_lower(ch))) {                      \
+                if (zero && !after_letter && !(joined & is_ascii_lower(ch))) {              \
                     out[run] = '0';                                                         \
                     n = run + 1;                                                            \
                 }                                                                           \
@@ -189,7 +190,7 @@ is_ascii_lower(Py_UCS4 ch)
             started |= keep;                                                                \
             gap = (!keep) & started;                                                        \
         }                                                                                   \
-        if (run >= 0 && !after_letter) {                                                    \
+        if (zero && run >= 0 && !after_letter) {                                            \
             out[run] = '0';                                                                 \
             n = run + 1;                                                                    \
         }                                                                                   \
@@ -205,7 +206,7 @@ FORM_LOOP(form_ucs4, Py_UCS4)
  * never makes a character larger, so the result is written in the text's kind (on the
  * stack, for a paragraph). */
 static PyObject *
-form(PyObject *text, Py_ssize_t start, Py_ssize_t length, int fold)
+form(PyObject *text, Py_ssize_t start, Py_ssize_t length, int fold, int zero)
 {
     static int filled = 0;
     if (!filled) {
@@ -221,13 +222,13 @@ form(PyObject *text, Py_ssize_t start, Py_ssize_t length, int fold)
     Py_ssize_t n;
     switch (kind) {
     case PyUnicode_1BYTE_KIND:
-        n = form_ucs1(PyUnicode_1BYTE_DATA(text) + start, length, fold, out);
+        n = form_ucs1(PyUnicode_1BYTE_DATA(text) + start, length, fold, zero, out);
         break;
     case PyUnicode_2BYTE_KIND:
-        n = form_ucs2(PyUnicode_2BYTE_DATA(text) + start, length, fold, out);
+        n = form_ucs2(PyUnicode_2BYTE_DATA(text) + start, length, fold, zero, out);
         break;
     default:
-        n = form_ucs4(PyUnicode_4BYTE_DATA(text) + start, length, fold, out);
+        n = form_ucs4(PyUnicode_4BYTE_DATA(text) + start, length, fold, zero, out);
     }
     PyObject *result = n < 0 ? Py_None : PyUnicode_FromKindAndData(kind, out, n);
     if (out != small) {
@@ -236,26 +237,28 @@ form(PyObject *text, Py_ssize_t start, Py_ssize_t length, int fold)
     return result;
 }
 
-/* squeeze(folded) for *folded*, a new reference to what a casefold() returned. */
+/* squeeze(folded) for *folded*, a new reference to what a casefold() returned (with
+ * *zero*, each number made one 0). */
 static PyObject *
-squeeze_folded(PyObject *folded)
+squeeze_folded(PyObject *folded, int zero)
 {
     if (folded == NULL) {
         return NULL;
     }
     PyObject *result = PyUnicode_Check(folded)
-                           ? form(folded, 0, PyUnicode_GET_LENGTH(folded), 0)
+                           ? form(folded, 0, PyUnicode_GET_LENGTH(folded), 0, zero)
                            : PyErr_Format(PyExc_TypeError, "casefold() returned a value not a str");
     Py_DECREF(folded);
     return result;
 }
 
-/* The anchor form of the *length* characters of the str *text* from *start*: in one pass
- * where each of them folds to itself or is ASCII, else str.casefold() of them squeezed. */
-PyObject *
-speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length)
+/* The form of the *length* characters of the str *text* from *start*, each number made
+ * one 0 with *zero*: in one pass where each of them folds to itself or is ASCII, else
+ * str.casefold() of them squeezed. */
+static PyObject *
+form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length, int zero)
 {
-    PyObject *result = form(text, start, length, 1);
+    PyObject *result = form(text, start, length, 1, zero);
     if (result != Py_None) {
         return result;
     }
@@ -264,9 +267,30 @@ speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length)
         return NULL;
     }
     PyObject *folded = PyObject_CallMethod((PyObject *)&PyUnicode_Type, "casefold", "O", unit);
-    result = squeeze_folded(folded);
+    result = squeeze_folded(folded, zero);
     Py_DECREF(unit);
     return result;
+}
+
+/* The anchor form of the *length* characters of the str *text* from *start*. */
+PyObject *
+speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length)
+{
+    return form_of(text, start, length, 1);
+}
+
+static PyObject *
+line_form(PyObject *line, int zero, const char *name)
+{
+    if (!PyUnicode_Check(line)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes a str", name);
+        return NULL;
+    }
+    if (PyUnicode_CheckExact(line)) {
+        return form_of(line, 0, PyUnicode_GET_LENGTH(line), zero);
+    }
+    /* Its own casefold() may differ from str's. */
+    return squeeze_folded(PyObject_CallMethod(line, "casefold", NULL), zero);
 }
 
 /* anchor_form(line) -> squeeze(line.casefold()): case-folded, punctuation and symbols
@@ -275,13 +299,12 @@ speedups_form_of(PyObject *text, Py_ssize_t start, Py_ssize_t length)
 PyObject *
 speedups_anchor_form(PyObject *module, PyObject *line)
 {
-    if (!PyUnicode_Check(line)) {
-        PyErr_SetString(PyExc_TypeError, "anchor_form() takes a str");
-        return NULL;
-    }
-    if (PyUnicode_CheckExact(line)) {
-        return speedups_form_of(line, 0, PyUnicode_GET_LENGTH(line));
-    }
-    /* Its own casefold() may differ from str's. */
-    return squeeze_folded(PyObject_CallMethod(line, "casefold", NULL));
+    return line_form(line, 1, "anchor_form");
+}
+
+/* sketch_form(line): anchor_form(line) with its numbers as they are. */
+PyObject *
+speedups_sketch_form(PyObject *module, PyObject *line)
+{
+    return line_form(line, 0, "sketch_form");
 }

@@ -7,8 +7,8 @@
  * text_shingles(form, span, limit) -> (runs, the smallest *limit* distinct hashes) for the
  * words of
  * *form* (a text as anchors compare it: words separated by single spaces), each word
- * hashed with MurmurHash3 x64-128 of its UTF-8 as mmh3.hash64 does (its first half), a
- * word of ASCII digits as "0"; a Han, kana or Hangul character is a word of its own. The
+ * hashed with MurmurHash3 x64-128 of its UTF-8 as mmh3.hash64 does (its first half); a
+ * Han, kana or Hangul character is a word of its own. The
  * twin of scrapy_simhash.analysis.sketch.shingle_hashes without a secret. None for a text
  * that is not valid UTF-8 (a lone surrogate): Python decides.
  */
@@ -194,18 +194,6 @@ smallest_runs(uint64_t *words, Py_ssize_t n, Py_ssize_t span, Py_ssize_t limit)
 static PyObject *
 as_list(uint64_t *words, Py_ssize_t count, Py_ssize_t limit);
 
-/* A word of ASCII digits only: a number, hashed as "0". */
-static int
-digits(const uint8_t *s, Py_ssize_t length)
-{
-    for (Py_ssize_t i = 0; i < length; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 PyObject *
 speedups_text_shingles(PyObject *module, PyObject *args)
 {
@@ -242,10 +230,6 @@ speedups_text_shingles(PyObject *module, PyObject *args)
             if (start >= 0) {
                 const uint8_t *word = s + start;
                 Py_ssize_t length = i - start;
-                if (digits(word, length)) {
-                    word = (const uint8_t *)"0";
-                    length = 1;
-                }
                 words[n++] = murmur3_64(word, (size_t)length);
                 start = -1;
             }

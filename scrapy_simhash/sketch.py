@@ -42,7 +42,7 @@ DEFAULT_MIN_SHARE = 0.8
 _BITS = 16
 _MASK = (1 << _BITS) - 1
 #: The sketches' format, stored in every index: pages sketched otherwise never mix.
-SKETCH_FORMAT = f"shingles-{SHINGLE_WORDS}w/num0/casefold-nopunct/{SAMPLES}x{_BITS}/v1"
+SKETCH_FORMAT = f"shingles-{SHINGLE_WORDS}w/casefold-nopunct/{SAMPLES}x{_BITS}/v2"
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,8 @@ def anchor_form(line: str) -> str:
     """*line* as anchors compare it: case-folded, with punctuation and symbols dropped
     and runs of spaces made one (quotes and dashes differ between two sites' copies),
     and every number made ``0`` (a copy with its dates, prices or version numbers
-    changed holds the same paragraphs, as the share check reads them); the pure-Python
+    changed holds the same paragraphs, and is found; the share check that confirms it
+    reads numbers as they are); the pure-Python
     twin of the accelerator's."""
     return _NUMBER.sub("0", squeeze(line.casefold()))
 

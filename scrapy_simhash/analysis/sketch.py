@@ -1,7 +1,14 @@
 """The sketch of a text (see :mod:`scrapy_simhash.sketch`): its words as anchors compare
-them, every number one token, hashed in runs of :data:`~scrapy_simhash.sketch.SHINGLE_WORDS`
-and sampled by value. Words are hashed as the fingerprint's terms are (MurmurHash3, or
-BLAKE2b with a secret): a page's shingles are as hard to guess."""
+them, but with their numbers as they are, hashed in runs of
+:data:`~scrapy_simhash.sketch.SHINGLE_WORDS` and sampled by value. Words are hashed as the
+fingerprint's terms are (MurmurHash3, or BLAKE2b with a secret): a page's shingles are as
+hard to guess.
+
+Anchors read every number as ``0``, so that a copy with its dates or prices changed is
+still *found*; the share check that *confirms* a drop reads numbers as they are, so that
+pages whose numbers are what they say (results, prices, timetables, a table of figures)
+are not dropped for the words around them. A copy with a date changed still holds nearly
+all of its text."""
 
 from __future__ import annotations
 
@@ -10,30 +17,29 @@ import sys
 from bisect import bisect_left
 
 from ..sketch import PROBE_SAMPLES, SHINGLE_WORDS, Sketch
-from .anchors import anchor_form
+from .anchors import squeeze
 from .fingerprint import hash_term
 from .speedups import compiled
 
 #: A word: a run of characters other than spaces in a spaced script, or one Han, kana or
 #: Hangul character (a word of its own, as :func:`~scrapy_simhash.analysis.anchors.words`
-#: counts). A word of ASCII digits is a number, and every number is the word ``0``: a copy
-#: with its dates, prices or version numbers changed holds the same text (the digits of a
-#: word, ``mp3``, ``ipv6``, stay).
+#: counts).
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(f"[{_UNSPACED}]|[^ {_UNSPACED}]+")
-_DIGITS = re.compile("[0-9]+")
-_ANCHOR_FORM = compiled("anchor_form")
+_SKETCH_FORM = compiled("sketch_form")
 
 
 def sketch_form(text: str) -> str:
     """*text* as sketches compare it: as anchors do (case-folded, punctuation dropped,
-    single spaces between words)."""
-    return (_ANCHOR_FORM or anchor_form)(text)
+    single spaces between words), its numbers as they are."""
+    if _SKETCH_FORM is not None:
+        return _SKETCH_FORM(text)
+    return squeeze(text.casefold())
 
 
 def tokens(text: str) -> list[str]:
     """The words of *text* as sketches compare them."""
-    return ["0" if _DIGITS.fullmatch(w) else w for w in _TOKEN.findall(sketch_form(text))]
+    return _TOKEN.findall(sketch_form(text))
 
 
 _MASK64 = (1 << 64) - 1
@@ -85,8 +91,6 @@ def shingle_hashes(
     known: dict[str, int] = {}
     hashes = []
     for word in _TOKEN.findall(form):
-        if _DIGITS.fullmatch(word):
-            word = "0"
         if word not in known:
             known[word] = hash_term(word, seed)
         hashes.append(known[word])
