@@ -16,7 +16,6 @@ MAX_FUNCTION_LINES = 60
 #: Modules still over the limit (relative to the package).
 LONG_MODULES = {
     "crawl/deduplicator.py",
-    "index/sqlite/index.py",
 }
 #: Functions still over the limit, as ``module:Class.function``.
 LONG_FUNCTIONS = {
