@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from .dedup import Analysis, Deduplicator, Verdict
     from .exceptions import SimhashError
     from .index import Match, NearDuplicateIndex, open_index
-    from .index.base import DropRecord, IndexParameters, StoredPage
     from .index.memory import MemoryIndex
+    from .index.parameters import IndexParameters
     from .index.redis import RedisIndex
     from .index.sqlite import SqliteIndex
+    from .index.stored import DropRecord, StoredPage
     from .tools.transfer import export_index, import_index
 
 __version__ = "0.1.0"
@@ -65,11 +66,11 @@ _MODULES = {
     "Addon": "crawl.addon",
     "Analysis": "dedup",
     "Deduplicator": "dedup",
-    "DropRecord": "index.base",
+    "DropRecord": "index.stored",
     "Fingerprinter": "analysis.fingerprint",
-    "IndexParameters": "index.base",
+    "IndexParameters": "index.parameters",
     "LogFormatter": "crawl.logformatter",
-    "Match": "index.base",
+    "Match": "index.outcome",
     "MemoryIndex": "index.memory",
     "NearDuplicate": "crawl.near_duplicate",
     "NearDuplicateIndex": "index.base",
@@ -78,7 +79,7 @@ _MODULES = {
     "SimhashDedupPipeline": "crawl.pipeline",
     "SimhashError": "exceptions",
     "SqliteIndex": "index.sqlite",
-    "StoredPage": "index.base",
+    "StoredPage": "index.stored",
     "Unchanged": "crawl.near_duplicate",
     "Verdict": "dedup",
     "export_index": "tools.transfer",

@@ -7,102 +7,43 @@ and turns index failures into a counted pass-through or a closed spider
 (``SIMHASH_ON_INDEX_ERROR``). The pipeline and the middleware differ only in where the text
 comes from and what "drop" means (an item, or a response's whole output).
 
-It also does the CPU work for both: in a thread, or with ``SIMHASH_WORKERS`` in worker
-processes (:mod:`scrapy_simhash.crawl.workers`).
+Beside it: the settings read and a setup that cannot work in :mod:`~.setup`, the CPU work
+(in a thread, or with ``SIMHASH_WORKERS`` in worker processes) in :mod:`~.analyser`, what
+a verdict means to the crawl in :mod:`~.outcomes`.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
 from typing import TYPE_CHECKING, Any
 
-from scrapy.exceptions import NotConfigured
-from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
 from scrapy.utils.defer import deferred_from_coro
-from scrapy.utils.project import data_path
 
 from ..analysis.speedups import accelerated
 from ..dedup import Analysis, Deduplicator, Verdict, analyse_text, fields_text
-from ..exceptions import ConfigurationError, SetupFailed, SimhashError, SimhashIndexError
+from ..exceptions import SimhashError, SimhashIndexError
 from ..extract.extractors import extractor_version
-from ..extract.fields import plain_value
 from ..index.analysed import Analysed
 from ..index.base import NearDuplicateIndex
 from ..index.journal import HEARTBEAT, Journal, journal_for
 from ..index.journal_keeper import JournalKeeper
 from ..index.skip_rules import learn, skip_rules_for
-from ..settings import (
-    SimhashSettings,
-    index_uri,
-    setting_bool,
-    unknown_settings,
-    with_spider_arguments,
-)
+from ..settings import SimhashSettings
+from .analyser import CrawlAnalyser
 from .indexthread import IndexThread
 from .outcomes import Outcomes
-from .workers import WorkerDied, WorkerHung, WorkerPool
+from .setup import crawl_settings, settings_from_crawler, setup_failed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from .workers import WorkerPool
+
+__all__ = ["CrawlDeduplicator", "crawl_settings", "settings_from_crawler", "setup_failed"]
+
 logger = logging.getLogger(__name__)
-
-
-def settings_from_crawler(crawler: Crawler) -> tuple[SimhashSettings, str]:
-    """The validated ``SIMHASH_*`` settings of *crawler* and its index URI; raises
-    ``NotConfigured`` when ``SIMHASH_ENABLED`` is False and
-    :class:`~scrapy_simhash.exceptions.ConfigurationError` for a value that cannot work.
-    A ``SIMHASH_*`` name that is no setting (a typo) is logged as a warning."""
-    if not setting_bool("SIMHASH_ENABLED", crawler.settings.get("SIMHASH_ENABLED", True)):
-        raise NotConfigured("SIMHASH_ENABLED is False")
-    for message in unknown_settings(crawler.settings):
-        logger.warning("%s", message)
-    settings = with_spider_arguments(crawler.settings, getattr(crawler, "spider", None))
-    config = SimhashSettings.from_settings(settings)
-    return config, index_uri(config.index_uri, data_path, create=True)
-
-
-def crawl_settings(crawler: Crawler) -> tuple[SimhashSettings, str]:
-    """:func:`settings_from_crawler` for a component's ``from_crawler``: a value that
-    cannot work stops the crawl before it starts (:func:`setup_failed`)."""
-    try:
-        return settings_from_crawler(crawler)
-    except ConfigurationError as e:
-        raise setup_failed(e) from e
-
-
-def setup_failed(error: SimhashError) -> SetupFailed:
-    """Log *error* (a setting or an index that cannot work) in one ERROR line and return
-    the :class:`~scrapy_simhash.exceptions.SetupFailed` to raise from ``from_crawler`` or
-    ``open_spider``.
-
-    Raised there, before the spider opens, it makes ``scrapy crawl`` exit with status 1
-    and keeps Scrapy from opening the feed storage, so an existing ``-O`` file is left as
-    it was. (``CloseSpider`` would stop the crawl too, but Scrapy then opens the feeds and
-    exits 0.) Scrapy hands the exception to asyncio, which would print it again as "Task
-    exception was never retrieved" with a traceback: that record is filtered out, as the
-    reason is already in the log."""
-    logger.error("%s. The crawl is stopped before it starts.", str(error).rstrip("."))
-    asyncio_logger = logging.getLogger("asyncio")
-    if _ALREADY_LOGGED not in asyncio_logger.filters:
-        asyncio_logger.addFilter(_ALREADY_LOGGED)
-    failed = SetupFailed(str(error))
-    failed.__cause__ = error
-    return failed
-
-
-class _AlreadyLogged(logging.Filter):
-    """Drops asyncio's report of a :class:`SetupFailed` nobody awaited: its reason was
-    logged when it was raised."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], SetupFailed))
-
-
-_ALREADY_LOGGED = _AlreadyLogged()
 
 
 class CrawlDeduplicator:
@@ -131,9 +72,8 @@ class CrawlDeduplicator:
         self.outcomes = Outcomes(config, stats, stats_prefix)
         #: The thread that runs every check on the index, while open.
         self.index_thread: IndexThread | None = None
-        #: The worker processes (``SIMHASH_WORKERS``), while open.
-        self.workers: WorkerPool | None = None
-        self.params = config.analysis_params
+        #: Analyses the pages off the reactor thread (in the worker processes, while open).
+        self.analyser = CrawlAnalyser(config, self.outcomes, self.analyse_here)
         #: The crawl's journal of pages not yet in the output, while open (pipeline).
         self.journal: Journal | None = None
         #: Renews the journal's lease, settles its keys and forgets the pages of dead
@@ -225,37 +165,18 @@ class CrawlDeduplicator:
                 dedup.index.location,
             )
         self.index_thread = IndexThread()
-        if self.config.workers:
-            self.workers = self._start_workers(self.config.workers)
+        self.analyser.start()
         return dedup
-
-    def _start_workers(self, count: int) -> WorkerPool | None:
-        """The worker pool, or ``None`` (with a warning) where the pages are to be
-        fingerprinted in a thread instead."""
-        if not (is_asyncio_available() and os.name == "posix"):
-            problem = (
-                f"SIMHASH_WORKERS={count} needs Scrapy's asyncio reactor (the default "
-                "TWISTED_REACTOR) on a POSIX system"
-            )
-        else:
-            try:
-                return WorkerPool(self.params, count, timeout=self.config.worker_timeout)
-            except OSError as e:  # no interpreter to start, too many processes...
-                problem = f"Could not start SIMHASH_WORKERS={count} worker processes ({e})"
-        logger.warning("%s; pages are fingerprinted in a thread instead", problem)
-        return None
 
     def close(self, *, keep_index: bool = False) -> None:
         """Stop the workers and the index's thread, then close the index, unless
         *keep_index* (:meth:`close_index` then does it)."""
-        workers, self.workers = self.workers, None
         dedup, self.dedup = self.dedup, None
         index_thread, self.index_thread = self.index_thread, None
         if dedup is not None:
             self._open_index = dedup.index
         try:
-            if workers is not None:
-                workers.close()
+            self.analyser.close()
         finally:
             try:
                 if index_thread is not None:
@@ -324,46 +245,18 @@ class CrawlDeduplicator:
         keeper.settle(confirmed)
         self._forgotten(keeper.take_forgotten())
 
+    @property
+    def workers(self) -> WorkerPool | None:
+        """The worker processes (``SIMHASH_WORKERS``), while open."""
+        return self.analyser.workers
+
     async def analyse(self, values: list[Any], key: str) -> Analysis | None:
-        """Analyse the text of *values* (item fields, or a response's text; HTML reduced
-        by ``SIMHASH_EXTRACTOR``) off the reactor thread: in a worker process if there are
-        any. ``None``: a worker process took longer than ``SIMHASH_WORKER_TIMEOUT`` over
-        this page (*key*); it was killed, and the caller lets the page through unchecked
-        (counted here, and logged)."""
-        if self.workers is None:
-            return await run_in_thread(self.analyse_here, values)
-        try:
-            return await self.workers.analyse([plain_value(v) for v in values])
-        except WorkerHung as e:
-            # Not analysed again here: what hung a worker could hang the crawl's thread,
-            # which nothing can stop. The pool starts a new worker for the next pages.
-            self.inc("errors/worker_timeout")
-            logger.error(
-                "%s: %s; let through unchecked. If pages really take that long, raise "
-                "SIMHASH_WORKER_TIMEOUT (now %g s)",
-                key,
-                e,
-                self.config.worker_timeout,
-            )
-            return None
-        except (WorkerDied, OSError) as e:  # OSError: a new worker could not start
-            # A worker died (killed, out of memory): this page is analysed here, and the
-            # pool starts a new worker for the next ones, so that one crash does not leave
-            # pages unchecked. Workers that keep dying are given up for a thread.
-            self.inc("errors/workers")
-            workers = self.workers
-            if workers is not None and workers.exhausted:
-                logger.error(
-                    "SIMHASH_WORKERS processes died %d times (%s); fingerprinting in a "
-                    "thread from now on",
-                    workers.restarts + 1,
-                    e,
-                )
-                self.workers = None
-                workers.close(timeout=1.0)
-            return await run_in_thread(self.analyse_here, values)
+        """Analyse the text of *values* off the reactor thread (see
+        :meth:`.CrawlAnalyser.analyse`); ``None``: let the page through unchecked."""
+        return await self.analyser.analyse(values, key)
 
     def analyse_here(self, values: list[Any]) -> Analysis:
+        """Analyse the text of *values* in this thread."""
         if self.dedup is None:
             raise RuntimeError("CrawlDeduplicator.analyse called before open")
         return analyse_text(self.dedup, fields_text(values, self.config.html_extractor))

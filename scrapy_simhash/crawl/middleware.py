@@ -20,7 +20,8 @@ from ..dedup import Verdict
 from ..index.analysed import RESPONSE_FIELD
 from ..index.uri import redact
 from ..settings import SimhashSettings
-from .deduplicator import CrawlDeduplicator, crawl_settings
+from .deduplicator import CrawlDeduplicator
+from .setup import crawl_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

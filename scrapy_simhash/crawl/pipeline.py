@@ -14,9 +14,10 @@ from twisted.internet.task import LoopingCall
 from ..dedup import Deduplicator
 from ..extract.fields import FieldCensus, item_key
 from ..settings import SimhashSettings
-from .deduplicator import CrawlDeduplicator, crawl_settings
+from .deduplicator import CrawlDeduplicator
 from .near_duplicate import NearDuplicate, Unchanged
 from .output import FLUSH_INTERVAL, Output
+from .setup import crawl_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -27,8 +27,8 @@ from ..index.skip_rules import SkippedRequest, SkipRuleStore, skip_rules_for
 from ..index.uri import redact
 from ..settings import SimhashSettings
 from ..url_rules import confirmed, predictions, site
-from .deduplicator import crawl_settings, setup_failed
 from .middleware import META_OPT_OUT
+from .setup import crawl_settings, setup_failed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -3,182 +3,67 @@
 An index holds the fingerprints of pages already kept and answers one question atomically:
 "is there a stored page within ``max_distance`` of this fingerprint? If not, store this one."
 Backends (memory, SQLite, Redis) implement :class:`NearDuplicateIndex`; one contract test
-suite runs against each.
+suite runs against each. :class:`IndexBase` and the functions below it are what the
+backends share: the lifecycle of an open, and the way a verdict of
+:func:`~.rule.decide` becomes an :class:`Outcome`.
+
+The values the interface speaks of live beside it, each in the module named after it:
+what a check answers in :mod:`~.outcome`, what an index holds (pages, the audit log, keys)
+in :mod:`~.stored`, what it was built for and the checks on open in :mod:`~.parameters`.
+They are importable from here too.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import Protocol, runtime_checkable
 
-from ..anchors import ANCHORS_FORMAT, Anchors
-from ..exceptions import (
-    IndexCorrupt,
-    IndexNotFound,
-    IndexParameterMismatch,
-    IndexUnavailable,
-    SimhashIndexError,
-)
+from ..anchors import Anchors
+from ..exceptions import IndexNotFound, IndexUnavailable, SimhashIndexError
 from ..features import DEFAULT_FEATURES
-from ..sketch import DEFAULT_MIN_SHARE, SKETCH_FORMAT, Sketch
+from ..sketch import DEFAULT_MIN_SHARE, Sketch
 from .analysed import Analysed
-from .blocks import BlockPlan, default_blocks
+from .blocks import BlockPlan
+from .outcome import Match, Outcome, Status
+from .parameters import (
+    IndexParameters,
+    RequestedParameters,
+    check_anchors_format,
+    check_layout_version,
+    check_sketch_format,
+    stored_parameters,
+)
 from .rule import Candidate, Decision, Probe, decide
+from .stored import MAX_KEY_BYTES, DropRecord, StoredPage, storable_key, storable_pages
+
+__all__ = [
+    "MAX_KEY_BYTES",
+    "DropRecord",
+    "IndexBase",
+    "IndexHotPath",
+    "IndexMaintenance",
+    "IndexParameters",
+    "Match",
+    "NearDuplicateIndex",
+    "Outcome",
+    "RequestedParameters",
+    "Status",
+    "StoredPage",
+    "as_match",
+    "check_anchors_format",
+    "check_layout_version",
+    "check_sketch_format",
+    "nearest",
+    "probe_of",
+    "storable_key",
+    "storable_pages",
+    "stored_outcome",
+    "stored_parameters",
+]
 
 _MASK64 = (1 << 64) - 1
-
-
-@dataclass(frozen=True)
-class Match:
-    """A stored page found near a probed fingerprint."""
-
-    key: str  #: the URL (or other key) the page was stored under
-    fingerprint: int  #: its fingerprint (for exact entries: the digest of its text)
-    distance: int  #: Hamming distance to the probed fingerprint (0 for exact entries)
-    added_at: float  #: when it was stored, seconds since the epoch
-    #: For a page found by containment (see :mod:`scrapy_simhash.anchors`): the anchors
-    #: it shares with the probed page; empty for a page found by distance.
-    shared: tuple[int, ...] = ()
-    #: The share of the probed page's text that this page holds (see
-    #: :func:`~scrapy_simhash.sketch.share`); ``None`` where unknown or not asked.
-    share: float | None = None
-    #: A stored page refused (see :attr:`Outcome.refused`) whose text the probed page
-    #: holds: the share of it held, at least the check's ``min_share``; else ``None``.
-    contained_in_page: float | None = None
-
-    @property
-    def contained(self) -> bool:
-        """Found because one page's long paragraphs are in the other's, not by distance."""
-        return bool(self.shared)
-
-
-#: What a check found, seen from the page checked under its key:
-#: ``new``: nothing near and nothing under its key, stored;
-#: ``changed``: nothing near, but its key was stored: the new fingerprint replaced the
-#: entries under the key;
-#: ``unchanged``: the nearest entry within the distance is the one under its own key
-#: (a re-crawl), nothing stored;
-#: ``duplicate``: the nearest entry within the distance is another page's, nothing stored.
-Status = Literal["new", "changed", "unchanged", "duplicate"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The result of :meth:`NearDuplicateIndex.check_and_add`."""
-
-    status: Status
-    #: The entry matched (``unchanged``: under the page's own key; ``duplicate``: another
-    #: page's); ``None`` when the page was stored.
-    match: Match | None = None
-    #: A stored page that looked alike (near, or sharing long paragraphs) but holds too
-    #: little of this page's text to drop it: the closest of them, with its share.
-    refused: Match | None = None
-
-
-@dataclass(frozen=True)
-class StoredPage:
-    """A page as stored in an index (for listing, export and the CLI)."""
-
-    key: str
-    fingerprint: int  #: its SimHash, or for ``exact`` entries the digest of its text
-    added_at: float
-    exact: bool = False  #: stored by :meth:`NearDuplicateIndex.check_and_add_exact`
-    #: Its paragraph anchors (without their units' sizes), if any.
-    anchors: Anchors | None = None
-    #: The sketch of its text (as stored), if any.
-    sketch: Sketch | None = None
-    #: How its text was analysed (fields, extractor, text hash), if the index knows.
-    analysed: Analysed | None = None
-
-
-@dataclass(frozen=True)
-class DropRecord:
-    """One entry of the audit log: a page that was dropped, and the kept page it matched."""
-
-    key: str
-    kept_key: str
-    distance: int
-    exact: bool
-    at: float
-    #: Dropped as unchanged since the last crawl (it matched its own stored entry), not
-    #: as a duplicate of another page.
-    unchanged: bool = False
-    #: Paragraph anchors shared with the kept page when it was dropped as contained in it
-    #: (0: dropped by distance, or exactly).
-    shared: int = 0
-    #: The share of the dropped page's text that the kept page holds (``None``: unknown,
-    #: or recorded before shares were).
-    share: float | None = None
-
-    @property
-    def is_revisit(self) -> bool:
-        """A page dropped because it was unchanged since it was stored under its own key
-        (a re-crawl), not as a duplicate of another page (entries written before
-        ``unchanged`` existed tell it by the two keys)."""
-        return self.unchanged or self.key == self.kept_key
-
-
-@dataclass(frozen=True)
-class IndexParameters:
-    """What an index was built for; stored in the index and checked on every open."""
-
-    max_distance: int
-    blocks: int
-    features: str  #: the fingerprinter's signature: fingerprints of other features never mix
-
-    @property
-    def plan(self) -> BlockPlan:
-        return BlockPlan(max_distance=self.max_distance, blocks=self.blocks)
-
-
-@dataclass(frozen=True)
-class RequestedParameters:
-    """Parameters asked for when opening an index; ``None`` means "whatever is stored"
-    (or the default, for a new index)."""
-
-    max_distance: int | None = None
-    blocks: int | None = None
-    features: str | None = None
-
-    def for_new_index(self, default_features: str) -> IndexParameters:
-        k = 3 if self.max_distance is None else self.max_distance
-        blocks = default_blocks(k) if self.blocks is None else self.blocks
-        params = IndexParameters(k, blocks, self.features or default_features)
-        params.plan  # noqa: B018  (validates the combination before anything is written)
-        return params
-
-    def check(self, stored: IndexParameters, location: str) -> IndexParameters:
-        """Return *stored* if it satisfies this request, else raise with both values.
-        A smaller ``max_distance`` than the stored one is satisfied: an index finds every
-        page within its distance, so it answers any smaller one too."""
-        asked_beyond = self.max_distance is not None and self.max_distance > stored.max_distance
-        wanted = {
-            "max_distance": self.max_distance if asked_beyond else None,
-            "blocks": self.blocks,
-            "features": self.features,
-        }
-        differences = [
-            f"{name}: index has {getattr(stored, name)!r}, requested {value!r}"
-            for name, value in wanted.items()
-            if value is not None and value != getattr(stored, name)
-        ]
-        if differences:
-            rebuild = (
-                f" To keep its pages, build a copy for distance {self.max_distance} and point "
-                f"SIMHASH_INDEX_URI at it: scrapy-simhash rebuild --index {location} "
-                f"--max-distance {self.max_distance} --into NEW-INDEX."
-                if asked_beyond and len(differences) == 1
-                else ""
-            )
-            raise IndexParameterMismatch(
-                f"The index at {location} was built with other parameters ("
-                + "; ".join(differences)
-                + "). Use the index's parameters, or point SIMHASH_INDEX_URI at a new index "
-                "(an index is never rebuilt on its own: it would lose every stored page)." + rebuild
-            )
-        return stored
 
 
 class IndexHotPath(Protocol):
@@ -420,53 +305,6 @@ class IndexBase:
         return max_distance
 
 
-def check_layout_version(version: int, supported: int, location: str, what: str) -> None:
-    """Refuse a layout (*what*: "schema version", "layout version") other than
-    *supported*: a newer one needs a newer scrapy-simhash, an older one an export with
-    the scrapy-simhash that built it (there is no upgrade in place)."""
-    if version > supported:
-        raise IndexUnavailable(
-            f"The index at {location} has {what} {version}, newer than this scrapy-simhash "
-            f"knows ({supported}); upgrade scrapy-simhash"
-        )
-    if version < supported:
-        raise IndexUnavailable(
-            f"The index at {location} has {what} {version}, older than this "
-            f"scrapy-simhash's ({supported}), and there is no automatic upgrade. It was left "
-            "untouched: export it with the scrapy-simhash that built it (scrapy-simhash "
-            "export) and import the file into a new index with this one"
-        )
-
-
-def check_anchors_format(stored: str | None, location: str) -> None:
-    """Refuse an index whose paragraph anchors were made otherwise than this
-    scrapy-simhash makes them (they would never match)."""
-    if stored != ANCHORS_FORMAT:
-        raise IndexParameterMismatch(
-            f"The index at {location} stores paragraph anchors of the format {stored!r}; "
-            f"this scrapy-simhash makes {ANCHORS_FORMAT!r}, and the two never match. Use "
-            "the scrapy-simhash that built it, or point SIMHASH_INDEX_URI at a new index "
-            "(scrapy-simhash export, then import into the new one, keeps its pages)"
-        )
-
-
-def stored_parameters(meta: Mapping[str, str], location: str, where: str) -> IndexParameters:
-    """The parameters in the stored *meta* (read from *where*), else :class:`IndexCorrupt`."""
-    try:
-        return IndexParameters(int(meta["max_distance"]), int(meta["blocks"]), meta["features"])
-    except (KeyError, ValueError):
-        raise IndexCorrupt(
-            f"The index at {location} has no valid parameters in {where}; restore it from "
-            "a backup (scrapy-simhash export/import) or use another index"
-        ) from None
-
-
-#: Longest key stored, in UTF-8 bytes (longer ones are cut, at a character): longer than
-#: URLs that web servers accept (8 KB by default in Apache and nginx), short enough that
-#: a crafted export of many keys cannot make an import hold much memory per page.
-MAX_KEY_BYTES = 16384
-
-
 def as_match(candidate: Candidate, fingerprint: int, share: float | None = None) -> Match:
     """*candidate* as the match of a check of *fingerprint*."""
     distance = ((fingerprint ^ candidate.fingerprint) & _MASK64).bit_count()
@@ -494,40 +332,6 @@ def stored_outcome(decision: Decision | None, fingerprint: int, replaced: bool) 
             as_match(candidate, fingerprint, share), contained_in_page=decision.contains
         )
     return Outcome("changed" if replaced else "new", refused=refused)
-
-
-def check_sketch_format(stored: str | None, location: str) -> None:
-    """Refuse an index whose sketches were made otherwise than this scrapy-simhash makes
-    them (their samples would never match)."""
-    if stored != SKETCH_FORMAT:
-        raise IndexParameterMismatch(
-            f"The index at {location} stores text sketches of the format {stored!r}; "
-            f"this scrapy-simhash makes {SKETCH_FORMAT!r}, and the two never match. Use "
-            "the scrapy-simhash that built it, or point SIMHASH_INDEX_URI at a new index "
-            "(scrapy-simhash export, then import into the new one, keeps its pages)"
-        )
-
-
-def storable_key(key: str) -> str:
-    """*key* as every backend stores it. A lone surrogate (``"\\ud800"``, from a broken
-    decoder upstream) cannot be written as UTF-8, which SQLite and Redis need: it becomes
-    its escape (``\\ud800`` as six characters). A key longer than :data:`MAX_KEY_BYTES`
-    is cut there. Any other key is returned unchanged."""
-    try:
-        encoded = key.encode("utf-8")
-    except UnicodeEncodeError:
-        encoded = key.encode("utf-8", "backslashreplace")
-    else:
-        if len(encoded) <= MAX_KEY_BYTES:
-            return key
-    return encoded[:MAX_KEY_BYTES].decode("utf-8", "ignore")
-
-
-def storable_pages(pages: Iterable[StoredPage]) -> Iterator[StoredPage]:
-    """*pages* with their keys made storable (see :func:`storable_key`)."""
-    for page in pages:
-        key = storable_key(page.key)
-        yield page if key is page.key else replace(page, key=key)
 
 
 def nearest(fingerprint: int, candidates, max_distance: int) -> list[tuple[int, object]]:

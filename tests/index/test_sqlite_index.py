@@ -32,6 +32,7 @@ from scrapy_simhash.exceptions import (
     UnsupportedIndexURI,
 )
 from scrapy_simhash.index.sqlite import index as sqlite_module
+from scrapy_simhash.index.sqlite import meta as sqlite_meta
 from scrapy_simhash.index.sqlite.index import APPLICATION_ID, SqliteIndex
 
 
@@ -172,8 +173,9 @@ def test_newer_schema(index_file):
 
 
 def test_older_schema(index_file, monkeypatch):
-    # Pretend this scrapy-simhash writes a later layout than the file has.
-    monkeypatch.setattr(sqlite_module, "SCHEMA_VERSION", sqlite_module.SCHEMA_VERSION + 1)
+    # Pretend this scrapy-simhash writes a later layout than the file has (the version is
+    # checked where the parameters are read).
+    monkeypatch.setattr(sqlite_meta, "SCHEMA_VERSION", sqlite_module.SCHEMA_VERSION + 1)
     assert_refused(index_file, IndexUnavailable, "older", "no automatic upgrade", "untouched")
 
 

@@ -1,8 +1,10 @@
 """The embedded default: one SQLite file, safe for several processes at once.
 
 The layout of the file is in :mod:`~scrapy_simhash.index.sqlite.layout`, opening and
-creating it in :mod:`~scrapy_simhash.index.sqlite.file`, maintenance (listing, restoring,
-removing, compacting) in :mod:`~scrapy_simhash.index.sqlite.maintenance`.
+creating it in :mod:`~scrapy_simhash.index.sqlite.file`, reading and checking its
+parameters and upgrading it in :mod:`~scrapy_simhash.index.sqlite.meta`, what SQLite's
+errors mean in :mod:`~scrapy_simhash.index.sqlite.errors`, maintenance (listing,
+restoring, removing, compacting) in :mod:`~scrapy_simhash.index.sqlite.maintenance`.
 
 Check-and-insert is one ``BEGIN IMMEDIATE`` transaction: of two processes seeing
 near-duplicate pages at the same moment, the second waits for the first to commit and
@@ -14,7 +16,6 @@ so the write-ahead log is checkpointed as it goes and truncated on close.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sqlite3
 import time
@@ -22,14 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...anchors import ANCHORS_FORMAT, Anchors
-from ...exceptions import (
-    ConfigurationError,
-    IndexCorrupt,
-    IndexUnavailable,
-    SimhashIndexError,
-)
-from ...sketch import SKETCH_FORMAT, Sketch
+from ...anchors import Anchors
+from ...exceptions import ConfigurationError, SimhashIndexError
+from ...sketch import Sketch
 from ..analysed import Analysed
 from ..base import (
     IndexBase,
@@ -38,14 +34,10 @@ from ..base import (
     Outcome,
     RequestedParameters,
     as_match,
-    check_anchors_format,
-    check_layout_version,
-    check_sketch_format,
     nearest,
     probe_of,
     storable_key,
     stored_outcome,
-    stored_parameters,
 )
 from ..rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighting
 from ..uri import path_and_options
@@ -59,30 +51,13 @@ from .anchors import (
     seen_holding,
     sight,
 )
-from .file import (
-    check_application,
-    check_file,
-    create_file,
-    retry_while_locked,
-    sqlite_path,
-)
-from .layout import (
-    APPLICATION_ID,
-    PRE_ANCHORS_VERSION,
-    PRE_SEEN_VERSION,
-    PRE_SKETCH_VERSION,
-    SCHEMA_VERSION,
-    UPGRADABLE_VERSION,
-    missing_layout,
-    sqlite_file_uri,
-    upgrade_from_v1,
-    upgrade_from_v2,
-    upgrade_from_v3,
-    upgrade_from_v4,
-)
+from .errors import translate
+from .file import check_application, sqlite_path
+from .layout import APPLICATION_ID, SCHEMA_VERSION, sqlite_file_uri
 from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
+from .meta import SqliteMeta
 from .sketches import add_sketches, remove_sketches, stored_sketches
-from .tables import PAGES_BY_KEY, BlockTables, from_signed64, key_hash, to_signed64
+from .tables import PAGES_BY_KEY, from_signed64, key_hash, to_signed64
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -113,10 +88,8 @@ CACHE_KIB = 8 * 1024
 #: larger checkpoints cost less in total; the log stays bounded (16 MB with 4 KB pages).
 AUTOCHECKPOINT_PAGES = 4000
 
-logger = logging.getLogger(__name__)
 
-
-class SqliteIndex(SqliteMaintenance, IndexBase):
+class SqliteIndex(SqliteMeta, SqliteMaintenance, IndexBase):
     """A near-duplicate index in one SQLite file.
 
     *path* is used as given (relative to the working directory unless absolute). A missing
@@ -174,38 +147,9 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
         path = sqlite_path(uri)
         return cls(path, **parameters, **options)
 
-    # -- the lifecycle (see IndexBase._open) ---------------------------------------------
-
-    def _read_parameters(self) -> IndexParameters | None:
-        if not check_file(self.path):
-            return None
-        if self._conn is not None:  # created by _create: connected again below
-            self._conn.close()
-        self._conn = self._connect()
-        try:
-            return retry_while_locked(self._configure_and_load, self._timeout)
-        except sqlite3.OperationalError as e:
-            # A cleanly closed index on a read-only file system: SQLite cannot make the
-            # -shm file a WAL reader needs. With no -wal file no process has the index
-            # open, and none can write it there: read it as immutable.
-            if not (
-                self.read_only
-                and "unable to open" in str(e)
-                and not os.path.exists(f"{self.path}-wal")
-            ):
-                raise
-            self._conn.close()
-            self._conn = self._connect(immutable=True)
-            return self._configure_and_load()
-
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
-        with self._errors("create"):
-            create_file(self.path, parameters)
-        stored = self._read_parameters()
-        assert stored is not None  # the file exists now: ours, or another process's
-        return stored
-
     def _configure_and_load(self) -> IndexParameters:
+        """Configure the connection (WAL, checkpoints, cache), then read the parameters
+        (see SqliteMeta._load)."""
         check_application(self._conn, self.path)
         if not self.read_only:
             self._conn.execute(f"PRAGMA synchronous={self._synchronous}")
@@ -213,8 +157,6 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
             self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
         self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         return self._load()
-
-    # -- opening ---------------------------------------------------------------------
 
     def _connect(self, *, immutable: bool = False) -> sqlite3.Connection:
         """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one.
@@ -231,165 +173,13 @@ class SqliteIndex(SqliteMaintenance, IndexBase):
                 check_same_thread=False,
             )
 
-    def _load(self) -> IndexParameters:
-        if self._version() == UPGRADABLE_VERSION:
-            self._upgrade()
-        if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_SEEN_VERSION):
-            self._add_anchor_tables()
-        # One read transaction: a consistent view of the layout and parameters.
-        with self._transaction(immediate=False):
-            version = self._version()
-            if (
-                version == 0
-                and self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            ):
-                raise IndexUnavailable(
-                    f"The index {self.path} has no schema version (an older or unfinished "
-                    f"layout; this scrapy-simhash writes version {SCHEMA_VERSION}). It was "
-                    "left untouched: open it with the scrapy-simhash that built it, or point "
-                    "SIMHASH_INDEX_URI at a new file"
-                )
-            if version:
-                check_layout_version(version, SCHEMA_VERSION, self.location, "schema version")
-            missing = missing_layout(self._conn)
-            if not missing:
-                parameters = self._stored_parameters()
-                stored = self._conn.execute(
-                    "SELECT value FROM simhash_meta WHERE name = 'anchors'"
-                ).fetchone()
-                check_anchors_format(stored and stored[0], self.location)
-                stored = self._conn.execute(
-                    "SELECT value FROM simhash_meta WHERE name = 'sketch'"
-                ).fetchone()
-                check_sketch_format(stored and stored[0], self.location)
-                self.tables = BlockTables(parameters.plan)
-                missing = self.tables.missing(self._conn)
-            self._refuse_missing(missing)
-        if not self.read_only:
-            self.tables.install(self._conn)
-            self._check_writable()
-        return parameters
-
-    def _stored_parameters(self) -> IndexParameters:
-        meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
-        return stored_parameters(meta, self.location, "simhash_meta")
-
-    def _refuse_missing(self, missing: list[str]) -> None:
-        if missing:
-            raise IndexCorrupt(
-                f"The index {self.path} is damaged: it lacks {', '.join(missing)}. It was "
-                "left untouched: restore it from a backup (scrapy-simhash export/import) "
-                "or use another file"
-            )
-
-    def _version(self) -> int:
-        return self._conn.execute("PRAGMA user_version").fetchone()[0]
-
-    def _upgrade(self) -> None:
-        """Upgrade a version-1 file in place, in one transaction (see upgrade_from_v1).
-        Read-only, it is refused with the command that upgrades it."""
-        if self.read_only:
-            raise IndexUnavailable(
-                f"The index {self.path} has schema version {UPGRADABLE_VERSION}, which this "
-                f"scrapy-simhash upgrades in place when it opens the file for writing; it was "
-                f"left untouched. Upgrade it with: scrapy-simhash vacuum --index {self.path}"
-            )
-        started = time.monotonic()
-        with self._transaction():
-            if self._version() != UPGRADABLE_VERSION:
-                return  # upgraded meanwhile by another process
-            found = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master")}
-            needed = ("simhash_meta", "pages", "block_keys")
-            self._refuse_missing([f"the table {t}" for t in needed if t not in found])
-            upgrade_from_v1(self._conn, self._stored_parameters().plan, str(self.path))
-        logger.warning(
-            "Upgraded the index %s in %.1f s; `scrapy-simhash vacuum` gives the space its "
-            "old tables took back to the disk",
-            self.path, time.monotonic() - started,
-        )  # fmt: skip
-
-    def _add_anchor_tables(self) -> None:
-        """Upgrade a version-2 file (no anchors), version-3 file (no sketches) or
-        version-4 file (no analysis records) when asked to, else refuse it naming the
-        command that does."""
-        version = self._version()
-        if not self._upgrade_anchors:
-            missing = {
-                PRE_ANCHORS_VERSION: "paragraph anchors",
-                PRE_SKETCH_VERSION: "text sketches",
-            }.get(
-                version,
-                "counting boilerplate in pages seen, and before records of how each page "
-                "was analysed",
-            )
-            kept = (
-                "its pages count as seen; diagnostics say what they assume of how they were read"
-                if version == PRE_SEEN_VERSION
-                else "a page that looks like one of them is kept too, as the share of its "
-                "text they hold is unknown"
-            )
-            raise IndexUnavailable(
-                f"The index {self.path} has schema version {version}, written before "
-                f"{missing} (this scrapy-simhash writes version {SCHEMA_VERSION}); it was "
-                f"left untouched. Upgrade it (its pages are kept; {kept}) with: "
-                f"scrapy-simhash upgrade --index {self.path}"
-            )
-        with self._transaction():
-            if self._version() == PRE_ANCHORS_VERSION:
-                upgrade_from_v2(self._conn)
-            elif self._version() == PRE_SKETCH_VERSION:
-                upgrade_from_v3(self._conn)
-            elif self._version() == PRE_SEEN_VERSION:
-                upgrade_from_v4(self._conn)
-        logger.warning(
-            "Upgraded the index %s to schema version %d (paragraph anchors %s, sketches %s)",
-            self.path, SCHEMA_VERSION, ANCHORS_FORMAT, SKETCH_FORMAT,
-        )  # fmt: skip
-
-    def _check_writable(self) -> None:
-        """Fail now, not at the first page of a crawl, if the file cannot be written: a
-        write that is rolled back (it never reaches the disk)."""
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        finally:
-            self._conn.execute("ROLLBACK")
-
     # -- errors and transactions -------------------------------------------------------
 
     _driver_errors = (sqlite3.DatabaseError,)
 
     def _translate(self, error: BaseException, doing: str) -> SimhashIndexError:
         """sqlite3's errors as ours, naming the file and what to do."""
-        if True:
-            message = str(error)
-            lowered = message.lower()
-            where = f"the index {self.path} ({doing}: {message})"
-            if "locked" in lowered or "busy" in lowered:
-                return IndexUnavailable(
-                    f"Timed out after {self._timeout:g} s waiting for another process to "
-                    f"release {where}"
-                )
-            if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-                return IndexCorrupt(
-                    f"{where[0].upper()}{where[1:]} is damaged. It was left untouched: restore "
-                    "it from a backup (scrapy-simhash export/import) or use another file"
-                )
-            if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
-                return IndexUnavailable(
-                    f"Cannot write {where}: make the file and its directory writable (SQLite "
-                    "also writes -wal and -shm files beside it)"
-                )
-            if "disk is full" in lowered:
-                return IndexUnavailable(
-                    f"Cannot write {where}: free some space on its disk; nothing committed was lost"
-                )
-            if "disk i/o" in lowered:
-                return IndexUnavailable(
-                    f"Cannot read or write {where}: check the disk and the file system it is "
-                    "on (full, removed, failing?); nothing committed was lost"
-                )
-            return IndexUnavailable(f"SQLite failed on {where}")
+        return translate(error, self.path, self._timeout, doing)
 
     @contextlib.contextmanager
     def _transaction(self, immediate: bool = True) -> Iterator[None]:
