@@ -25,7 +25,6 @@ LONG_FUNCTIONS = {
     "cli/inspect.py:explain",
     "cli/rules.py:rules",
     "extract/main_text.py:_main_text",
-    "extract/region.py:find_region",
     "index/redis/spread.py:RedisSpreadIndex.__init__",
     "index/redis/spread.py:RedisSpreadIndex._check",
     "index/redis/spread_io.py:SpreadIO._batch",
