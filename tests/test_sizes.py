@@ -24,7 +24,6 @@ LONG_FUNCTIONS = {
     "cli/feeds.py:dedup",
     "cli/inspect.py:explain",
     "cli/rules.py:rules",
-    "extract/main_text.py:_main_text",
     "index/redis/spread.py:RedisSpreadIndex.__init__",
     "index/redis/spread.py:RedisSpreadIndex._check",
     "index/redis/spread_io.py:SpreadIO._batch",
