@@ -24,8 +24,6 @@ LONG_FUNCTIONS = {
     "cli/feeds.py:dedup",
     "cli/inspect.py:explain",
     "cli/rules.py:rules",
-    "index/redis/spread.py:RedisSpreadIndex.__init__",
-    "index/redis/spread.py:RedisSpreadIndex._check",
     "index/redis/spread_io.py:SpreadIO._batch",
     "index/redis/spread_maintenance.py:SpreadMaintenance._store",
     "tools/archive/batch.py:replay",
