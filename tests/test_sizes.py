@@ -24,7 +24,6 @@ LONG_FUNCTIONS = {
     "cli/feeds.py:dedup",
     "cli/inspect.py:explain",
     "cli/rules.py:rules",
-    "tools/check.py:check_source",
 }
 
 
