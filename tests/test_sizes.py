@@ -23,7 +23,6 @@ LONG_MODULES = {
 LONG_FUNCTIONS = {
     "cli/feeds.py:dedup",
     "cli/inspect.py:explain",
-    "cli/rules.py:rules",
 }
 
 
