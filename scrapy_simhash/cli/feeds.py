@@ -197,12 +197,9 @@ def dedup(
     text_fields = [f.strip() for f in fields.split(",") if f.strip()] if fields else None
     text_fields = text_fields or list(config.text_fields)
     key_field = key_field or config.key_field
-    if archive_mode(inputs, engine, scheduler):
-        if report is not None:
-            raise click.ClickException(
-                "--report is the one-feed duplicates report; an archive job writes "
-                "--decisions instead"
-            )
+    archive = archive_mode(inputs, engine, scheduler)
+    _refuse_other_mode(archive, report, decisions, clusters, add_kept)
+    if archive:
         run_archive(
             env,
             inputs,
@@ -221,6 +218,26 @@ def dedup(
             as_json=as_json,
         )
         return
+    (feed,) = inputs
+    _dedup_feed(env, feed, output, report, text_fields, key_field, index_uri, raw_csv, as_json)
+
+
+def _refuse_other_mode(
+    archive: bool,
+    report: Path | None,
+    decisions: Path | None,
+    clusters: Path | None,
+    add_kept: bool,
+) -> None:
+    """Refuse the options of the mode ``dedup`` is not in: ``--report`` in an *archive*
+    job, the archive job's options for one feed."""
+    if archive:
+        if report is not None:
+            raise click.ClickException(
+                "--report is the one-feed duplicates report; an archive job writes "
+                "--decisions instead"
+            )
+        return
     for option, value in (
         ("--decisions", decisions),
         ("--clusters", clusters),
@@ -228,8 +245,6 @@ def dedup(
     ):
         if value is not None:
             raise click.ClickException(f"{option} is for an archive job (add --engine local)")
-    (feed,) = inputs
-    _dedup_feed(env, feed, output, report, text_fields, key_field, index_uri, raw_csv, as_json)
 
 
 def _dedup_feed(

@@ -14,9 +14,10 @@ from ..exceptions import IndexNotFound
 from ..index import open_index
 from ..index.base import DropRecord
 from ..tools.check import Checked, check_source
+from ..tools.explain import Explanation
 from ..tools.explain import explain as explain_texts
 from ..tools.feeds import spreadsheet_safe
-from ..tools.readings import read_as_crawled
+from ..tools.readings import SourceText, read_as_crawled
 from ..tools.report import held_words, index_summary
 from .main import (
     FINGERPRINT_SETTINGS,
@@ -232,6 +233,14 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
     if as_json:
         echo_json(result.as_dict() | {"read_as": {"a": read_a.as_dict(), "b": read_b.as_dict()}})
         return
+    _echo_explanation(result, read_a, read_b, env.settings.min_share)
+
+
+def _echo_explanation(
+    result: Explanation, read_a: SourceText, read_b: SourceText, min_share: float
+) -> None:
+    """``explain`` as text: how each text was read, their distance and shares (or why
+    they were not compared), and the heavy terms they share and do not."""
     for name, read, analysis in (("A", read_a, result.a), ("B", read_b, result.b)):
         click.echo(f"{name}  {read.label}: {describe_analysis(analysis)}")
         if read.described:
@@ -248,7 +257,7 @@ def explain(env: Env, a: str, b: str, index_uri: str | None, top: int, as_json: 
         )
         click.echo(
             f"A holds {_percent(result.share)} of B's text, B {_percent(result.share_back)} "
-            f"of A's (a drop needs {env.settings.min_share:.0%}: SIMHASH_MIN_SHARE)."
+            f"of A's (a drop needs {min_share:.0%}: SIMHASH_MIN_SHARE)."
         )
         if result.shared_paragraphs and result.test != "near":
             how = "contained: duplicates" if result.contained else "not enough for containment"

@@ -6,18 +6,12 @@ from datetime import datetime, timezone
 
 import click
 
-from ..index.skip_rules import skip_rules_for
-from ..url_rules import confirmed
+from ..index.skip_rules import SkippedRequest, skip_rules_for
+from ..tools.rules import rule_rows
 from .main import INDEX_SETTINGS, Env, echo_json, honours, index_option, json_option, main
 
 #: The settings ``rules`` reads: where the index is, and when a rule is confirmed.
 RULES_SETTINGS = INDEX_SETTINGS | {"SIMHASH_SKIP_MIN_COPIES"}
-
-
-def _state(observations: int, distinct: int, min_copies: int) -> str:
-    if distinct:
-        return "retired"
-    return "confirmed" if observations >= min_copies else "learning"
 
 
 @honours(RULES_SETTINGS, "it reads the URL rules; only SIMHASH_SKIP_MIN_COPIES applies")
@@ -47,41 +41,16 @@ def rules(
       scrapy-simhash rules --skipped --json
       scrapy-simhash rules --remove query:-ref --site news.example
     """
-    min_copies = env.settings.skip_min_copies
     if remove is not None:
-        with env.open(index_uri) as index:
-            removed = skip_rules_for(index).remove(remove, site)
-        if not removed:
-            raise click.ClickException(f"No URL rule {remove!r}" + (f" on {site}" if site else ""))
-        click.echo(f"Removed the URL rule {remove} from {removed} site(s).")
+        _remove(env, index_uri, remove, site)
         return
     with env.open(index_uri, read_only=True) as index:
         store = skip_rules_for(index)
         found = store.skipped() if skipped else store.rules(site)
     if skipped:
-        requests = [s for s in found if site is None or s.site == site]
-        if as_json:
-            echo_json([vars(s) for s in requests])
-            return
-        for s in requests:
-            at = datetime.fromtimestamp(s.at, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-            click.echo(f"{at}  {s.url} -> {s.target}  ({s.rule})")
-        click.echo(f"{len(requests)} requests skipped as predicted copies.")
+        _echo_skipped([s for s in found if site is None or s.site == site], as_json)
         return
-    rows = [
-        {
-            "site": where,
-            "rule": rule,
-            "state": _state(e.observations, e.distinct, min_copies),
-            "copies": e.observations,
-            "distinct": e.distinct,
-            "skipped": e.skipped,
-            "confirmed": confirmed(e, min_copies),
-        }
-        for (where, rule), e in sorted(
-            found.items(), key=lambda kv: (kv[0][0], -kv[1].observations)
-        )
-    ]
+    rows = rule_rows(found, env.settings.skip_min_copies)
     if as_json:
         echo_json(rows)
         return
@@ -94,3 +63,23 @@ def rules(
             f"{row['site']:24} {row['rule']:32} {row['state']:9} {row['copies']:6} "
             f"{row['distinct']:8} {row['skipped']:7}"
         )
+
+
+def _remove(env: Env, index_uri: str | None, rule: str, site: str | None) -> None:
+    """``rules --remove``: forget *rule* on every site, or on *site*."""
+    with env.open(index_uri) as index:
+        removed = skip_rules_for(index).remove(rule, site)
+    if not removed:
+        raise click.ClickException(f"No URL rule {rule!r}" + (f" on {site}" if site else ""))
+    click.echo(f"Removed the URL rule {rule} from {removed} site(s).")
+
+
+def _echo_skipped(requests: list[SkippedRequest], as_json: bool) -> None:
+    """``rules --skipped``: the requests skipped as predicted copies, oldest first."""
+    if as_json:
+        echo_json([vars(s) for s in requests])
+        return
+    for s in requests:
+        at = datetime.fromtimestamp(s.at, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        click.echo(f"{at}  {s.url} -> {s.target}  ({s.rule})")
+    click.echo(f"{len(requests)} requests skipped as predicted copies.")

@@ -152,11 +152,30 @@ def chrome_elements(
     appended to *wrappers*, if given."""
     visible = raw_length(root)
     # What the page declares (HTML5 elements, ARIA roles) is chrome whatever its size...
+    verdicts: dict = {}  # element -> its strongest verdict, or None for a chrome role
+    declared, page_tags, weak = _by_tag(root, verdicts)
+    declared += _of_the_page(page_tags)
+    # ... what its class or id names may be a wrapper of the whole page.
+    _judge_names(root, verdicts)
+    named = []
+    for element, verdict in verdicts.items():
+        if verdict is None:
+            declared.append(element)
+        # The tag only for the few elements with a verdict: reading it makes a string.
+        elif element.tag not in _NEVER_CHROME:
+            (named if verdict == _STRONG else weak).append(element)
+    return declared, _not_wrappers(named, weak, visible, wrappers)
+
+
+def _by_tag(root: lxml.etree._Element, verdicts: dict) -> tuple[list, list, list]:
+    """Step one of :func:`chrome_elements`, in one walk of the tree, not three: the
+    elements of a chrome tag, those of a page tag (chrome if they belong to the page), and
+    the forms that may be chrome; a form the reader writes in gets its verdict in
+    *verdicts*."""
     declared: list = []
     page_tags: list = []
     weak: list = []  # forms: chrome, or (ASP.NET) the whole page
-    verdicts: dict = {}  # element -> its strongest verdict, or None for a chrome role
-    for element in root.iter(*CHROME_TAGS, *PAGE_TAGS, "form"):  # one walk, not three
+    for element in root.iter(*CHROME_TAGS, *PAGE_TAGS, "form"):
         tag = element.tag
         if tag == "form":
             # A form the reader writes in (a comment, a newsletter's address) is named
@@ -168,6 +187,13 @@ def chrome_elements(
                 weak.append(element)
         else:
             (page_tags if tag in PAGE_TAGS else declared).append(element)
+    return declared, page_tags, weak
+
+
+def _of_the_page(page_tags: list) -> list:
+    """Step two of :func:`chrome_elements`: the ``header`` and ``footer`` elements of
+    *page_tags* that are not inside an article, a section...: the page's own."""
+    own = []
     sectioned: dict = {}  # element -> whether it is inside an article, section...
     for element in page_tags:
         # Up to the first ancestor already known: linear in the tree, however deeply a
@@ -180,9 +206,14 @@ def chrome_elements(
         inside = node is not None and (node.tag in _SECTIONING or sectioned[node])
         sectioned.update(dict.fromkeys(path, inside))
         if not inside:
-            declared.append(element)
-    # ... what its class or id names may be a wrapper of the whole page. Most values mark
-    # nothing, and their elements are never asked for.
+            own.append(element)
+    return own
+
+
+def _judge_names(root: lxml.etree._Element, verdicts: dict) -> None:
+    """Step three of :func:`chrome_elements`: each element's strongest verdict by its
+    class and id words, into *verdicts* (``None`` for a chrome role, which wins). Most
+    values mark nothing, and their elements are never asked for."""
     for value in _NAMES(root):
         if value.attrname == "role":
             if value.strip().lower() in CHROME_ROLES:
@@ -196,13 +227,12 @@ def chrome_elements(
             known = verdicts.get(element, 0)
             if known is not None and known < verdict:
                 verdicts[element] = verdict
-    named = []
-    for element, verdict in verdicts.items():
-        if verdict is None:
-            declared.append(element)
-        # The tag only for the few elements with a verdict: reading it makes a string.
-        elif element.tag not in _NEVER_CHROME:
-            (named if verdict == _STRONG else weak).append(element)
+
+
+def _not_wrappers(named: list, weak: list, visible: int, wrappers: list | None) -> list:
+    """The last step of :func:`chrome_elements`: of the elements *named* chrome, those
+    with at most ``WRAPPER_SHARE`` of the page's *visible* text (the others are appended
+    to *wrappers*, if given); of the *weak* ones, the small ones and those mostly links."""
     chrome = []
     for element in named:
         if raw_length(element) <= WRAPPER_SHARE * visible:
@@ -216,7 +246,7 @@ def chrome_elements(
             and sum(raw_length(a) for a in element.iter("a")) >= 0.5 * length
         ):
             chrome.append(element)
-    return declared, chrome
+    return chrome
 
 
 def _judge(names: str) -> int:

@@ -51,11 +51,24 @@ import lxml.etree
 
 from .body import Line, body_of, reading_length
 from .chrome import captions, chrome_elements, without_declared_chrome
+from .marks import (
+    BR,
+    HEADING_MARKS,
+    HEADING_RANK,
+    ITEM,
+    LINK_END,
+    LINK_START,
+    LINK_TEXT,
+    MARK_CHARS,
+    MARKS,
+    PARA,
+    mark_blocks,
+    mark_links,
+)
 from .own_blocks import with_own_blocks, without_chrome
 from .region import PARAGRAPH_CHARS, find_region
 from .teasers import drop_teasers
 from .text import (
-    HEADINGS,
     block_text,
     composed,
     drop_trees,
@@ -78,20 +91,6 @@ TITLE_CHARS = 60
 FALLBACK_SHARE = 0.1
 FALLBACK_CHARS = 2000
 
-# Link text is marked with two private-use characters before the text is serialised, so
-# that each line knows how much of it is link text; more marks say what block a line is.
-_LINK_START, _LINK_END = "\ue000", "\ue001"
-_LINK_TEXT = re.compile("\ue000([^\ue001]*)\ue001?")
-_BR = "\ue003"
-_PARA = "\ue002"
-_ITEM = "\ue004"  # a list item or table cell: structured content (specifications, steps)
-# A heading, one mark per rank: U+E005 for h1 to U+E00A for h6.
-_HEADING_MARK = {tag: chr(0xE005 + rank) for rank, tag in enumerate(HEADINGS)}
-_HEADING_RANK = {mark: rank + 1 for rank, mark in enumerate(_HEADING_MARK.values())}
-_HEADING_MARKS = re.compile("[" + "".join(_HEADING_RANK) + "]")
-# Every mark, for the lines that are marks only, and as a pattern to remove them.
-_MARK_CHARS = _LINK_START + _LINK_END + _PARA + _BR + _ITEM + "".join(_HEADING_RANK)
-_MARKS = re.compile("[" + _MARK_CHARS + "]")
 #: A heading longer than this is not a section's title (a site's headline of a teaser
 #: can be a heading of any length).
 HEADING_CHARS = 200
@@ -138,53 +137,14 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     visible = text_length(root)
     if not visible:
         return MainText.of("")
-    # Teasers first: their leads would otherwise count as the page's paragraph text, and
-    # the region would grow to hold them.
-    drop_teasers(root)
-    drop_trees(captions(root))
-    declared, named = chrome_elements(root)
-    region, article = find_region(root, set(declared) | set(named))
-    keep = set(region.iterancestors())
-    keep.add(region)
-    dropped = drop_trees(element for element in declared if element not in keep)
-    # An element only named like chrome that holds most of the region's paragraphs is the
-    # article under a misleading name (``<div class="entry share">``): its name is
-    # evidence, its content the verdict. (What the page declares, a ``nav``, stays chrome.)
-    most = ARTICLE_SHARE * article.get(region, 0)
-    drop_trees(
-        (
-            element
-            for element in named
-            if element not in keep and not (most and article.get(element, 0) >= most)
-        ),
-        dropped,
-    )
-    for link in root.iter("a"):
-        link.text = _LINK_START + (link.text or "")
-        link.tail = _LINK_END + (link.tail or "")
-        # A link around blocks (a whole teaser card) spans several lines: each is marked.
-        for inner in link.iterdescendants():
-            if inner.text and not inner.text.isspace():
-                inner.text = _LINK_START + inner.text
-            if inner.tail and not inner.tail.isspace():
-                inner.tail = _LINK_START + inner.tail
-    # A line after a <br> goes on its block: hard-wrapped prose, or a paragraph's list of
-    # short lines, is judged as the block it is.
-    for br in region.iter("br"):
-        if br.tail and not br.tail.isspace():
-            br.tail = _BR + br.tail.lstrip()
+    region = _region_without_chrome(root)
+    mark_links(root, region)
     # The article's lead can sit beside the block of the rest (outside a paywall's
     # container): the paragraphs right before and after the region belong to it, as
     # readability adds a candidate's paragraph siblings.
     before, after = _adjacent_paragraphs(region)
     parts = [*before, region, *after]
-    for part in parts:
-        for paragraph in part.iter("p"):
-            paragraph.text = _PARA + (paragraph.text or "")
-        for heading in part.iter(HEADINGS):
-            heading.text = _HEADING_MARK[heading.tag] + (heading.text or "")
-    for item in region.iter("li", "td", "th", "dt", "dd"):
-        item.text = _ITEM + (item.text or "")
+    mark_blocks(parts, region)
     # Only needed when the main text looks short: parsed again then (the tree has lost
     # its chrome by now).
     everything = functools.cache(lambda: page_text(html))
@@ -219,6 +179,33 @@ def _main_text(html: str, min_words: int, body: bool) -> MainText:
     if complete(text):
         return MainText.of(text, "chrome")
     return MainText.of(everything(), "page")
+
+
+def _region_without_chrome(root: lxml.etree._Element) -> lxml.etree._Element:
+    """The first steps of :func:`main_text`: drop the teasers, captions and chrome of
+    *root* that are not around the article, and return the article's region."""
+    # Teasers first: their leads would otherwise count as the page's paragraph text, and
+    # the region would grow to hold them.
+    drop_teasers(root)
+    drop_trees(captions(root))
+    declared, named = chrome_elements(root)
+    region, article = find_region(root, set(declared) | set(named))
+    keep = set(region.iterancestors())
+    keep.add(region)
+    dropped = drop_trees(element for element in declared if element not in keep)
+    # An element only named like chrome that holds most of the region's paragraphs is the
+    # article under a misleading name (``<div class="entry share">``): its name is
+    # evidence, its content the verdict. (What the page declares, a ``nav``, stays chrome.)
+    most = ARTICLE_SHARE * article.get(region, 0)
+    drop_trees(
+        (
+            element
+            for element in named
+            if element not in keep and not (most and article.get(element, 0) >= most)
+        ),
+        dropped,
+    )
+    return region
 
 
 def _adjacent_paragraphs(
@@ -257,27 +244,27 @@ def _good_lines(text: str) -> list[Line]:
     first = last = None
     after_links = False  # whether the line before was a link line
     split = text.split("\n")
-    blocks = _broken_blocks(split) if _BR in text else {}
+    blocks = _broken_blocks(split) if BR in text else {}
     for number, line in enumerate(split):
         # The marks are private-use characters: an ASCII line has none (30,694 of the
         # 57,680 lines of the handbook's pages in six languages), and is not searched.
         marked = not line.isascii()
-        if marked and not line.strip(_MARK_CHARS):
+        if marked and not line.strip(MARK_CHARS):
             # Marks without text (a link around blocks leaves its start on a line of its
             # own): nothing a reader sees, and no line between a list and its title.
             continue
         block = blocks.get(number)
-        paragraph = (marked and _PARA in line) or (block is not None and block[1])
+        paragraph = (marked and PARA in line) or (block is not None and block[1])
         links = 0
         item, heading = False, None
         if marked:
-            if _LINK_START in line:
+            if LINK_START in line:
                 # The marks themselves are not text: an image link is a line of marks only.
-                links = len(_MARKS.sub("", "".join(_LINK_TEXT.findall(line))))
-            item = _ITEM in line
-            heading = _HEADING_MARKS.search(line)
-            if paragraph or links or item or heading or _LINK_END in line or _BR in line:
-                line = _MARKS.sub("", line)
+                links = len(MARKS.sub("", "".join(LINK_TEXT.findall(line))))
+            item = ITEM in line
+            heading = HEADING_MARKS.search(line)
+            if paragraph or links or item or heading or LINK_END in line or BR in line:
+                line = MARKS.sub("", line)
         if links > LINK_LINE_SHARE * len(line):
             # A short line right above a list of links is that list's title ("Related
             # articles", "Mehr zum Thema"): it goes with its list.
@@ -302,7 +289,7 @@ def _good_lines(text: str) -> list[Line]:
         own = size if block is None else reading_length(line)
         lines.append(Line(line, own, block and (block[2], block[0]), item))
         paragraphs.append(paragraph)
-        headings.append(_HEADING_RANK[heading.group()] if heading else 0)
+        headings.append(HEADING_RANK[heading.group()] if heading else 0)
     if first is None:
         return lines
     chosen = _chosen(lines, paragraphs, headings, first, last)
@@ -365,12 +352,12 @@ def _broken_blocks(lines: list[str]) -> dict[int, tuple[int, bool, int]]:
     blocks = {}
     start = 0
     for end in range(1, len(lines) + 1):
-        if end < len(lines) and lines[end].startswith(_BR):
+        if end < len(lines) and lines[end].startswith(BR):
             continue
         if end - start > 1:
             group = lines[start:end]
             length = sum(map(reading_length, group))
-            paragraph = _PARA in group[0]
+            paragraph = PARA in group[0]
             for number in range(start, end):
                 blocks[number] = (length, paragraph, start)
         start = end

@@ -38,6 +38,24 @@ _LONG_TEXTS = lxml.etree.XPath(
 def find_region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._Element, dict]:
     """The element that holds the article (the root when no paragraph is found), and
     for each element that holds paragraphs, the characters of paragraph text it holds."""
+    paragraphs = _paragraphs(root)
+    if not paragraphs:
+        return root, {}
+    parent_of, top_down = _ancestors(paragraphs)
+    weights = _weights(paragraphs, parent_of, top_down, penalised)
+    held, plain, scores = _scores(paragraphs, weights, parent_of, top_down)
+    if not scores:
+        return root, plain
+    region = max(scores, key=scores.get)
+    total = held[root]
+    while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
+        region = region.getparent()
+    return region, plain
+
+
+def _paragraphs(root: lxml.etree._Element) -> dict:
+    """The first step of :func:`find_region`: each block of *root* whose own long texts
+    (inline markup included, link text not) make a paragraph -> their characters."""
     own: dict = {}  # element -> characters of its own long texts (inline markup included)
     for text in _LONG_TEXTS(root):
         element = text.getparent()
@@ -50,12 +68,14 @@ def find_region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._
         if element is None or element.tag == "a":
             continue  # link text is not content
         own[element] = own.get(element, 0) + len(text)
-    paragraphs = {e: length for e, length in own.items() if length >= PARAGRAPH_CHARS}
-    if not paragraphs:
-        return root, {}
-    # The paragraphs' ancestors, each with its depth, found by walking up from each
-    # paragraph only until a known ancestor: linear in the tree, however deeply a
-    # (hostile) page nests thousands of paragraphs.
+    return {e: length for e, length in own.items() if length >= PARAGRAPH_CHARS}
+
+
+def _ancestors(paragraphs: dict) -> tuple[dict, list]:
+    """The paragraphs and their ancestors: each one's parent (``None`` for the top), and
+    all of them from the top down. Found by walking up from each paragraph only until a
+    known ancestor: linear in the tree, however deeply a (hostile) page nests thousands
+    of paragraphs."""
     depth: dict = {}
     parent_of: dict = {}
     for element in paragraphs:
@@ -69,7 +89,12 @@ def find_region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._
             depth[child] = base + steps
             parent_of[child] = node
             node = child
-    top_down = sorted(depth, key=depth.__getitem__)
+    return parent_of, sorted(depth, key=depth.__getitem__)
+
+
+def _weights(paragraphs: dict, parent_of: dict, top_down: list, penalised: set) -> dict:
+    """Each paragraph -> the weight of its text: less inside *penalised* (marked chrome),
+    and less outside what the page declares its content, if it declares any."""
     in_chrome: dict = {}  # element -> whether it or an ancestor is chrome
     in_main: dict = {}  # element -> whether it is in what the page declares its content
     for element in top_down:
@@ -79,17 +104,29 @@ def find_region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._
     # What the page declares its content is evidence, as chrome markers are: a consent
     # box's or a slideshow's long texts outside it weigh less than its paragraphs.
     outside = OUTSIDE_WEIGHT if any(in_main[e] for e in paragraphs) else 1.0
-    held: dict = dict.fromkeys(depth, 0.0)  # element -> paragraph text in its subtree
-    plain: dict = dict.fromkeys(depth, 0)  # the same, chrome text not weighed down
-    scores: dict = {}
-    for element, length in paragraphs.items():
+    weights = {}
+    for element in paragraphs:
         weight = CHROME_WEIGHT if in_chrome[element] else 1.0
         if not in_main[element]:
             weight *= outside
+        weights[element] = weight
+    return weights
+
+
+def _scores(
+    paragraphs: dict, weights: dict, parent_of: dict, top_down: list
+) -> tuple[dict, dict, dict]:
+    """The paragraph text each element holds, weighed and not (``held``, ``plain``), and
+    the elements' scores: as readability does, a paragraph scores for its parent and,
+    halved, for its grandparent, so the best element is the one that holds the
+    paragraphs."""
+    held: dict = dict.fromkeys(parent_of, 0.0)  # element -> paragraph text in its subtree
+    plain: dict = dict.fromkeys(parent_of, 0)  # the same, chrome text not weighed down
+    scores: dict = {}
+    for element, length in paragraphs.items():
+        weight = weights[element]
         held[element] += length * weight
         plain[element] += length
-        # As readability does: a paragraph scores for its parent and, halved, for its
-        # grandparent, so the best element is the one that holds the paragraphs.
         score = (1 + min(length / 100, 3)) * weight
         parent = parent_of[element]
         if parent is not None:
@@ -102,13 +139,7 @@ def find_region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._
         if parent is not None:
             held[parent] += held[element]
             plain[parent] += plain[element]
-    if not scores:
-        return root, plain
-    region = max(scores, key=scores.get)
-    total = held[root]
-    while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
-        region = region.getparent()
-    return region, plain
+    return held, plain, scores
 
 
 def declared_main(element: lxml.etree._Element) -> bool:

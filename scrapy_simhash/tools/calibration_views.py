@@ -61,59 +61,70 @@ def advice(result: Calibration, location: str) -> list[str]:
     pages. Drops at the threshold far below the nearest kept pages are in the gap between
     copies and distinct pages, where a threshold belongs; lowering it would only undo
     them (the example's re-dated repost at distance 3 is such a drop)."""
+    return _larger(result, location) + _smaller(result)
+
+
+def _larger(result: Calibration, location: str) -> list[str]:
+    """The advice on a larger distance, where kept pages have their nearest kept page
+    just above the threshold (see :func:`advice`), with the command that builds it."""
     k = result.max_distance
-    lines: list[str] = []
-    nearest_kept = result.nearest_kept
     above = [d for d in range(k + 1, k + 1 + ADVICE_RANGE) if result.nearest.get(d)]
-    if above:
-        d = above[0]
-        target = _beside(location, f"-k{d}")
-        lines += [
-            f"{result.nearest[d]} sampled pages have their nearest kept page at distance {d}. "
-            f"A threshold of {d} would drop one page of each such pair, such as:",
-            *_listed(result.pairs(d, dropped=False)),
-            "and keep pages further apart"
-            + _as_in(result, d + 1, dropped=False)
-            + ". If the pairs it would drop are copies, build an index that drops them (the "
-            "old index is only read), then set SIMHASH_INDEX_URI and SIMHASH_MAX_DISTANCE as "
-            "it says:",
-            f"  scrapy-simhash rebuild --index {location} --max-distance {d} --into {target}",
-        ]
+    if not above:
+        return []
+    d = above[0]
+    target = _beside(location, f"-k{d}")
+    return [
+        f"{result.nearest[d]} sampled pages have their nearest kept page at distance {d}. "
+        f"A threshold of {d} would drop one page of each such pair, such as:",
+        *_listed(result.pairs(d, dropped=False)),
+        "and keep pages further apart"
+        + _as_in(result, d + 1, dropped=False)
+        + ". If the pairs it would drop are copies, build an index that drops them (the "
+        "old index is only read), then set SIMHASH_INDEX_URI and SIMHASH_MAX_DISTANCE as "
+        "it says:",
+        f"  scrapy-simhash rebuild --index {location} --max-distance {d} --into {target}",
+    ]
+
+
+def _smaller(result: Calibration) -> list[str]:
+    """The advice on the drops at the threshold (see :func:`advice`): a smaller distance
+    where kept pages come as near, else keeping the threshold."""
+    k = result.max_distance
     at_threshold = result.dropped.get(k, 0)
-    if k > 0 and at_threshold:
-        would_keep = _listed(result.pairs(k, dropped=True))
-        still = sum(n for d, n in result.dropped.items() if d < k)
-        still_dropped = (
-            f"and still drop the {still} drops at distance {k - 1} or less"
-            + _as_in(result, k - 1, dropped=True, down=True)
-            if still
-            else "and drop nothing that is dropped now"
-        )
-        if nearest_kept is not None and nearest_kept <= k + ADVICE_RANGE:
-            lines += [
-                f"{_drops(at_threshold)} at distance {k}, and kept pages come as near as "
-                f"{nearest_kept} to each other: the threshold is where distinct pages begin. "
-                f"SIMHASH_MAX_DISTANCE = {k - 1} would keep the pages dropped at {k}, such as:",
-                *would_keep,
-                still_dropped + ".",
-                "Only if the pairs it would keep are different pages, set in settings.py (the "
-                "index answers any smaller distance, no rebuild):",
-                f"  SIMHASH_MAX_DISTANCE = {k - 1}",
-            ]
-        else:
-            apart = (
-                f"the nearest kept pages are {nearest_kept} apart"
-                if nearest_kept is not None
-                else "no two kept pages were compared"
-            )
-            lines += [
-                f"{_drops(at_threshold)} at distance {k} and {apart}: the threshold sits "
-                "in the gap between copies and distinct pages; keep it. A smaller "
-                f"SIMHASH_MAX_DISTANCE would keep the pages dropped at {k}, such as:",
-                *would_keep,
-                "Lower it only if those are different pages.",
-            ]
-    return lines
+    if not (k > 0 and at_threshold):
+        return []
+    nearest_kept = result.nearest_kept
+    would_keep = _listed(result.pairs(k, dropped=True))
+    still = sum(n for d, n in result.dropped.items() if d < k)
+    still_dropped = (
+        f"and still drop the {still} drops at distance {k - 1} or less"
+        + _as_in(result, k - 1, dropped=True, down=True)
+        if still
+        else "and drop nothing that is dropped now"
+    )
+    if nearest_kept is not None and nearest_kept <= k + ADVICE_RANGE:
+        return [
+            f"{_drops(at_threshold)} at distance {k}, and kept pages come as near as "
+            f"{nearest_kept} to each other: the threshold is where distinct pages begin. "
+            f"SIMHASH_MAX_DISTANCE = {k - 1} would keep the pages dropped at {k}, such as:",
+            *would_keep,
+            still_dropped + ".",
+            "Only if the pairs it would keep are different pages, set in settings.py (the "
+            "index answers any smaller distance, no rebuild):",
+            f"  SIMHASH_MAX_DISTANCE = {k - 1}",
+        ]
+    apart = (
+        f"the nearest kept pages are {nearest_kept} apart"
+        if nearest_kept is not None
+        else "no two kept pages were compared"
+    )
+    return [
+        f"{_drops(at_threshold)} at distance {k} and {apart}: the threshold sits "
+        "in the gap between copies and distinct pages; keep it. A smaller "
+        f"SIMHASH_MAX_DISTANCE would keep the pages dropped at {k}, such as:",
+        *would_keep,
+        "Lower it only if those are different pages.",
+    ]
 
 
 def _drops(count: int) -> str:

@@ -92,11 +92,7 @@ def check_source(
         itself=source if by_fingerprint else None,
     )
     result = Checked(label, kind, fingerprint, k, index.plan.max_distance, found, analysis, read_as)
-    result.dropped_for = [
-        {"key": d.key, "distance": d.distance, "shared": d.shared, "share": d.share, "at": d.at}
-        for d in (index.drops() if stored else ())
-        if d.kept_key == source and not d.is_revisit
-    ]
+    result.dropped_for = _dropped_for(index, source) if stored else []
     # Short texts are matched exactly, never by share.
     simhash = analysis is not None and analysis.kind == "simhash"
     shares_held(index, analysis, found.matches + found.beyond, settings.min_share if simhash else 0)
@@ -104,13 +100,32 @@ def check_source(
     # first; the pages sharing long paragraphs only for a page with none.
     near = any(m["distance"] <= result.duplicate_at and m["confirmed"] for m in found.matches)
     if analysis is not None and analysis.anchors and not near:
-        container = index.query_contained(fingerprint, analysis.anchors, analysis.sketch)
-        if container is not None:
-            lines = anchor_lines(normalize_characters(text), settings.fingerprinter.seed)
-            result.contained = {
-                "key": container.key,
-                "distance": container.distance,
-                "share": container.share,
-                "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
-            }
+        result.contained = _container(index, analysis, text, settings)
     return result
+
+
+def _dropped_for(index: NearDuplicateIndex, source: str) -> list[dict[str, Any]]:
+    """The pages the audit log says were dropped as copies of the stored page *source*
+    (revisits of a page left out)."""
+    return [
+        {"key": d.key, "distance": d.distance, "shared": d.shared, "share": d.share, "at": d.at}
+        for d in index.drops()
+        if d.kept_key == source and not d.is_revisit
+    ]
+
+
+def _container(
+    index: NearDuplicateIndex, analysis: Analysis, text: str, settings: Any
+) -> dict[str, Any] | None:
+    """The stored page that contains the *text* analysed as *analysis*, with the long
+    paragraphs they share, or ``None``."""
+    container = index.query_contained(analysis.value, analysis.anchors, analysis.sketch)
+    if container is None:
+        return None
+    lines = anchor_lines(normalize_characters(text), settings.fingerprinter.seed)
+    return {
+        "key": container.key,
+        "distance": container.distance,
+        "share": container.share,
+        "shared_paragraphs": [lines[h] for h in container.shared if h in lines],
+    }

@@ -87,6 +87,23 @@ def test_clusters_is_for_an_archive_job(tmp_path):
     assert done.exit_code == 1 and "--clusters is for an archive job" in done.output
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--engine", "local", "--report", "r.csv"], "Error: --report is the one-feed "),
+        (["--decisions", "d.csv"], "Error: --decisions is for an archive job"),
+        (["--add-kept"], "Error: --add-kept is for an archive job"),
+    ],
+)
+def test_the_options_of_the_other_mode_are_refused(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    feed = tmp_path / "items.jl"
+    feed.write_text('{"url": "a", "content": "x"}\n', encoding="utf-8")
+    done = dedup(str(feed), *args)
+    assert done.exit_code == 1 and message in done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["items.jl"]  # nothing written
+
+
 def warc_of(items: list[dict], path) -> None:
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter

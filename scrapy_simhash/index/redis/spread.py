@@ -50,21 +50,17 @@ from ..base import (
     stored_outcome,
 )
 from .layout import hex64, record_tail
-from .page_values import analysed_args, packed_sketch
-from .spread_anchors import SpreadAnchors, stored_anchors
+from .spread_anchors import SpreadAnchors
 from .spread_calls import SpreadCalls
 from .spread_decide import SpreadDecide
 from .spread_io import Call, NotReplicated, SpreadIO
 from .spread_layout import (
-    ABORT_TTL,
     DEFAULT_HOMES,
-    MAX_ATTEMPT_AGE,
     Attempts,
     Found,
     Keys,
     groups,
     member,
-    parse_member,
 )
 from .spread_maintenance import SpreadMaintenance
 from .spread_meta import SpreadMeta
@@ -157,22 +153,26 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                     wait_ms=max(100, int(lease * 1000)),
                     retry_for=retry_for,
                 )
-            io = self._io
-            self._sha = {
-                name: io.script(lua)
-                for name, lua in (
-                    ("exact", CHECK_EXACT), ("commit", COMMIT), ("finalize", FINALIZE),
-                    ("release", RELEASE), ("resolve", RESOLVE), ("store", STORE),
-                    ("store_home", STORE_HOME), ("unlist", UNLIST),
-                    ("check_anchors", CHECK_ANCHORS), ("settle_anchors", SETTLE_ANCHORS),
-                )
-            }  # fmt: skip
-            self._check_sha = [
-                io.script(CHECK.replace("--LAYOUTS--", self._lua_layouts(g))) for g in self._groups
-            ]
+            self._register_scripts(self._io)
         except BaseException:
             self.close()
             raise
+
+    def _register_scripts(self, io: SpreadIO) -> None:
+        """Register the scripts with *io*, by name in ``_sha``; the check script once per
+        group (``_check_sha``), with the group's table layouts written in."""
+        self._sha = {
+            name: io.script(lua)
+            for name, lua in (
+                ("exact", CHECK_EXACT), ("commit", COMMIT), ("finalize", FINALIZE),
+                ("release", RELEASE), ("resolve", RESOLVE), ("store", STORE),
+                ("store_home", STORE_HOME), ("unlist", UNLIST),
+                ("check_anchors", CHECK_ANCHORS), ("settle_anchors", SETTLE_ANCHORS),
+            )
+        }  # fmt: skip
+        self._check_sha = [
+            io.script(CHECK.replace("--LAYOUTS--", self._lua_layouts(g))) for g in self._groups
+        ]
 
     @staticmethod
     def _lua_layouts(group) -> str:
@@ -248,19 +248,9 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
             anchor_calls = self._anchor_calls(anchors, txn, tail, hex_value, True, key=key)
             own_anchors = self._own_anchors(anchor_calls)
             try:
-                replies = self._io.batch(calls + anchor_calls, wait=True)
-                found, reserved, where = self._found(calls, replies[: len(calls)], exact)
-                contains, places = ([], [])
-                if anchor_calls:
-                    contains, places = self._contained(
-                        anchor_calls, replies[len(calls) :], anchors, key, value
-                    )
-                pending = [f for f in found + contains if not f.committed]
-                states = self._resolve(pending, txn) if pending else {}
-                after = self._cleanup([(t, f) for t, f in where if not f.committed], states)
-                after += self._anchor_cleanup(places, states)
-                committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-                inside = [f for f in contains if f.committed or states.get(f.txn) == "c"]
+                committed, inside, reserved, after = self._reserve(
+                    calls, anchor_calls, exact, txn, anchors, key, value
+                )
                 if exact:
                     outcome = self._exact_outcome(committed, key, value) if committed else None
                 else:
@@ -268,25 +258,12 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                     outcome = self._outcome(decision, probe)
                 if outcome is not None:  # a duplicate: it never commits, so abort and release
                     if reserved or own_anchors:
-                        own = Found(0, hex_value, txn, key, 0.0, False, exact)
-                        after += [
-                            self._resolve_call(own, True),
-                            *self._release(exact, hex_value, [txn], set(reserved)),
-                            *self._settle_anchors(txn, own_anchors, False),
-                        ]
+                        after += self._withdraw(exact, hex_value, txn, key, reserved, own_anchors)
                     self._io.later(after)
                     return outcome
-                home_keys = self._home_keys(key, txn)
                 listed = member(exact, txn, hex_value)
-                reply = self._io.call(
-                    self.keys.home_of(key),
-                    self._sha["commit"],
-                    home_keys,
-                    [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL,
-                     stored_anchors(anchors), packed_sketch(probe.sketch),
-                     *analysed_args(analysed)],
-                    wait=True,
-                )  # fmt: skip
+                commit = self._commit_call(key, listed, added_at, txn, anchors, probe, analysed)
+                reply = self._io.call(*commit, wait=True)
             except BaseException:
                 self._abort(value, exact, key, txn, [call[0] for call in calls], own_anchors)
                 raise
@@ -295,18 +272,42 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                 self._io.later(after + self._settle_anchors(txn, own_anchors, False))
                 continue
             old = json.loads(reply[1]) or []
-            after += self._finalize(exact, hex_value, txn, reserved)
-            after += self._settle_anchors(txn, own_anchors, True)
-            for name, held in zip(old, json.loads(reply[2]) or [""] * len(old), strict=True):
-                old_exact, old_txn, old_hex = parse_member(name)
-                after += self._release(old_exact, old_hex, [old_txn])
-                after += self._release_page_anchors(old_txn, held)
+            after += self._after_commit(exact, hex_value, txn, reserved, own_anchors, old, reply[2])
             self._io.later(after)
             return stored_outcome(decision, value, bool(old))
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
             "times in a row; is this client's clock far behind the servers'?"
         )
+
+    def _reserve(
+        self,
+        calls: list[Call],
+        anchor_calls: list[Call],
+        exact: bool,
+        txn: str,
+        anchors: Anchors | None,
+        key: str,
+        value: int,
+    ) -> tuple[list[Found], list[Found], list[str], list[Call]]:
+        """Steps 1 and 2 of the protocol for the attempt *txn*: run its reserving *calls*
+        and *anchor_calls*, and resolve the pending entries they found. Returns the
+        committed entries near the page, those that contain it (by its anchors), the tags
+        where the page is reserved, and the clean-up calls of what was resolved."""
+        replies = self._io.batch(calls + anchor_calls, wait=True)
+        found, reserved, where = self._found(calls, replies[: len(calls)], exact)
+        contains, places = ([], [])
+        if anchor_calls:
+            contains, places = self._contained(
+                anchor_calls, replies[len(calls) :], anchors, key, value
+            )
+        pending = [f for f in found + contains if not f.committed]
+        states = self._resolve(pending, txn) if pending else {}
+        after = self._cleanup([(t, f) for t, f in where if not f.committed], states)
+        after += self._anchor_cleanup(places, states)
+        committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
+        inside = [f for f in contains if f.committed or states.get(f.txn) == "c"]
+        return committed, inside, reserved, after
 
     def _abort(
         self, value: int, exact: bool, key: str, txn: str, reserved: list[str], anchors

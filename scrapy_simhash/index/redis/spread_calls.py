@@ -9,10 +9,15 @@ import json
 from typing import TYPE_CHECKING
 
 from .layout import hex64
+from .page_values import analysed_args, packed_sketch
+from .spread_anchors import stored_anchors
 from .spread_io import Call
-from .spread_layout import ABORT_TTL, Found
+from .spread_layout import ABORT_TTL, MAX_ATTEMPT_AGE, Found, parse_member
 
 if TYPE_CHECKING:
+    from ...anchors import Anchors
+    from ..analysed import Analysed
+    from ..rule import Probe
     from .spread_layout import Group, Keys
 
 
@@ -25,6 +30,9 @@ class SpreadCalls:
         _groups: list[Group]
         _sha: dict[str, str]
         _check_sha: list[str]
+
+        def _settle_anchors(self, txn: str, where: dict, commit: bool) -> list[Call]: ...
+        def _release_page_anchors(self, txn: str, value: str) -> list[Call]: ...
 
     def _group_calls(self, fingerprint: int):
         """``(tag, set keys, members, per-table args)`` of each group of *fingerprint*."""
@@ -80,6 +88,61 @@ class SpreadCalls:
             f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}", f"{home}:pa",
             f"{home}:sk", f"{home}:an", f"{home}:how",
         ]  # fmt: skip
+
+    def _commit_call(
+        self,
+        key: str,
+        listed: str,
+        added_at: str,
+        txn: str,
+        anchors: Anchors | None,
+        probe: Probe,
+        analysed: Analysed | None,
+    ) -> Call:
+        """The call that lists the attempt *txn* under *key* (as *listed*) at the key's
+        home unless it was aborted: step 3 of the protocol. It returns 0 if aborted, else
+        1, the members the key listed before and where their anchors are (JSON)."""
+        return (
+            self.keys.home_of(key),
+            self._sha["commit"],
+            self._home_keys(key, txn),
+            [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL,
+             stored_anchors(anchors), packed_sketch(probe.sketch), *analysed_args(analysed)],
+        )  # fmt: skip
+
+    def _withdraw(
+        self, exact: bool, hex_value: str, txn: str, key: str, reserved: list[str], anchors: dict
+    ) -> list[Call]:
+        """The calls that abort the attempt *txn* of a duplicate (it never commits) and
+        release what it reserved: in its groups (*reserved*) and under its *anchors*."""
+        own = Found(0, hex_value, txn, key, 0.0, False, exact)
+        return [
+            self._resolve_call(own, True),
+            *self._release(exact, hex_value, [txn], set(reserved)),
+            *self._settle_anchors(txn, anchors, False),
+        ]
+
+    def _after_commit(
+        self,
+        exact: bool,
+        hex_value: str,
+        txn: str,
+        reserved: list[str],
+        anchors: dict,
+        old: list[str],
+        held: str,
+    ) -> list[Call]:
+        """The clean-up after the attempt *txn* was listed (step 4 of the protocol): its
+        entries marked committed in its groups (*reserved*) and under its *anchors*; the
+        entries of the pages its key listed before (*old*, their anchors *held*, as the
+        commit returned them) removed."""
+        calls = self._finalize(exact, hex_value, txn, reserved)
+        calls += self._settle_anchors(txn, anchors, True)
+        for name, value in zip(old, json.loads(held) or [""] * len(old), strict=True):
+            old_exact, old_txn, old_hex = parse_member(name)
+            calls += self._release(old_exact, old_hex, [old_txn])
+            calls += self._release_page_anchors(old_txn, value)
+        return calls
 
     def _resolve_call(self, found: Found, wound: bool) -> Call:
         """The call that reads (*wound*: or aborts) the state of *found*'s attempt."""

@@ -188,6 +188,7 @@ class SpreadIO:
             return results
 
     def _batch(self, calls: list[Call], wait: bool) -> list[Any]:
+        """One chunk of :meth:`batch`, in rounds until every call has its reply."""
         results: list[Any] = [None] * len(calls)
         todo = list(range(len(calls)))
         deadline = time.monotonic() + self.retry_for
@@ -195,55 +196,11 @@ class SpreadIO:
         waiting = wait and self.replicas > 0
         while True:
             self.rounds += 1
-            by_master: dict[str, list[int]] = {}
-            for i in todo:
-                by_master.setdefault(self.master_of(calls[i][0]), []).append(i)
-            todo, error, failure, load = [], None, None, set()
-            sent: dict[str, list[int]] = {}
-            for name, indexes in by_master.items():
-                commands = [self._command(calls[i]) for i in indexes]
-                if waiting:
-                    commands.append(("WAIT", self.replicas, self.wait_ms))
-                try:
-                    self._master(name).send(commands)
-                    self.commands += 1
-                    sent[name] = indexes
-                except _RETRIED as e:
-                    self._drop(name)
-                    todo += indexes
-                    error = e
-            for name, indexes in sent.items():
-                master = self._masters[name]
-                try:
-                    master.settle()
-                    replies = [master.read() for _ in range(len(indexes) + waiting)]
-                except _RETRIED as e:
-                    self._drop(name)
-                    todo += indexes
-                    error = e
-                    continue
-                moved = next((r for r in replies if isinstance(r, _MOVED)), None)
-                if moved is not None:  # a master no more (its WAIT fails too): all again
-                    todo += indexes
-                    error = moved
-                    continue
-                if waiting:
-                    acknowledged = replies.pop()
-                    if isinstance(acknowledged, Exception):
-                        failure = failure or acknowledged
-                    elif int(acknowledged) < self.replicas:
-                        failure = failure or NotReplicated(
-                            f"writes to {name} reached {acknowledged} of {self.replicas} "
-                            f"replicas within {self.wait_ms} ms"
-                        )
-                for i, reply in zip(indexes, replies, strict=True):
-                    if isinstance(reply, redis.exceptions.NoScriptError):
-                        load.add(name)  # a new master, or a restarted one
-                        todo.append(i)
-                    elif isinstance(reply, Exception):
-                        failure = failure or reply
-                    else:
-                        results[i] = reply
+            sent, todo, error = self._send(calls, todo, waiting)
+            again, read_error, failure, load = self._read(sent, results, waiting)
+            todo += again
+            if read_error is not None:
+                error = read_error
             if failure is not None:
                 raise failure
             for name in load:
@@ -261,6 +218,79 @@ class SpreadIO:
                 self.cluster.nodes_manager.initialize()
             except (redis.RedisError, RedisClusterException, OSError) as e:
                 logger.debug("The slot map could not be read again: %s", e)
+
+    def _send(
+        self, calls: list[Call], todo: list[int], waiting: bool
+    ) -> tuple[dict[str, list[int]], list[int], Exception | None]:
+        """Write the calls numbered *todo* to their masters (each master's followed by
+        ``WAIT`` when *waiting*). Returns the numbers written to each master, the numbers
+        to send again (their master's connection failed) and the last error."""
+        by_master: dict[str, list[int]] = {}
+        for i in todo:
+            by_master.setdefault(self.master_of(calls[i][0]), []).append(i)
+        again, error = [], None
+        sent: dict[str, list[int]] = {}
+        for name, indexes in by_master.items():
+            commands = [self._command(calls[i]) for i in indexes]
+            if waiting:
+                commands.append(("WAIT", self.replicas, self.wait_ms))
+            try:
+                self._master(name).send(commands)
+                self.commands += 1
+                sent[name] = indexes
+            except _RETRIED as e:
+                self._drop(name)
+                again += indexes
+                error = e
+        return sent, again, error
+
+    def _read(
+        self, sent: dict[str, list[int]], results: list[Any], waiting: bool
+    ) -> tuple[list[int], Exception | None, Exception | None, set[str]]:
+        """Read the replies of the calls *sent* into *results*. Returns the numbers to
+        send again (redirected, lost, or a script the master lacks), the last error that
+        calls for a pause, the first failure to raise (a script's error, a write not
+        replicated), and the masters that lack the scripts."""
+        again, error, failure, load = [], None, None, set()
+        for name, indexes in sent.items():
+            master = self._masters[name]
+            try:
+                master.settle()
+                replies = [master.read() for _ in range(len(indexes) + waiting)]
+            except _RETRIED as e:
+                self._drop(name)
+                again += indexes
+                error = e
+                continue
+            moved = next((r for r in replies if isinstance(r, _MOVED)), None)
+            if moved is not None:  # a master no more (its WAIT fails too): all again
+                again += indexes
+                error = moved
+                continue
+            if waiting:
+                unreplicated = self._not_replicated(name, replies.pop())
+                failure = failure or unreplicated
+            for i, reply in zip(indexes, replies, strict=True):
+                if isinstance(reply, redis.exceptions.NoScriptError):
+                    load.add(name)  # a new master, or a restarted one
+                    again.append(i)
+                elif isinstance(reply, Exception):
+                    failure = failure or reply
+                else:
+                    results[i] = reply
+        return again, error, failure, load
+
+    def _not_replicated(self, name: str, acknowledged: Any) -> Exception | None:
+        """The failure of a ``WAIT`` on *name* that *acknowledged* fewer replicas than
+        asked (or failed), else ``None``."""
+        if isinstance(acknowledged, Exception):
+            return acknowledged
+        if int(acknowledged) < self.replicas:
+            return NotReplicated(
+                f"writes to {name} reached {acknowledged} of {self.replicas} "
+                f"replicas within {self.wait_ms} ms"
+            )
+        return None
 
     def _master(self, name: str) -> _Master:
         master = self._masters.get(name)

@@ -21,7 +21,7 @@ from .spread_anchors import read_anchors, stored_anchors
 from .spread_layout import DROP_STREAMS, Found, crc, member, parse_member
 
 if TYPE_CHECKING:
-    from .spread_io import SpreadIO
+    from .spread_io import Call, SpreadIO
     from .spread_layout import Attempts, Keys
 
 logger = logging.getLogger("scrapy_simhash.index.redis")
@@ -223,63 +223,52 @@ class SpreadMaintenance(RedisServer):
         pages at their homes (where the skip rules are decided, in the order given: one
         key, one home; one digest, one group), then the homes of the digests stored and
         the groups of the pages listed."""
-        sha = self._sha
         first, second = [], []
         for page in batch:
-            txn, hex_value = self._attempts.new(), hex64(page.fingerprint)
-            tail = record_tail(page.key, page.added_at)
-            home = self.keys.home_of(page.key)
-            listed = member(page.exact, txn, hex_value)
-            anchors = None if page.exact else page.anchors
-            home_call = (
-                home,
-                sha["store_home"],
-                [
-                    f"{home}:keys",
-                    f"{home}:order",
-                    f"{home}:n",
-                    f"{home}:pa",
-                    f"{home}:sk",
-                    f"{home}:an",
-                    f"{home}:how",
-                ],
-                [
-                    page.key,
-                    listed,
-                    repr(float(page.added_at)),
-                    hex_value,
-                    stored_anchors(anchors),
-                    "" if page.exact else packed_sketch(page.sketch),
-                    *analysed_args(page.analysed),
-                ],
-            )
-            if page.exact:
-                tag = self.keys.exact(page.fingerprint)
-                args = [0, hex_value, txn, tail, "1"]
-                first.append((tag, sha["store"], [f"{tag}:exact"], args))
-                second.append([home_call])
-            else:
-                first.append(home_call)
-                second.append(
-                    [
-                        (
-                            tag,
-                            sha["store"],
-                            [*sets, f"{tag}:fp"],
-                            [len(sets), *m, hex_value, txn, tail, "0"],
-                        )
-                        for tag, sets, m, _ in self._group_calls(page.fingerprint)
-                    ]
-                    + self._anchor_calls(
-                        anchors, txn, tail, hex_value, True, committed=True, key=page.key
-                    )
-                )
+            call, then = self._restore_calls(page)
+            first.append(call)
+            second.append(then)
         stored = self._io.batch(first, wait=True)
         after = [
             call for done, calls in zip(stored, second, strict=True) if int(done) for call in calls
         ]
         self._io.batch(after, wait=True)
         return sum(int(done) for done in stored)
+
+    def _restore_calls(self, page: StoredPage) -> tuple[Call, list[Call]]:
+        """The calls restoring *page* (see :meth:`_store`): the one of the first round,
+        and those of the second, run if it stored the page."""
+        sha = self._sha
+        txn, hex_value = self._attempts.new(), hex64(page.fingerprint)
+        tail = record_tail(page.key, page.added_at)
+        home = self.keys.home_of(page.key)
+        anchors = None if page.exact else page.anchors
+        home_call = (
+            home,
+            sha["store_home"],
+            [f"{home}:{name}" for name in ("keys", "order", "n", "pa", "sk", "an", "how")],
+            [
+                page.key,
+                member(page.exact, txn, hex_value),
+                repr(float(page.added_at)),
+                hex_value,
+                stored_anchors(anchors),
+                "" if page.exact else packed_sketch(page.sketch),
+                *analysed_args(page.analysed),
+            ],
+        )
+        if page.exact:
+            tag = self.keys.exact(page.fingerprint)
+            return (tag, sha["store"], [f"{tag}:exact"], [0, hex_value, txn, tail, "1"]), [
+                home_call
+            ]
+        groups = [
+            (tag, sha["store"], [*sets, f"{tag}:fp"], [len(sets), *m, hex_value, txn, tail, "0"])
+            for tag, sets, m, _ in self._group_calls(page.fingerprint)
+        ]
+        return home_call, groups + self._anchor_calls(
+            anchors, txn, tail, hex_value, True, committed=True, key=page.key
+        )
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
         added = 0

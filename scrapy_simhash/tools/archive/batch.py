@@ -327,8 +327,28 @@ def replay(
     )
     # The order of the newest entry under each key, to name a match by its record.
     newest = dict(zip(stored.key.tolist(), stored.order.tolist(), strict=True))
-    sort = np.argsort(records.order, kind="stable")
-    rec = records.take(sort)
+    rec = records.take(np.argsort(records.order, kind="stable"))
+    kept, status, matched, matched_key, evidence, distance = _replayed(rec, index, newest)
+    return Outcomes(
+        rec.order,
+        rec.kind,
+        rec.value,
+        rec.key,
+        kept,
+        status,
+        matched,
+        matched_key,
+        evidence,
+        distance,
+        "in order through the index (keys repeat)",
+        rec.text,
+    )
+
+
+def _replayed(rec: Batch, index: MemoryIndex, newest: dict) -> tuple[np.ndarray, ...]:
+    """The columns of :func:`replay`'s outcomes (kept, status, matched, matched key,
+    evidence, distance): the records of *rec*, sorted, checked into *index* one at a
+    time; *newest* (key -> order of the newest record under it) follows them."""
     n = len(rec)
     kept = np.ones(n, dtype=bool)
     status = np.full(n, NEW, dtype=np.int8)
@@ -362,20 +382,7 @@ def replay(
         matched_key[row] = outcome.match.key
         evidence[row] = EXACT if kind == SHORT else CONTAINED if outcome.match.shared else NEAR
         distance[row] = outcome.match.distance
-    return Outcomes(
-        rec.order,
-        rec.kind,
-        rec.value,
-        rec.key,
-        kept,
-        status,
-        matched,
-        matched_key,
-        evidence,
-        distance,
-        "in order through the index (keys repeat)",
-        rec.text,
-    )
+    return kept, status, matched, matched_key, evidence, distance
 
 
 __all__ = ["DROPPED", "Batch", "Outcomes", "decide_batch", "replay"]
