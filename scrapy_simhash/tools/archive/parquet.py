@@ -76,12 +76,13 @@ def parquet_rows(
     source = parquet_file(path)
     wanted = {*text_fields, key_field}
     columns = [name for name in source.schema_arrow.names if name in wanted]
+    cut = set(text_fields) - {key_field}  # a key is stored as it is, however long
     row = 0
     try:
         for batch in _batches(source, columns):
             rows = batch.num_rows
             values = [
-                _cut(pc, batch.column(i)) if name in text_fields else batch.column(i)
+                _cut(pc, batch.column(i)) if name in cut else batch.column(i)
                 for i, name in enumerate(batch.schema.names)
             ]
             names, values = batch.schema.names, [v.to_pylist() for v in values]
