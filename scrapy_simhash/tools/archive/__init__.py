@@ -13,7 +13,7 @@ Modules: :mod:`.records` (inputs and orders), :mod:`.job` (fingerprints, local m
 :mod:`.candidates` (near pairs by sorting), :mod:`.decide` (the rule, in rounds),
 :mod:`.batch` (the steps in memory), :mod:`.distributed` (the steps on Dask),
 :mod:`.scheduler` (reaching a Dask scheduler, bounded), :mod:`.output`, :mod:`.parquet`
-(Parquet inputs and outputs, a few rows at a time).
+(Parquet inputs and outputs, a few rows at a time), :mod:`.extras` (imported on use).
 """
 
 from __future__ import annotations

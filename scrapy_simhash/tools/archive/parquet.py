@@ -24,7 +24,7 @@ from typing import Any
 
 from ...exceptions import FeedError
 from ...extract.fields import MAX_FIELD_LENGTH
-from .records import optional
+from .extras import optional
 
 #: Bytes of rows (by their row group's average) read at a time, and the rows at most.
 PARQUET_BATCH_BYTES = 4 << 20

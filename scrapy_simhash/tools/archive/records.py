@@ -27,6 +27,7 @@ from typing import Any
 
 from ...exceptions import FeedError
 from ..feeds import FEED_FORMATS
+from .extras import optional
 
 #: Bits of a record's order given to its position in the file (bytes or rows): 1 TB.
 POSITION_BITS = 40
@@ -157,19 +158,6 @@ def _json_lines(part: Part) -> Iterator[tuple[int, Any]]:
                         f"{part.path} at byte {offset} is not valid JSON ({e.msg})"
                     ) from None
             offset += len(line)
-
-
-def optional(module: str, extra: str):
-    """Import *module* of the optional *extra*, or say what to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise FeedError(
-            f"Reading and writing this format needs {module.split('.')[0]}: "
-            f"pip install 'scrapy-simhash[{extra}]'"
-        ) from None
 
 
 #: WARC record types that hold a page's content.
