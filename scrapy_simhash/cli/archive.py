@@ -81,7 +81,7 @@ def run_archive(
         else:
             result = run_local(paths, job, stored=stored, progress=_progress)
         added = index.add_pages(kept_pages(result, time.time())) if add_kept else 0
-    written = write_kept_records(result, outputs, raw_csv=raw_csv)
+    written = write_kept_records(result, outputs, raw_csv=raw_csv, text_fields=job.text_fields)
     write_decisions(result, decisions)
     if clusters is not None:
         write_clusters(result, clusters)

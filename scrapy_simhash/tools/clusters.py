@@ -149,7 +149,7 @@ def write_rows(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]], col
 
 
 def _write_parquet(path, rows: Iterable[dict[str, Any]], columns, batch: int = 100_000) -> int:
-    from .archive.records import optional
+    from .archive.extras import optional
 
     pa = optional("pyarrow", "parquet")
     pq = optional("pyarrow.parquet", "parquet")

@@ -284,27 +284,3 @@ def test_a_second_kind_of_evidence_drops_only_under_an_earlier_kept_record():
     assert outcomes.kept.tolist() == [True, False, True, False]
     assert outcomes.matched[[1, 3]].tolist() == [0, 2]
     assert outcomes.evidence[[1, 3]].tolist() == [2, 2]
-
-
-def test_kept_parquet_rows_are_read_and_written_a_few_at_a_time(tmp_path, monkeypatch):
-    pa = pytest.importorskip("pyarrow", reason="needs the [parquet] extra")
-    import pyarrow.parquet as pq
-
-    from scrapy_simhash.tools.archive import records
-
-    rows = [{"url": f"https://p.example/{n}", "text": f"page {n} " * (n + 1)} for n in range(50)]
-    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "in.parquet")
-    positions = {n for n in range(1, 51) if n % 7}  # every 7th dropped, across batches
-    monkeypatch.setattr(records, "PARQUET_GROUP_ROWS", 20)
-    out = tmp_path / "out.parquet"
-    assert records.write_kept(str(tmp_path / "in.parquet"), "parquet", positions, str(out),
-                              raw_csv=False) == len(positions)  # fmt: skip
-    kept = pq.read_table(out).to_pylist()
-    assert kept == [row for n, row in enumerate(rows, 1) if n in positions]
-    # Read 16 rows at a time, written once 20 are kept: 28 rows (two batches), then 15.
-    meta = pq.ParquetFile(out).metadata
-    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [28, 15]
-    # Nothing kept: a file of the same columns and no rows.
-    assert records.write_kept(str(tmp_path / "in.parquet"), "parquet", set(), str(out),
-                              raw_csv=False) == 0  # fmt: skip
-    assert pq.read_table(out).schema.names == ["url", "text"] and pq.read_table(out).num_rows == 0

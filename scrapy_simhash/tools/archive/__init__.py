@@ -12,7 +12,8 @@ the decisions do not depend on the partitioning or the number of workers.
 Modules: :mod:`.records` (inputs and orders), :mod:`.job` (fingerprints, local mode),
 :mod:`.candidates` (near pairs by sorting), :mod:`.decide` (the rule, in rounds),
 :mod:`.batch` (the steps in memory), :mod:`.distributed` (the steps on Dask),
-:mod:`.scheduler` (reaching a Dask scheduler, bounded), :mod:`.output`.
+:mod:`.scheduler` (reaching a Dask scheduler, bounded), :mod:`.output`, :mod:`.parquet`
+(Parquet inputs and outputs, a few rows at a time), :mod:`.extras` (imported on use).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 
 from .job import ArchiveJob, ArchiveResult, run_local
 from .output import kept_pages, kept_path, write_clusters, write_decisions, write_kept_records
-from .records import input_format, parquet_fields
+from .parquet import parquet_fields
+from .records import input_format
 
 __all__ = [
     "ArchiveJob",

@@ -94,7 +94,7 @@ def fingerprint_part(part: Part, job: ArchiveJob) -> Batch:
     positions, kinds, values, keys, texts = [], [], [], [], []
     where = Path(part.path).name
     params, key_field = job.analysis, job.key_field
-    for position, item in read_part(part, key_field=key_field, text_field=fields[0]):
+    for position, item in read_part(part, key_field=key_field, text_fields=fields):
         if not isinstance(item, dict):
             raise FeedError(f"{part.label(position)} is a {type(item).__name__}, not an object")
         analysis = analyse_fields(params, [item.get(name) for name in fields])

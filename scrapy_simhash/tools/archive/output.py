@@ -137,10 +137,15 @@ def write_clusters(result: ArchiveResult, path: str | os.PathLike[str]) -> int:
 
 
 def write_kept_records(
-    result: ArchiveResult, outputs: dict[int, str], *, raw_csv: bool = False
+    result: ArchiveResult,
+    outputs: dict[int, str],
+    *,
+    raw_csv: bool = False,
+    text_fields: tuple[str, ...] = (),
 ) -> dict[int, int]:
     """Write the kept records of each input (file index -> output path) in the input's
-    format; return how many were written per input."""
+    format (a Parquet file's *text_fields* without statistics); return how many were
+    written per input."""
     from .records import write_kept
 
     kept = result.outcomes.order[result.outcomes.kept]
@@ -149,7 +154,9 @@ def write_kept_records(
         positions[order >> POSITION_BITS].add(order & ((1 << POSITION_BITS) - 1))
     files = {p.file_index: p for p in result.parts}
     return {
-        i: write_kept(files[i].path, files[i].fmt, positions[i], out, raw_csv=raw_csv)
+        i: write_kept(
+            files[i].path, files[i].fmt, positions[i], out, raw_csv=raw_csv, text_fields=text_fields
+        )
         for i, out in outputs.items()
     }
 

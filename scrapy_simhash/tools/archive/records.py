@@ -27,6 +27,7 @@ from typing import Any
 
 from ...exceptions import FeedError
 from ..feeds import FEED_FORMATS
+from .extras import optional
 
 #: Bits of a record's order given to its position in the file (bytes or rows): 1 TB.
 POSITION_BITS = 40
@@ -104,9 +105,13 @@ def plan_parts(paths: list[str], blocksize: int = DEFAULT_BLOCKSIZE) -> list[Par
     return parts
 
 
-def read_part(part: Part, *, key_field: str, text_field: str) -> Iterator[tuple[int, Any]]:
-    """``(position, item)`` for every record of *part*, in order. Raises
-    :class:`FeedError` naming the file and position of a record that cannot be read."""
+def read_part(
+    part: Part, *, key_field: str, text_fields: tuple[str, ...]
+) -> Iterator[tuple[int, Any]]:
+    """``(position, item)`` for every record of *part*, in order: a Parquet row holds
+    the columns *text_fields* and *key_field* only, a WARC record the first text field
+    (see the module's doc). Raises :class:`FeedError` naming the file and position of a
+    record that cannot be read."""
     try:
         if part.fmt == "jsonl":
             yield from _json_lines(part)
@@ -120,9 +125,11 @@ def read_part(part: Part, *, key_field: str, text_field: str) -> Iterator[tuple[
                 raise FeedError(f"{part.path} holds a JSON {type(items).__name__}, not a list")
             yield from enumerate(items, 1)
         elif part.fmt == "parquet":
-            yield from _parquet_rows(part)
+            from .parquet import parquet_rows
+
+            yield from parquet_rows(part.path, text_fields, key_field)
         else:
-            yield from _warc_records(part, key_field, text_field)
+            yield from _warc_records(part, key_field, text_fields[0])
     except OSError as e:
         raise FeedError(f"Cannot read {part.path}: {e.strerror}") from None
     except UnicodeDecodeError as e:
@@ -151,57 +158,6 @@ def _json_lines(part: Part) -> Iterator[tuple[int, Any]]:
                         f"{part.path} at byte {offset} is not valid JSON ({e.msg})"
                     ) from None
             offset += len(line)
-
-
-def optional(module: str, extra: str):
-    """Import *module* of the optional *extra*, or say what to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise FeedError(
-            f"Reading and writing this format needs {module.split('.')[0]}: "
-            f"pip install 'scrapy-simhash[{extra}]'"
-        ) from None
-
-
-#: Rows of a Parquet file read at a time: a file of large cells (whole pages) is held a
-#: few rows at a time, not pyarrow's 65,536 (1.15 GB for 120 rows of 1.2 MB before).
-PARQUET_BATCH_ROWS = 16
-#: Kept rows written as one row group once they hold this many bytes, or rows.
-PARQUET_GROUP_BYTES = 64 << 20
-PARQUET_GROUP_ROWS = 65_536
-
-
-def _parquet_rows(part: Part) -> Iterator[tuple[int, Any]]:
-    position = 0
-    try:
-        for batch in parquet_file(part.path).iter_batches(batch_size=PARQUET_BATCH_ROWS):
-            for row in batch.to_pylist():
-                position += 1
-                yield position, row
-    except optional("pyarrow", "parquet").ArrowException as e:
-        raise FeedError(
-            f"{part.path} cannot be read as Parquet after row {position} "
-            f"({str(e).splitlines()[0][:200]})"
-        ) from None
-
-
-def parquet_file(path: str):
-    """*path* opened as Parquet, or a :class:`FeedError` saying it is not Parquet."""
-    pq = optional("pyarrow.parquet", "parquet")
-    try:
-        return pq.ParquetFile(path)
-    except optional("pyarrow", "parquet").ArrowException as e:
-        raise FeedError(
-            f"{path} is not a Parquet file, or a corrupt one ({str(e).splitlines()[0][:200]})"
-        ) from None
-
-
-def parquet_fields(path: str) -> list[str]:
-    """The names of the columns of Parquet file *path*."""
-    return list(parquet_file(path).schema_arrow.names)
 
 
 #: WARC record types that hold a page's content.
@@ -307,10 +263,19 @@ def _charset(content_type: str) -> str:
     return "utf-8"
 
 
-def write_kept(part_path: str, fmt: str, positions: set[int], output: str, *, raw_csv: bool) -> int:
+def write_kept(
+    part_path: str,
+    fmt: str,
+    positions: set[int],
+    output: str,
+    *,
+    raw_csv: bool,
+    text_fields: tuple[str, ...] = (),
+) -> int:
     """Write the records of input *part_path* whose positions are in *positions* to
-    *output*, in the input's format (bytes copied as they are for JSON lines and WARC);
-    return how many."""
+    *output*, in the input's format (bytes copied as they are for JSON lines and WARC;
+    Parquet's *text_fields* without statistics, see
+    :func:`~.parquet.write_kept_parquet`); return how many."""
     written = 0
     try:
         if fmt in ("jsonl", "warc"):
@@ -321,7 +286,9 @@ def write_kept(part_path: str, fmt: str, positions: set[int], output: str, *, ra
                         out.write(f.read(length))
                         written += 1
         elif fmt == "parquet":
-            written = _write_kept_parquet(part_path, positions, output)
+            from .parquet import write_kept_parquet
+
+            written = write_kept_parquet(part_path, positions, output, text_fields=text_fields)
         else:
             from ..feeds import read_feed, write_feed
 
@@ -330,34 +297,6 @@ def write_kept(part_path: str, fmt: str, positions: set[int], output: str, *, ra
             written = len(items)
     except OSError as e:
         raise FeedError(f"Cannot write {output}: {e.strerror}") from None
-    return written
-
-
-def _write_kept_parquet(part_path: str, positions: set[int], output: str) -> int:
-    """The rows of Parquet file *part_path* at *positions* (counted from 1) to *output*,
-    read a few rows at a time and written in row groups of a bounded size."""
-    pa = optional("pyarrow", "parquet")
-    pq = optional("pyarrow.parquet", "parquet")
-    source = parquet_file(part_path)
-    written = row = 0
-    group: list[Any] = []
-    group_bytes = group_rows = 0
-    with pq.ParquetWriter(output, source.schema_arrow) as writer:
-        for batch in source.iter_batches(batch_size=PARQUET_BATCH_ROWS):
-            wanted = [row + n in positions for n in range(1, batch.num_rows + 1)]
-            row += batch.num_rows
-            # A batch kept whole is written as it is: a filter would copy its cells.
-            kept = batch if all(wanted) else batch.filter(pa.array(wanted))
-            if kept.num_rows:
-                group.append(kept)
-                written += kept.num_rows
-                group_bytes += kept.nbytes
-                group_rows += kept.num_rows
-            if group_bytes >= PARQUET_GROUP_BYTES or group_rows >= PARQUET_GROUP_ROWS:
-                writer.write_table(pa.Table.from_batches(group))
-                group, group_bytes, group_rows = [], 0, 0
-        if group:
-            writer.write_table(pa.Table.from_batches(group))
     return written
 
 
@@ -380,7 +319,6 @@ def _spans(path: str, fmt: str, f) -> Iterator[tuple[int, int]]:
 __all__ = [
     "Part",
     "input_format",
-    "parquet_fields",
     "plan_parts",
     "read_part",
     "record_order",
