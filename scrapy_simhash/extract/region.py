@@ -47,7 +47,9 @@ def find_region(root: lxml.etree._Element, penalised: set) -> tuple[lxml.etree._
     if not scores:
         return root, plain
     region = max(scores, key=scores.get)
-    total = held[root]
+    # The paragraphs' tops: the root, and any other top-level element of a malformed page
+    # (a second <html> after the first) whose paragraphs the root does not hold.
+    total = sum(held[element] for element in top_down if parent_of[element] is None)
     while held.get(region, 0) < REGION_SHARE * total and region.getparent() is not None:
         region = region.getparent()
     return region, plain

@@ -513,3 +513,18 @@ def test_an_image_link_is_not_a_link_list():
         f"<p><a href='#note-1'><img src='1.png' alt=''></a></p><p>{SECOND}</p></article>"
     )
     assert "filetrans(app_t)" in main_text(page(body))
+
+
+def test_paragraphs_in_a_second_top_level_html_are_read_without_an_error():
+    # Malformed HTML never raises: a page whose article sits in a second <html> after
+    # the first raised a KeyError while the region was measured against the first.
+    page = (
+        "<html><body><p>short</p></body></html><html><body><div>"
+        + "".join(
+            "<p>" + f"Paragraph {n} of the article, long enough to count. " * 3 + "</p>"
+            for n in range(3)
+        )
+        + "</div></body></html>"
+    )
+    text = main_text(page)
+    assert "Paragraph 2 of the article" in text and "Paragraph 0 of the article" in text
