@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import textwrap
 import zlib
 
@@ -13,19 +14,21 @@ from prose import WORDS, prose
 
 from scrapy_simhash.analysis import anchors as analysis_anchors
 from scrapy_simhash.analysis.anchors import (
-    _SENTENCE_END,
-    LONG_LINE_CHARS,
-    SQUEEZED_LINE_CHARS,
     anchor_form,
     line_runs,
-    sentence_units,
     text_anchors,
     to_signed32,
     unit_sizes,
-    units,
     words,
 )
 from scrapy_simhash.analysis.fingerprint import hash_term
+from scrapy_simhash.analysis.sentences import (
+    LONG_LINE_CHARS,
+    SQUEEZED_LINE_CHARS,
+    sentence_units,
+    sentences,
+    units,
+)
 from scrapy_simhash.anchors import DEFAULT_ANCHORS, MIN_LINE_CHARS, Anchors
 
 SENTENCES = [
@@ -132,6 +135,10 @@ def random_text(rng: random.Random) -> str:
     return "".join(lines[: rng.randint(max(0, len(lines) - 1), len(lines))])
 
 
+#: Where a sentence ends, as its definition reads (a look-behind at every character).
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[。！？])")
+
+
 def reference_units(text: str) -> list[str]:
     """The units as their definition reads: a wrapped text's sentences; else each
     paragraph and each run of short lines that ends once it is long enough, after a line
@@ -145,7 +152,7 @@ def reference_units(text: str) -> list[str]:
         piece
         for line in lines
         for piece in (
-            _SENTENCE_END.split(line) if len(line) > 2000 or 320 < len(line) > half else [line]
+            SENTENCE_END.split(line) if len(line) > 2000 or 320 < len(line) > half else [line]
         )
     ]
     found, run = [], []
@@ -552,3 +559,12 @@ def test_runs_of_short_lines_end_where_their_lines_say():
     # A paragraph ends the run before it and is a unit of its own.
     paragraph = SENTENCES[0]
     assert line_runs([items[0], paragraph, items[1]]) == [items[0], paragraph, items[1]]
+
+
+def test_sentences_are_cut_where_the_definition_cuts_them():
+    # The pattern jumps from mark to mark; the definition looks behind every character.
+    rng = random.Random(23)
+    pieces = ["Word", "x", ".", "!", "?", '"', ")", " ", "  ", "A", "7", "(", "。", "！", "a"]
+    for _ in range(3000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 30)))
+        assert sentences(text) == SENTENCE_END.split(text), text
