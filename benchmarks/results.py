@@ -110,3 +110,26 @@ def write_results(
     commit = stamped["commit"][:12] if stamped["commit"] else "unknown (not a git checkout)"
     print(f"\nwritten to {_shown(path)}, commit {commit}{changed}{replaced}")
     return path
+
+
+def table(header: list[str], rows: list[list[object]]) -> str:
+    """*rows* under *header* as a Markdown table, the first column left-aligned."""
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+class Tables:
+    """The tables a run prints, kept to be written with its results: the figures as the
+    docs show them, each under the title of its section."""
+
+    def __init__(self) -> None:
+        self.kept: list[dict[str, Any]] = []
+
+    def table(self, title: str, header: list[str], rows: list[list[object]]) -> str:
+        """:func:`table` of *rows*, kept under *title*."""
+        self.kept.append({"title": title, "header": list(header), "rows": [list(r) for r in rows]})
+        return table(header, rows)
