@@ -55,7 +55,7 @@ def stamp(argv: Sequence[str] | None = None) -> dict[str, Any]:
     outside a git checkout."""
     status = git("status", "--porcelain", "--", *_CODE, *_NOT_CODE)
     program = Path(sys.argv[0]).resolve()
-    if program.name == "__main__.py":  # python -m benchmarks.NAME
+    if program.name == "__main__.py" and program.is_relative_to(ROOT):  # python -m benchmarks.NAME
         shown = ["python", "-m", ".".join(program.parent.relative_to(ROOT).parts)]
     else:
         shown = ["python", _shown(program)]
@@ -133,3 +133,28 @@ class Tables:
         """:func:`table` of *rows*, kept under *title*."""
         self.kept.append({"title": title, "header": list(header), "rows": [list(r) for r in rows]})
         return table(header, rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the tables a results file holds as Markdown, each under its title, after the
+    line that says where they come from: what a doc's table is made from."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split(":")[0])
+    parser.add_argument("path", type=Path, help="a results file (benchmarks/results/*.json)")
+    args = parser.parse_args(argv)
+    written = json.loads(args.path.read_text(encoding="utf-8"))
+    tables = written.get("tables")
+    if not tables:
+        print(f"{args.path} holds no tables (its figures are under: {', '.join(written)})")
+        return 1
+    changed = ", with changes not committed" if written.get("dirty") else ""
+    commit = (written.get("commit") or "unknown")[:12]
+    print(f"`{written.get('command')}`, commit {commit}{changed}, {written.get('date')}")
+    for kept in tables:
+        print(f"\n{kept['title']}:\n\n{table(kept['header'], kept['rows'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
