@@ -44,6 +44,7 @@ import tempfile
 from pathlib import Path
 
 import lxml.html
+from results import write_results  # benchmarks/results.py, beside this script
 
 from scrapy_simhash.dedup import Deduplicator, analyse_text
 from scrapy_simhash.index import open_index
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape", choices=SHAPES, action="append", help="default: both")
     parser.add_argument("--offline", action="store_true", help="no crawl: in this process")
     parser.add_argument("--chars", type=int, default=300, help="characters of each text shown")
+    parser.add_argument("--no-write", action="store_true", help="print only, write no results")
     args = parser.parse_args(argv)
     if not CORPUS.is_dir():
         print(f"{CORPUS} is missing: this benchmark needs shared/corpora/doc-sites")
@@ -216,26 +218,39 @@ def main(argv: list[str] | None = None) -> int:
                     drops = drops_offline(paths, shape, config)
                 else:
                     drops = drops_crawled(paths, shape, folder)
-                false = 0
+                found = []
                 print(f"\n## {site}, items {shape}: {len(paths)} pages, {len(drops)} drops")
                 for dropped, kept, distance in drops:
                     similarity = jaccard(truth_text(dropped, site), truth_text(kept, site))
                     true = similarity >= JACCARD
-                    false += not true
+                    pair = [str(Path(p).relative_to(folder)) for p in (dropped, kept)]
+                    found.append(
+                        {"dropped": pair[0], "kept": pair[1], "true": true, "distance": distance}
+                        | {"jaccard": round(similarity, 3)}
+                    )
                     print(
                         f"- {'true' if true else 'FALSE'} drop (Jaccard {similarity:.2f}, "
-                        f"distance {distance}): {Path(dropped).relative_to(folder)} as a copy "
-                        f"of {Path(kept).relative_to(folder)}"
+                        f"distance {distance}): {pair[0]} as a copy of {pair[1]}"
                     )
                     for name, path in (("dropped", dropped), ("kept", kept)):
                         text = fingerprinted_text(item_of(path, shape), config)
                         reason = f", {text.fallback}" if getattr(text, "fallback", None) else ""
                         print(f"    {name} ({len(text)} chars{reason}): {_cut(text, args.chars)}")
-                rows.append((site, shape, len(paths), len(drops), false))
+                false = sum(not drop["true"] for drop in found)
+                counts = {"pages": len(paths), "drops": len(drops), "false_drops": false}
+                rows.append({"site": site, "items": shape, **counts, "each": found})
     print("\n| site | items | pages | drops | false drops |")
     print("|---|---|---:|---:|---:|")
-    for site, shape, pages, drops, false in rows:
-        print(f"| {site} | {shape} | {pages} | {drops} | {false} |")
+    for row in rows:
+        print(
+            f"| {row['site']} | {row['items']} | {row['pages']} | {row['drops']} "
+            f"| {row['false_drops']} |"
+        )
+    if not args.no_write:
+        mode = {"offline": args.offline, "truth": f"5-word shingle Jaccard >= {JACCARD}"}
+        name = "doc_sites" + ("-offline" if args.offline else "")
+        name += "-partial" if args.site or args.shape else ""
+        write_results(name, {**mode, "rows": rows}, argv=argv)
     return 0
 
 

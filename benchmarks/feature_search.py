@@ -27,7 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import itertools
 
-import quality as Q
+from quality_data import CORPORA, Doc, corpus_docs, pct, scores, true_pairs
+from quality_edits import edited_pairs
+from quality_methods import Ours
+from results import table
 
 from scrapy_simhash.analysis.fingerprint import Fingerprinter, hash_term, simhash
 from scrapy_simhash.analysis.terms import MAX_TERM_SHARE, TermExtractor, jieba_idf
@@ -75,7 +78,7 @@ class Signer:
             found = self._tokens[text] = self.terms.tokens(normalize_characters(text))
         return found
 
-    def sign(self, doc: Q.Doc) -> tuple[str, int]:
+    def sign(self, doc: Doc) -> tuple[str, int]:
         d = self.design
         tokens = self.tokens(doc.text)
         counts = Counter(tokens)
@@ -109,9 +112,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=0, help="also N other term hashes")
     parser.add_argument("--only", default="", help="designs whose name contains this")
     args = parser.parse_args(argv)
-    if not Q.CORPORA.is_dir():
-        sys.exit(f"no corpora at {Q.CORPORA}")
-    edit_docs, _, hb, rt = Q.corpus_docs(args.quick)
+    if not CORPORA.is_dir():
+        sys.exit(f"no corpora at {CORPORA}")
+    edit_docs, _, hb, rt = corpus_docs(args.quick)
     # The first design is the product's weighting: check it gives the product's values.
     product, signer = Analyser(Fingerprinter()), Signer(DESIGNS[0], None)
     same = 0
@@ -119,9 +122,9 @@ def main(argv: list[str] | None = None) -> None:
         analysis = product.analyse(doc.text)
         same += (analysis.kind, analysis.value) == signer.sign(doc)
     print(f"'{DESIGNS[0].name}' gives the product's value for {same} of {len(edit_docs)} texts\n")
-    edits = {k: v for k, v in Q.edited_pairs(edit_docs).items() if v}
+    edits = {k: v for k, v in edited_pairs(edit_docs).items() if v}
     truths = [
-        (title, docs, Q.true_pairs(docs))
+        (title, docs, true_pairs(docs))
         for title, docs in (("Debian Handbook", hb), ("Reuters-21578", rt))
     ]
     header = ["design", "hash", *edits]
@@ -133,15 +136,15 @@ def main(argv: list[str] | None = None) -> None:
             signer = Signer(design, seed)
             row: list[object] = [design.name, "public" if seed is None else f"key {seed[0]}"]
             for pairs in edits.values():
-                near = sum(Q.Ours.distance(signer.sign(a), signer.sign(b)) <= 3 for a, b in pairs)
-                row.append(Q.pct(near / len(pairs)))
+                near = sum(Ours.distance(signer.sign(a), signer.sign(b)) <= 3 for a, b in pairs)
+                row.append(pct(near / len(pairs)))
             for _, docs, truth in truths:
-                flagged = Q.Ours.flagged([signer.sign(doc) for doc in docs], 3)
-                row += [f"{Q.scores(flagged, truth)[2]:.3f}", len(flagged - truth)]
+                flagged = Ours.flagged([signer.sign(doc) for doc in docs], 3)
+                row += [f"{scores(flagged, truth)[2]:.3f}", len(flagged - truth)]
             rows.append(row)
-            print(Q.table(header, [row]).splitlines()[-1], flush=True)
+            print(table(header, [row]).splitlines()[-1], flush=True)
     print()
-    print(Q.table(header, rows))
+    print(table(header, rows))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from results import write_results  # benchmarks/results.py, beside this script
 
 from scrapy_simhash.anchors import Anchors
 from scrapy_simhash.index.blocks import BlockPlan
@@ -392,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         default="0",
         help="comma-separated paragraph anchors per page to measure (e.g. 0,8)",
     )
+    parser.add_argument("--no-write", action="store_true", help="print only, write no results")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -428,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     failed = False
     rows = []
+    commits: dict[str, float] = {}
     try:
         for n in sizes:
             data_file = workdir / f"data-{n}.npz"
@@ -486,9 +489,18 @@ def main(argv: list[str] | None = None) -> int:
                     "--count", str(args.commits),
                 )  # fmt: skip
                 print(f"  synchronous={mode:<6} {r['commits_per_s']:9,.0f} commits/s")
+                commits[mode] = r["commits_per_s"]
     finally:
         if not args.keep and not args.dir:
             shutil.rmtree(workdir, ignore_errors=True)
+    if not args.no_write:
+        figures = [{"size": n, "method": name, **r} for n, name, r in rows]
+        versions = {"sqlite": sqlite3.sqlite_version, "numpy": np.__version__}
+        write_results(
+            "index_scale",
+            {"args": vars(args), "versions": versions, "rows": figures, "commits_per_s": commits},
+            argv=argv,
+        )
     if failed:
         print("\nFAILED: an exact method missed a planted near-duplicate", file=sys.stderr)
         return 1

@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from crawl_speed import CORPORA, mirror
+from results import write_results
 
 CONCURRENCY = 32
 _BODY = re.compile(r"<body.*</body>", re.DOTALL | re.IGNORECASE)
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--copies", type=int, default=3, help="copies of every page")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=1, help="SIMHASH_WORKERS")
+    parser.add_argument("--no-write", action="store_true", help="print only, write no results")
     args = parser.parse_args(argv)
     items = load_items(args.pages, args.copies)
 
@@ -176,12 +178,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("| part | crawl's thread | index's thread and others | whole process |")
     print("|---|---:|---:|---:|")
+    per = 1e3 / len(items)
+    parts = {}
     for part, (thread, process) in results.items():
-        per = 1e3 / len(items)
+        parts[part] = {"crawl_thread_ms": thread * per, "process_ms": process * per}
         print(
             f"| {part} | {thread * per:.3f} | {max(0.0, process - thread) * per:.3f} "
             f"| {process * per:.3f} |"
         )
+    if not args.no_write:
+        figures = {"items": len(items), "concurrency": CONCURRENCY, "cpu_ms_per_item": parts}
+        write_results("pipeline_cost", {"args": vars(args), **figures}, argv=argv)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extraction import CORPUS, load_pages
+from results import write_results
 
 from scrapy_simhash.analysis.fingerprint import Fingerprinter
 from scrapy_simhash.anchors import DEFAULT_ANCHORS
@@ -277,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         default="both",
         help="with paragraph anchors (SIMHASH_ANCHORS), without, or both (default)",
     )
+    parser.add_argument("--no-write", action="store_true", help="print only, write no results")
     args = parser.parse_args(argv)
     if not (CORPUS / "expected.json").exists():
         print(f"{CORPUS} is missing: this benchmark needs shared/corpora/web-extraction")
@@ -300,11 +302,19 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("|---|---|---:|---:|---:|---:|---:|---:|")
         modes = {"on": [True], "off": [False], "both": [False, True]}[args.anchors]
+        rows = []
         for extractor, anchors in [(e, a) for e in args.extractors for a in modes]:
             if args.offline:
                 r = measure_offline(extractor, originals, reposts, anchors)
             else:
                 r = measure(extractor, originals, reposts, folder, anchors)
+            parts = {"all": set(reposts), "whole": whole, "taken_all": taken_all}
+            rows.append(
+                {"extractor": extractor, "anchors": anchors, "contained": r["contained"]}
+                | {f"found_{name}": len(r["found"] & part) for name, part in parts.items()}
+                | {"wrong": len(r["wrong"]), "wrong_whole": len(r["wrong"] & whole)}
+                | {"false_drops": r["false_drops"], "originals": len(originals)}
+            )
             cells = [
                 f"{len(r['found'] & part) / max(1, len(part)):.1%} "
                 f"({len(r['found'] & part)}/{len(part)})"
@@ -316,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {r['false_drops']} of {len(originals)} |",
                 flush=True,
             )
+    if not args.no_write:
+        reposted = {"reposts": len(reposts), "whole": len(whole), "taken_all": len(taken_all)}
+        name = "reposts" + ("-offline" if args.offline else "")
+        write_results(name, {"args": vars(args), **reposted, "rows": rows}, argv=argv)
     return 0
 
 

@@ -27,7 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import quality as Q
+from quality_data import CORPORA, corpus_docs, pct, scores, true_pairs
+from quality_edits import edited_pairs
+from quality_methods import Ours
+from results import Tables, write_results
 
 from scrapy_simhash import open_index
 from scrapy_simhash.index.base import StoredPage
@@ -64,10 +67,10 @@ def index_costs(k: int, pages: int, probes: int = 2000) -> dict[str, float]:
     }
 
 
-def section_thresholds(edit_pairs, corpora, index_pages: int) -> None:
+def section_thresholds(edit_pairs, corpora, index_pages: int, tables: Tables) -> None:
     """*edit_pairs*: quality.py's edited pairs by edit kind; *corpora*: ``(title, docs,
-    true pairs)``."""
-    ours = Q.Ours("builtin")
+    true pairs)``; the tables printed are kept in *tables*."""
+    ours = Ours("builtin")
     signed: dict[int, object] = {}  # an original is in a pair of every edit kind
 
     def sign(doc):
@@ -83,17 +86,17 @@ def section_thresholds(edit_pairs, corpora, index_pages: int) -> None:
     print("\n## (e) Per threshold: what a larger SIMHASH_MAX_DISTANCE buys\n")
     header = ["edit", "pairs"] + [f"k={k}" for k in THRESHOLDS]
     rows = [
-        [kind, len(ds)] + [Q.pct(sum(d <= k for d in ds) / len(ds)) for k in THRESHOLDS]
+        [kind, len(ds)] + [pct(sum(d <= k for d in ds) / len(ds)) for k in THRESHOLDS]
         for kind, ds in distances.items()
     ]
-    print(Q.table(header, rows))
+    print(tables.table("(e) recall by edit kind, per threshold", header, rows))
     print()
     rows = []
     for title, docs, truth in corpora:
         signatures = [ours.sign(d) for d in docs]
         for k in THRESHOLDS:
             flagged = ours.flagged(signatures, k)
-            precision, recall, f1 = Q.scores(flagged, truth)
+            precision, recall, f1 = scores(flagged, truth)
             rows.append(
                 [
                     title,
@@ -105,7 +108,8 @@ def section_thresholds(edit_pairs, corpora, index_pages: int) -> None:
                     f"{f1:.3f}",
                 ]
             )
-    print(Q.table(["corpus", "k", "flagged", "false pos.", "precision", "recall", "F1"], rows))
+    header = ["corpus", "k", "flagged", "false pos.", "precision", "recall", "F1"]
+    print(tables.table("(e) all pairs, per threshold", header, rows))
     print("\n## (f) Per threshold: what the index pays (SQLite, default blocks = k + 2)\n")
     rows = []
     for k in THRESHOLDS:
@@ -119,7 +123,8 @@ def section_thresholds(edit_pairs, corpora, index_pages: int) -> None:
             + [f"{costs['bytes']:.0f}", f"{costs['lookups']:,.0f}", f"{costs['p99']:.2f}"]
         )
     print(
-        Q.table(
+        tables.table(
+            "(f) what the index pays, per threshold",
             [
                 "k",
                 "blocks",
@@ -140,15 +145,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a subset")
     parser.add_argument("--index-pages", type=int, default=50_000)
+    parser.add_argument("--no-write", action="store_true", help="print only, write no results")
     args = parser.parse_args(argv)
-    if not Q.CORPORA.is_dir():
-        sys.exit(f"no corpora at {Q.CORPORA}")
-    edit_docs, _, hb, rt = Q.corpus_docs(args.quick)
+    if not CORPORA.is_dir():
+        sys.exit(f"no corpora at {CORPORA}")
+    edit_docs, _, hb, rt = corpus_docs(args.quick)
     corpora = [
-        (title, docs, Q.true_pairs(docs))
+        (title, docs, true_pairs(docs))
         for title, docs in (("Debian Handbook", hb), ("Reuters-21578", rt))
     ]
-    section_thresholds(Q.edited_pairs(edit_docs), corpora, args.index_pages)
+    tables = Tables()
+    section_thresholds(edited_pairs(edit_docs), corpora, args.index_pages, tables)
+    if not args.no_write:
+        name = "thresholds" + ("-quick" if args.quick else "")
+        write_results(name, {"args": vars(args), "tables": tables.kept}, argv=argv)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,7 @@ See benchmarks/lossless/README.md for what is measured and the data it needs.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import random
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -25,6 +22,8 @@ if __package__ in (None, ""):  # run as a script: python benchmarks/lossless/run
 
 from benchmarks.lossless.corpora import CORPORA, CORPUS_DATA, ROOT, crawls
 from benchmarks.lossless.truth import GOAL, grams, page_text, share_of
+from benchmarks.results import dump
+from benchmarks.results import stamp as results_stamp
 from scrapy_simhash.crawl.deduplicator import CrawlDeduplicator
 from scrapy_simhash.settings import SimhashSettings
 
@@ -147,15 +146,6 @@ def report(result: dict) -> None:
         )
 
 
-def git(*args: str) -> str:
-    try:
-        return subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.lossless", description=__doc__.split("\n\n")[0]
@@ -182,9 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no crawl {name!r}; {corpus} has {known}")
         by_corpus.setdefault(corpus, []).append(one or None)
     stamp = {
-        "commit": git("rev-parse", "HEAD"),
-        "dirty": bool(git("status", "--porcelain", "--", "scrapy_simhash", "benchmarks")),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        **results_stamp(argv),
         "settings": SETTINGS,
         "seed": args.seed,
         "limit": args.limit,
@@ -208,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             RESULTS.mkdir(exist_ok=True)
             path = RESULTS / f"{corpus}{'.partial' if partial else ''}.json"
             payload = {"corpus": corpus, **stamp, "crawls": results}
-            path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", "utf-8")
+            path.write_text(dump(payload), "utf-8")
             print(f"\n(written to {path.relative_to(ROOT)})")
     return 1 if missing == len(by_corpus) else 0
 

@@ -29,7 +29,9 @@ import re
 import tempfile
 from pathlib import Path
 
-from benchmarks.lossless.corpora import CORPORA
+#: ../shared/corpora beside the project's root (as corpora.py says; not imported from it,
+#: which imports this module).
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 
 #: Case -> whether its pages are crawled in the order generated (else shuffled).
 CASES = {

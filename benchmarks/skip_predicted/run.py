@@ -37,6 +37,8 @@ from pathlib import Path
 
 import lxml.html
 
+from benchmarks.results import dump, stamp
+
 from .site import Document, Server, Site
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,5 +205,5 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 print(f"{'':20}copies by kind: {run['copies_by_kind']}")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        args.json.write_text(dump({**stamp(argv), "runs": results}), encoding="utf-8")
     return 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import gzip
 import json
 import re
@@ -21,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.lossless.truth import GOAL, grams, share_of
+from benchmarks.results import stamp
 from benchmarks.thorough import feed as feeds
 from benchmarks.thorough.feed import KINDS, Doc
 
@@ -310,12 +310,6 @@ def dump(results: dict) -> str:
     return _ROW.sub(r"[\1, \2, \3, \4, \5]", json.dumps(results, indent=1, ensure_ascii=False))
 
 
-def git(*args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--originals", type=int, default=5000)
@@ -393,9 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(
             dump(
                 {
-                    "commit": git("rev-parse", "HEAD"),
-                    "dirty": bool(git("status", "--porcelain", "scrapy_simhash", "benchmarks")),
-                    "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                    **stamp(argv),
                     "args": vars(args),
                     "documents": docs,
                     "feed": list(feeds.describe(feed)),

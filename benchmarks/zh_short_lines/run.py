@@ -8,8 +8,6 @@ README.md.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import random
 import re
 import time
@@ -17,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.lossless.truth import GOAL, grams, share_of
+from benchmarks.results import dump, stamp
 from benchmarks.zh_short_lines import data
 from benchmarks.zh_short_lines.data import KINDS, Doc
 
@@ -114,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"skipped: {missing}")
         return
     sources = {"digests": data.digests(), "questions": data.questions()}
-    report: dict = {"date": datetime.date.today().isoformat(), "seed": args.seed, "sources": {}}
+    report: dict = {**stamp(argv), "seed": args.seed, "sources": {}}
     for source, docs in sources.items():
         docs = docs[: args.limit] if args.limit else docs
         items = feed(docs, args.seed)
@@ -155,8 +154,9 @@ def main(argv: list[str] | None = None) -> None:
         }
     if not args.no_write:
         RESULTS.mkdir(exist_ok=True)
-        out = RESULTS / f"{report['date']}.json"
-        out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        # A run of a part (--limit) must not replace the day's run of every document.
+        out = RESULTS / f"{report['date'][:10]}{'.partial' if args.limit else ''}.json"
+        out.write_text(dump(report), encoding="utf-8")
         print(f"\nwritten: {out.relative_to(RESULTS.parents[2])}")
 
 
