@@ -260,7 +260,13 @@ def _echo_explanation(
             f"of A's (a drop needs {min_share:.0%}: SIMHASH_MIN_SHARE)."
         )
         if result.shared_paragraphs and result.test != "near":
-            how = "contained: duplicates" if result.contained else "not enough for containment"
+            how = (
+                "contained: duplicates"
+                if result.contained
+                else "lists only: neither page's own paragraphs are in the other"
+                if result.lists_only
+                else "not enough for containment"
+            )
             click.echo(f"Shared long paragraphs ({how}):")
             for line in result.shared_paragraphs:
                 click.echo(f"  {line[:150]}{'...' if len(line) > 150 else ''}")

@@ -37,6 +37,10 @@ class Explanation:
     #: :mod:`scrapy_simhash.anchors`), and whether they make one contained in the other.
     shared_paragraphs: tuple[str, ...] = ()
     contained: bool = False
+    #: They share enough to make one contained in the other, but only lists: neither
+    #: page's own paragraphs are in the other (see
+    #: :meth:`~scrapy_simhash.anchors.Anchors.shares_a_paragraph`).
+    lists_only: bool = False
     #: The share of B's text that A holds, and of A's that B holds (``None``: unknown).
     share: float | None = None
     share_back: float | None = None
@@ -69,6 +73,8 @@ class Explanation:
             "share_of_b_in_a": self.share,
             "share_of_a_in_b": self.share_back,
             "shared_paragraphs": list(self.shared_paragraphs),
+            "contained": self.contained,
+            "lists_only": self.lists_only,
             "a": _analysis(self.a),
             "b": _analysis(self.b),
             "differing_bits": list(self.differing_bits),
@@ -111,11 +117,16 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
     only_a = sorted(((t, w) for t, w in terms_a.items() if t not in terms_b), key=_heaviest)
     only_b = sorted(((t, w) for t, w in terms_b.items() if t not in terms_a), key=_heaviest)
     paragraphs: tuple[str, ...] = ()
-    contained = False
+    contained = lists_only = False
     hashes: tuple[int, ...] = ()
     if a.anchors and b.anchors:
         hashes, words = a.anchors.shared_with(b.anchors.hashes)
-        contained = is_contained(len(hashes), words, a.anchors.summary, b.anchors.summary)
+        enough = is_contained(len(hashes), words, a.anchors.summary, b.anchors.summary)
+        # Either page may be the one contained, if one of its own paragraphs is shared.
+        contained = enough and (
+            a.anchors.shares_a_paragraph(hashes) or b.anchors.shares_a_paragraph(hashes)
+        )
+        lists_only = enough and not contained
         lines = anchor_lines(
             normalize_characters(text_a[: dedup.max_length]), dedup.fingerprinter.seed
         )
@@ -133,6 +144,7 @@ def explain(dedup: Deduplicator, text_a: str, text_b: str, *, top: int = 15) -> 
         only_b[:top],
         paragraphs,
         contained,
+        lists_only,
         share(b.sketch, a.sketch),
         share(a.sketch, b.sketch),
         decision,

@@ -434,6 +434,32 @@ def test_explain_says_when_one_text_is_contained_in_the_other(run, tmp_path):
     assert data["share_of_b_in_a"] < 0.8
 
 
+def test_explain_says_when_two_pages_share_only_a_list(run, tmp_path):
+    # A part page and its book's page: each its own paragraph, the same table of contents.
+    rng = random.Random(8)
+    words = ["".join(rng.choices("abcdefghiklmnoprstu", k=rng.randint(4, 9))) for _ in range(400)]
+    entries = [
+        f"{rng.choice(words).upper()} — " + " ".join(rng.choices(words, k=rng.randint(1, 4)))
+        for _ in range(60)
+    ]
+    for name, intro in (("part", paragraphs(3, 1)[0]), ("book", paragraphs(4, 1)[0])):
+        text = "\n".join(["Reference", intro, *entries])
+        (tmp_path / f"{name}.txt").write_text(text, encoding="utf-8")
+    a, b = str(tmp_path / "book.txt"), str(tmp_path / "part.txt")
+    index = str(tmp_path / "none.db")
+    data = json.loads(run("explain", a, b, "--index", index, "--json").output)
+    assert data["share_of_b_in_a"] >= 0.8  # the list is most of the part page
+    assert (data["test"], data["duplicate"], data["contained"], data["lists_only"]) == (
+        None,
+        False,
+        False,
+        True,
+    )
+    output = run("explain", a, b, "--index", index).output
+    assert "B would be kept" in output
+    assert "(lists only: neither page's own paragraphs are in the other):" in output
+
+
 def test_explain_without_an_index_uses_the_settings(run, tmp_path):
     result = run("explain", "one two", "one two", "--index", str(tmp_path / "none.db"))
     assert "Both too short for SimHash: their exact texts are the same." in result.output
