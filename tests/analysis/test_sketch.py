@@ -147,3 +147,13 @@ def test_a_page_of_other_figures_holds_little_of_a_page_and_a_changed_date_much(
     assert (
         share(text_sketch(redated), text_sketch(article + "\nUpdated 2026-11-30.").stored()) > 0.9
     )
+
+
+def test_an_estimated_share_passes_the_bar_by_half_a_standard_error():
+    from scrapy_simhash.sketch import clears
+
+    # 64 samples at 0.84: 0.046 of doubt; half of it clears 0.8, all of it would not.
+    assert clears((0.84, 64, False), 0.8)
+    assert not clears((0.82, 64, False), 0.8)
+    assert clears((0.8, 64, True), 0.8)  # every shingle compared: exact
+    assert not clears(None, 0.0)
