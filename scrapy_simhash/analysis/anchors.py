@@ -125,12 +125,6 @@ def _formed(
     return total, long_words, forms, False
 
 
-def _forms(text: str, min_chars: int, count: int) -> Formed:
-    """The forms of the units of *text* (see :func:`text_units`), ranked."""
-    ranked = _ranked(text_units(text, min_chars), min_chars, _UNIT_SIZES or unit_sizes)
-    return _formed(ranked, min_chars, count, _ANCHOR_FORM or anchor_form)
-
-
 #: A run of short lines ends after a line whose hash is 0 modulo this (once the run is
 #: long enough to be an anchor): about one line in four.
 RUN_BOUNDARY = 4
@@ -215,13 +209,16 @@ def text_anchors(
     if count <= 0:
         return Anchors()
     ranked = _ranked(text_units(text, min_chars), min_chars, _UNIT_SIZES or unit_sizes)
-    total, long_words, forms, more = _formed(ranked, min_chars, count, _ANCHOR_FORM or anchor_form)
+    form_of = _ANCHOR_FORM or anchor_form
+    total, long_words, forms, more = _formed(ranked, min_chars, count, form_of)
     if not forms or not total:
         return Anchors()
     chosen = _chosen(forms, seed, count, min_chars)
     if len(chosen) < count and more:
         # Two distinct forms of one anchor (once in four billion pairs): all the forms.
-        chosen = _chosen(_forms(text, min_chars, sys.maxsize)[2], seed, count, min_chars)
+        chosen = _chosen(
+            _formed(ranked, min_chars, sys.maxsize, form_of)[2], seed, count, min_chars
+        )
     if not chosen:
         return Anchors()
     if more and not any(paragraph for _, paragraph in chosen.values()):
@@ -230,10 +227,6 @@ def text_anchors(
     sizes = tuple(size for size, _ in chosen.values())
     paragraphs = tuple(anchor for anchor, (_, paragraph) in chosen.items() if paragraph)
     return Anchors(tuple(chosen), sizes, sum(sizes), cover, paragraphs)
-
-
-#: A unit of one line whose form is this long is a paragraph (see :func:`_is_paragraph`).
-PARAGRAPH_CHARS = 2 * MIN_LINE_CHARS
 
 
 def _is_paragraph(unit: str, form: str, min_chars: int) -> bool:

@@ -119,10 +119,6 @@ def _squeezed(lines: list[str]) -> list[bool]:
     ]
 
 
-def _too_long(lines: list[str]) -> bool:
-    return any(_squeezed(lines))
-
-
 def sentence_units(found: list[str]) -> list[str]:
     """*found* with each unit that is a text squeezed into one line (see :func:`_squeezed`)
     cut into its sentences: without it, a text without line breaks is one unit, one
