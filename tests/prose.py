@@ -18,3 +18,15 @@ def prose(words: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     flat = [rng.choice(WORDS) for _ in range(words)]
     return [" ".join(flat[i : i + 40]) for i in range(0, words, 40)]
+
+
+def contents_entries(count: int = 60, seed: int = 8) -> list[str]:
+    """The lines of a table of contents: a name and a few words of description each
+    (``ALTER TABLE — change a table``), too short to be paragraphs, of words of their own
+    (not of :data:`WORDS`)."""
+    rng = random.Random(seed)
+    names = ["".join(rng.choices("abcdefghiklmnoprstu", k=rng.randint(4, 9))) for _ in range(400)]
+    return [
+        f"{rng.choice(names).upper()} — " + " ".join(rng.choices(names, k=rng.randint(1, 4)))
+        for _ in range(count)
+    ]

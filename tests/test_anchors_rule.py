@@ -79,19 +79,12 @@ def test_a_page_sharing_only_a_list_with_another_is_not_contained_in_it():
     # table of contents of every command) and its book page ("Reference": another
     # paragraph and the same table): the list is most of both pages' text, but the part
     # page's own paragraph is in no other page, and dropping it would lose it.
-    import random
-
-    from prose import prose
+    from prose import contents_entries, prose
 
     from scrapy_simhash import Deduplicator, Fingerprinter, open_index
     from scrapy_simhash.analysis.anchors import text_anchors
 
-    rng = random.Random(8)
-    words = ["".join(rng.choices("abcdefghiklmnoprstu", k=rng.randint(4, 9))) for _ in range(400)]
-    entries = [
-        f"{rng.choice(words).upper()} — " + " ".join(rng.choices(words, k=rng.randint(1, 4)))
-        for _ in range(60)
-    ]
+    entries = contents_entries()
     book_intro, part_intro = prose(260, 1)[0], prose(260, 2)[0]
     assert min(len(book_intro), len(part_intro)) >= 160
     anchors = text_anchors("\n".join(["Reference", part_intro, *entries]))

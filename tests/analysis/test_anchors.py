@@ -16,6 +16,7 @@ from scrapy_simhash.analysis import anchors as analysis_anchors
 from scrapy_simhash.analysis.anchors import (
     anchor_form,
     line_runs,
+    squeeze,
     text_anchors,
     to_signed32,
     unit_sizes,
@@ -235,6 +236,20 @@ def test_the_compiled_anchor_form_is_the_python_twin():
             return self.upper()
 
     assert compiled(Shouting("Quiet, please")) == anchor_form(Shouting("Quiet, please"))
+
+
+def test_the_compiled_sketch_form_is_the_python_twin():
+    # The anchor form with its numbers as they are: the same loop, told not to make them 0.
+    from scrapy_simhash.analysis import sketch
+
+    compiled = sketch._SKETCH_FORM
+    if compiled is None:
+        pytest.skip("the C accelerator is not built here")
+    rng = random.Random(4)
+    for _ in range(3000):
+        line = "".join(rng.choices(_ALPHABET + "0123456789", k=rng.randint(0, 60)))
+        assert compiled(line) == squeeze(line.casefold()), line
+    assert compiled("Ver 2026-12-01, ipv6 1,250") == "ver 2026 12 01 ipv6 1 250"
 
 
 def test_whitespace_beyond_latin_1_is_where_the_compiled_loops_look_for_it():

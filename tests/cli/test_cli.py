@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from prose import contents_entries
 
 from scrapy_simhash import open_index
 from scrapy_simhash.cli import main, parse_cutoff
@@ -436,12 +437,7 @@ def test_explain_says_when_one_text_is_contained_in_the_other(run, tmp_path):
 
 def test_explain_says_when_two_pages_share_only_a_list(run, tmp_path):
     # A part page and its book's page: each its own paragraph, the same table of contents.
-    rng = random.Random(8)
-    words = ["".join(rng.choices("abcdefghiklmnoprstu", k=rng.randint(4, 9))) for _ in range(400)]
-    entries = [
-        f"{rng.choice(words).upper()} — " + " ".join(rng.choices(words, k=rng.randint(1, 4)))
-        for _ in range(60)
-    ]
+    entries = contents_entries()
     for name, intro in (("part", paragraphs(3, 1)[0]), ("book", paragraphs(4, 1)[0])):
         text = "\n".join(["Reference", intro, *entries])
         (tmp_path / f"{name}.txt").write_text(text, encoding="utf-8")
