@@ -5,6 +5,7 @@ distinct pages left alone? Measured through a real Scrapy crawl with the pipelin
     python benchmarks/reposts.py builtin --donors 100 # quicker
     python benchmarks/reposts.py builtin --offline    # no crawl: to iterate quickly
     python benchmarks/reposts.py builtin --anchors on # only with paragraph anchors
+    python benchmarks/reposts.py builtin --templates  # learning each site's template
 
 Each extractor is measured with paragraph anchors (``SIMHASH_ANCHORS``, the default) and
 without (distance only), unless ``--anchors`` says one.
@@ -15,6 +16,11 @@ labels, not any extractor, decide where it is). A *repost* of page A on site B i
 with its article's content replaced by A's article: A's text in B's template, with B's
 menus, sidebars, teasers and footer. Each of ``--donors`` pages (chosen at random with
 ``--seed``) is reposted into ``--hosts`` other pages.
+
+Each page is saved in its own site's folder (``site-<n>/``): the original as
+``original.html``, each repost into it as ``repost-of-<m>.html``. A ``file://`` page's site is
+its folder, so that with ``--templates`` (``SIMHASH_SITE_TEMPLATES``) a repost is read with
+the template of the site it was reposted into, learned from that site's original.
 
 Two crawls share one SQLite index, as a site's crawls would:
 
@@ -148,7 +154,8 @@ def build(pages, donors: int, hosts: int, seed: int, folder: Path):
             share[number] = _paragraph_chars(article) / total if total else 1.0
     originals = []
     for number, root, _ in parsed:
-        path = folder / f"original-{number}.html"
+        path = folder / f"site-{number}" / "original.html"
+        path.parent.mkdir(exist_ok=True)
         path.write_text(_page(root), encoding="utf-8")
         originals.append(str(path))
     usable = [(n, root, article) for n, root, article in parsed if article is not None]
@@ -165,9 +172,9 @@ def build(pages, donors: int, hosts: int, seed: int, folder: Path):
             place.text = article.text
             for child in article:
                 place.append(copy.deepcopy(child))
-            path = folder / f"repost-{n}-on-{h}.html"
+            path = folder / f"site-{h}" / f"repost-of-{n}.html"
             path.write_text(_page(copy_root), encoding="utf-8")
-            reposts[str(path)] = str(folder / f"original-{n}.html")
+            reposts[str(path)] = str(folder / f"site-{n}" / "original.html")
             shares[str(path)] = min(share[n], share[h])
     return originals, reposts, shares
 
@@ -184,7 +191,9 @@ def _page(root) -> str:
     return lxml.html.tostring(root, encoding="unicode", doctype="<!DOCTYPE html>")
 
 
-def crawl(paths: list[str], index: Path, extractor: str, folder: Path, anchors: bool) -> None:
+def crawl(
+    paths: list[str], index: Path, extractor: str, folder: Path, anchors: bool, templates: bool
+) -> None:
     listing = folder / "pages.json"
     listing.write_text(json.dumps(paths), encoding="utf-8")
     spider = folder / "pages_spider.py"
@@ -195,6 +204,7 @@ def crawl(paths: list[str], index: Path, extractor: str, folder: Path, anchors: 
         "SIMHASH_TEXT_FIELDS": "html",
         "SIMHASH_EXTRACTOR": extractor,
         "SIMHASH_ANCHORS": str(anchors),
+        "SIMHASH_SITE_TEMPLATES": str(templates),
     }
     command = [sys.executable, "-m", "scrapy", "runspider", "-L", "WARNING", str(spider)]
     for name, value in settings.items():
@@ -206,16 +216,18 @@ def crawl(paths: list[str], index: Path, extractor: str, folder: Path, anchors: 
     subprocess.run(command, check=True, env=environment, cwd=folder)
 
 
-def measure(extractor: str, originals, reposts, folder: Path, anchors: bool) -> dict:
-    index = folder / f"{extractor}-{anchors}.db"
-    crawl(originals, index, extractor, folder, anchors)
+def measure(
+    extractor: str, originals, reposts, folder: Path, anchors: bool, templates: bool
+) -> dict:
+    index = folder / f"{extractor}-{anchors}-{templates}.db"
+    crawl(originals, index, extractor, folder, anchors, templates)
     with open_index(f"sqlite:///{index}", create=False) as opened:
         # An original dropped is a copy of the original it was dropped against.
         copy_of = {
             drop.key.removeprefix("file://"): drop.kept_key.removeprefix("file://")
             for drop in opened.drops()
         }
-    crawl(list(reposts), index, extractor, folder, anchors)
+    crawl(list(reposts), index, extractor, folder, anchors, templates)
     with open_index(f"sqlite:///{index}", create=False) as opened:
         return tally(opened.drops(), copy_of, originals, reposts)
 
@@ -239,12 +251,17 @@ def tally(drops, copy_of: dict, originals, reposts) -> dict:
     return {"false_drops": len(copy_of), "found": found, "wrong": wrong, "contained": contained}
 
 
-def measure_offline(extractor: str, originals, reposts, anchors: bool) -> dict:
+def measure_offline(extractor: str, originals, reposts, anchors: bool, templates: bool) -> dict:
     """:func:`measure` without a crawl: the pipeline's extraction, analysis and
     check-and-insert in this process, on an in-memory index."""
     extract = get_extractor(extractor)
     with open_index("memory:") as index:
-        dedup = Deduplicator(index, Fingerprinter(), anchors=DEFAULT_ANCHORS if anchors else 0)
+        dedup = Deduplicator(
+            index,
+            Fingerprinter(),
+            anchors=DEFAULT_ANCHORS if anchors else 0,
+            templates=templates,
+        )
 
         def check(path: str) -> None:
             text = extract(Path(path).read_text(encoding="utf-8"))
@@ -278,6 +295,11 @@ def main(argv: list[str] | None = None) -> int:
         default="both",
         help="with paragraph anchors (SIMHASH_ANCHORS), without, or both (default)",
     )
+    parser.add_argument(
+        "--templates",
+        action="store_true",
+        help="learn each site's template (SIMHASH_SITE_TEMPLATES); off by default",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only, write no results")
     args = parser.parse_args(argv)
     if not (CORPUS / "expected.json").exists():
@@ -305,12 +327,13 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for extractor, anchors in [(e, a) for e in args.extractors for a in modes]:
             if args.offline:
-                r = measure_offline(extractor, originals, reposts, anchors)
+                r = measure_offline(extractor, originals, reposts, anchors, args.templates)
             else:
-                r = measure(extractor, originals, reposts, folder, anchors)
+                r = measure(extractor, originals, reposts, folder, anchors, args.templates)
             parts = {"all": set(reposts), "whole": whole, "taken_all": taken_all}
             rows.append(
-                {"extractor": extractor, "anchors": anchors, "contained": r["contained"]}
+                {"extractor": extractor, "anchors": anchors, "templates": args.templates}
+                | {"contained": r["contained"]}
                 | {f"found_{name}": len(r["found"] & part) for name, part in parts.items()}
                 | {"wrong": len(r["wrong"]), "wrong_whole": len(r["wrong"] & whole)}
                 | {"false_drops": r["false_drops"], "originals": len(originals)}

@@ -14,21 +14,29 @@ instead, never by distance. The text of an HTML page of short blocks takes that 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields, replace
+import logging
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 from .analysis.anchors import text_anchors
 from .analysis.fingerprint import Fingerprinter, hash_term
 from .analysis.sketch import text_sketch
+from .analysis.template import own_text, text_blocks
 from .anchors import DEFAULT_ANCHORS, Anchors
+from .exceptions import SimhashIndexError
 from .extract.body import mostly_paragraphs
 from .extract.extractors import Extractor, get_extractor
 from .extract.fields import CROWDED, field_text
 from .extract.main_text import MainText
 from .extract.text import exact_form, normalize_characters
 from .index.analysed import Analysed
-from .index.base import Match, NearDuplicateIndex, Status
+from .index.base import Match, NearDuplicateIndex, Outcome, Status
+from .index.rule import sighting
+from .index.templates import read_template, templates_for
 from .sketch import Sketch
+from .template import site_of, template_blocks
+
+logger = logging.getLogger(__name__)
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
 #: ``empty``: no text at all, never a duplicate.
@@ -58,6 +66,9 @@ class Analysis:
     #: A 64-bit hash of the text analysed (normalised and cut), keyed as the terms are:
     #: what tells a diagnostic it reads the very text the crawl did.
     text_hash: int = 0
+    #: The text analysed, kept for the check when the site's template is read (see
+    #: :class:`Deduplicator`), else ``""``.
+    text: str = field(default="", repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,8 @@ class Analyser:
     *max_length*: texts are cut to this many characters before analysis, which bounds the
     time one page can take. *anchors*: how many paragraph anchors a text gets (0: none,
     pages are matched by distance only). *sketch*: whether a text gets a sketch (without
-    one, no drop is confirmed by the share of the text the kept page holds).
+    one, no drop is confirmed by the share of the text the kept page holds). *templates*:
+    whether the analysis keeps its text, for the check to read with its site's template.
     """
 
     def __init__(
@@ -110,12 +122,14 @@ class Analyser:
         max_length: int = 2_000_000,
         anchors: int = DEFAULT_ANCHORS,
         sketch: bool = True,
+        templates: bool = False,
     ) -> None:
         self.fingerprinter = fingerprinter
         self.min_terms = min_terms
         self.max_length = max_length
         self.anchors = anchors
         self.sketch = sketch
+        self.templates = templates and sketch
 
     def analyse(self, text: str, *, min_terms: int | None = None) -> Analysis:
         """*min_terms*: this text's bar for the exact-match path, if not ``min_terms``."""
@@ -148,13 +162,18 @@ class Analyser:
             anchors=anchors or None,
             sketch=sketch or None,
             text_hash=text_hash,
+            text=text if self.templates else "",
         )
 
 
 class Deduplicator:
     """Checks texts against *index*: an :class:`Analyser` (built from *fingerprinter*,
     *min_terms* and *max_length*, see there) and the index's atomic check-and-insert.
-    Callers run :meth:`check` without yielding to other work in between."""
+    Callers run :meth:`check` without yielding to other work in between.
+
+    With *templates* (and a sketch), a page whose key names a site is checked on its own
+    text: what a candidate must hold leaves out the blocks its site's other pages hold,
+    learned in the index from the pages checked (see :mod:`scrapy_simhash.template`)."""
 
     def __init__(
         self,
@@ -165,6 +184,7 @@ class Deduplicator:
         max_length: int = 2_000_000,
         anchors: int = DEFAULT_ANCHORS,
         sketch: bool = True,
+        templates: bool = False,
     ) -> None:
         self.index = index
         self.analyser = Analyser(
@@ -173,6 +193,7 @@ class Deduplicator:
             max_length=max_length,
             anchors=anchors,
             sketch=sketch,
+            templates=templates,
         )
 
     @property
@@ -197,14 +218,43 @@ class Deduplicator:
         *analysed*, how its text was read, if given. Empty texts are never stored:
         ``new``, whatever the key stored."""
         if analysis.kind == "simhash":
-            outcome = self.index.check_and_add(
-                analysis.value, key, analysis.anchors, analysis.sketch, analysed=analysed
-            )
+            site = site_of(key) if analysis.text and analysis.sketch else None
+            if site is None:
+                outcome = self.index.check_and_add(
+                    analysis.value, key, analysis.anchors, analysis.sketch, analysed=analysed
+                )
+            else:
+                outcome = self._check_on_site(analysis, key, site, analysed)
         elif analysis.kind == "short":
             outcome = self.index.check_and_add_exact(analysis.value, key, analysed=analysed)
         else:
             return Verdict(analysis, None, "new")
         return Verdict(analysis, outcome.match, outcome.status, outcome.refused)
+
+    def _check_on_site(
+        self, analysis: Analysis, key: str, site: str, analysed: Analysed | None
+    ) -> Outcome:
+        """The check of a page of *site*, on its own text; then what it teaches the
+        site's template (a failure to keep that costs the lesson, never the verdict)."""
+        seed = self.fingerprinter.seed
+        store = templates_for(self.index)
+        template = read_template(store, site)
+        blocks = text_blocks(analysis.text, seed)
+        page = sighting(key)
+        sketch = analysis.sketch
+        hidden = template_blocks(template, blocks, page)
+        if hidden and sketch is not None:
+            own = text_sketch(own_text(analysis.text, hidden, seed), seed)
+            sketch = replace(sketch, own=own)
+        outcome = self.index.check_and_add(
+            analysis.value, key, analysis.anchors, sketch, analysed=analysed
+        )
+        if template.learned(blocks, page):
+            try:
+                store.write(site, template.pack())
+            except SimhashIndexError as e:
+                logger.error("Could not learn the template of %s from %s: %s", site, key, e)
+        return outcome
 
     def check_text(self, text: str, key: str) -> Verdict:
         """Analyse *text* (as :func:`analyse_text`: an extractor's result says which
@@ -229,6 +279,8 @@ class AnalysisParams:
     anchors: int = DEFAULT_ANCHORS
     #: Whether texts get a sketch (the share check).
     sketch: bool = True
+    #: Whether the analysis keeps its text for its site's template.
+    templates: bool = False
 
     def __repr__(self) -> str:
         # A secret seed is never shown; without one the repr rebuilds the same params.
@@ -296,5 +348,6 @@ def _analyser(params: AnalysisParams) -> tuple[Analyser, Extractor]:
         max_length=params.max_length,
         anchors=params.anchors,
         sketch=params.sketch,
+        templates=params.templates,
     )
     return analyser, get_extractor(params.extractor, min_words=params.min_terms)

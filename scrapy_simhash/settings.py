@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import difflib
 import logging
-import os
 from collections import ChainMap
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -24,7 +23,7 @@ from .features import DEFAULT_TOP_N
 from .index import open_index
 from .index.base import NearDuplicateIndex
 from .index.blocks import FINGERPRINT_BITS, BlockPlan, default_blocks
-from .index.uri import redact
+from .index.uri import DEFAULT_INDEX_FILE, index_uri, redact
 from .setting_values import SettingReader, log_level, media_types, setting_bool, setting_list
 from .sketch import DEFAULT_MIN_SHARE
 
@@ -54,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "SIMHASH_MIN_TERMS": 20,
     "SIMHASH_ANCHORS": True,
     "SIMHASH_MIN_SHARE": DEFAULT_MIN_SHARE,
+    "SIMHASH_SITE_TEMPLATES": False,
     "SIMHASH_MAX_TEXT_LENGTH": 2_000_000,
     "SIMHASH_REMOVE_BOILERPLATE": True,
     "SIMHASH_EXTRACTOR": "builtin",
@@ -76,24 +76,6 @@ DEFAULTS: dict[str, Any] = {
 
 ON_INDEX_ERROR_CHOICES = ("keep", "close")
 
-#: The index's file, in the Scrapy project's data directory, when SIMHASH_INDEX_URI is unset.
-DEFAULT_INDEX_FILE = "simhash.db"
-
-
-def index_uri(configured: str | None, data_path: Callable[[str], str], *, create: bool) -> str:
-    """The index's URI: *configured* (``SIMHASH_INDEX_URI``), else ``sqlite:///`` and
-    ``simhash.db`` in the project's data directory (*data_path* is Scrapy's
-    ``scrapy.utils.project.data_path``: ``.scrapy/`` of the project, or of the current
-    directory outside one). With *create* (the index may be created there), the directory
-    is made, as the crawl and the commands that create an index need it."""
-    if configured:
-        return configured
-    path = data_path(DEFAULT_INDEX_FILE)
-    if create:
-        # data_path(createdir=True) would make "simhash.db" itself a directory.
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    return "sqlite:///" + path
-
 
 @dataclass(frozen=True)
 class SimhashSettings:
@@ -112,6 +94,8 @@ class SimhashSettings:
     #: The share of a page's text the kept page must hold for it to be dropped (see
     #: :mod:`scrapy_simhash.sketch`); 0 drops what looks alike without asking.
     min_share: float = DEFAULTS["SIMHASH_MIN_SHARE"]
+    #: Learn each site's template from its pages; a page is checked on its own text.
+    site_templates: bool = DEFAULTS["SIMHASH_SITE_TEMPLATES"]
     max_text_length: int = DEFAULTS["SIMHASH_MAX_TEXT_LENGTH"]
     remove_boilerplate: bool = DEFAULTS["SIMHASH_REMOVE_BOILERPLATE"]
     #: Main-content extractor for HTML fields: "builtin", "trafilatura" or "none".
@@ -263,11 +247,19 @@ class SimhashSettings:
             top_n=self.top_n,
             seed=self.seed,
             segmenter=self.segmenter,
+            extractor=self.extractor_name,
+            **self._analysis,
+        )
+
+    @property
+    def _analysis(self) -> dict[str, Any]:
+        """How texts are analysed, as both the deduplicator and worker processes take it."""
+        return dict(
             min_terms=self.min_terms,
             max_length=self.max_text_length,
-            extractor=self.extractor_name,
             anchors=self.anchor_count,
             sketch=self.min_share > 0,
+            templates=self.site_templates,
         )
 
     def open_index(self, uri: str, *, create: bool = True) -> NearDuplicateIndex:
@@ -287,14 +279,7 @@ class SimhashSettings:
     def deduplicator(self, index: NearDuplicateIndex) -> Deduplicator:
         """A deduplicator on *index* (open, and of these settings' features) that analyses
         texts as these settings say."""
-        return Deduplicator(
-            index,
-            self.fingerprinter,
-            min_terms=self.min_terms,
-            max_length=self.max_text_length,
-            anchors=self.anchor_count,
-            sketch=self.min_share > 0,
-        )
+        return Deduplicator(index, self.fingerprinter, **self._analysis)
 
     def open_deduplicator(self, uri: str, *, create: bool = True) -> Deduplicator:
         """The one way from settings to a working deduplicator: :meth:`open_index`, then
@@ -337,6 +322,7 @@ class SimhashSettings:
             min_terms=read.getint("SIMHASH_MIN_TERMS"),
             anchors=read.getbool("SIMHASH_ANCHORS"),
             min_share=read.getfloat("SIMHASH_MIN_SHARE"),
+            site_templates=read.getbool("SIMHASH_SITE_TEMPLATES"),
             max_text_length=read.getint("SIMHASH_MAX_TEXT_LENGTH"),
             remove_boilerplate=read.getbool("SIMHASH_REMOVE_BOILERPLATE"),
             extractor=read.getstr("SIMHASH_EXTRACTOR").strip().lower(),

@@ -57,6 +57,10 @@ class Sketch:
     shingles: int = 0
     values: tuple[int, ...] = field(default=(), repr=False)
     whole: bool = False
+    #: The sketch of the page's own text, without the blocks its site repeats (see
+    #: :mod:`scrapy_simhash.template`): what a candidate must hold of the page being
+    #: checked, when its site's template is known. Never stored.
+    own: Sketch | None = field(default=None, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.values)

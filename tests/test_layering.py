@@ -27,8 +27,9 @@ BELOW: dict[str, set[str]] = {
     "anchors": set(),  # paragraph anchors and the containment rule, as plain values
     "sketch": set(),  # text sketches and the share of one text another holds
     "url_rules": set(),  # the URL transformations that lead from a copy to its original
+    "template": set(),  # a site's template: the blocks its pages repeat, as plain values
     "analysis": {"exceptions", "features", "_speedups", "anchors", "sketch"},
-    "index": {"exceptions", "features", "durations", "anchors", "sketch", "url_rules"},
+    "index": {"exceptions", "features", "durations", "anchors", "sketch", "url_rules", "template"},
     "extract": {"analysis"},
     "dedup": {"extract", "index"},
     "setting_values": {"exceptions"},  # one setting's value read as its type

@@ -7,8 +7,10 @@ checked (``near``), or when it shares at least :data:`~scrapy_simhash.anchors.MI
 of the page's long paragraphs that few pages carry (:func:`by_anchors`) and the pages
 pass :func:`~scrapy_simhash.anchors.contained` (``contained``). A candidate is *confirmed*
 when it holds at least ``min_share`` of the page's text (:func:`~scrapy_simhash.sketch.share`):
-a drop loses nothing but repetition. Of the confirmed candidates the verdict takes the
-page's own key (``unchanged``: a re-crawl), else the nearest near one, earliest stored
+a drop loses nothing but repetition. The page's text is its own text where its site's
+template is known (the blocks other pages of the site hold: :mod:`scrapy_simhash.template`).
+Of the confirmed candidates the verdict takes the page's own key (``unchanged``: a
+re-crawl), else the nearest near one, earliest stored
 first, else the earliest contained one (``duplicate``). With none, the page is stored.
 
 **Boilerplate is counted in pages seen.** Every check records, in the same atomic step,
@@ -169,7 +171,7 @@ def decide(
                 continue
         elif c.key == probe.key or not _anchored(probe, c):
             continue
-        found = measure(probe.sketch, c.sketch) if min_share > 0 else None
+        found = measure(_own(probe.sketch), c.sketch) if min_share > 0 else None
         fraction = None if found is None else found[0]
         confirmed = min_share <= 0 or clears(found, min_share)
         # A re-crawl: unchanged unless its text is known to have changed this much.
@@ -188,6 +190,12 @@ def decide(
             _, best, fraction = min(group, key=lambda g: g[0])
             return Decision(best, fraction, is_own, **extra)
     return Decision(**extra)
+
+
+def _own(sketch: Sketch | None) -> Sketch | None:
+    """What a candidate must hold of the page sketched: its own text where its site's
+    template is known (see :mod:`scrapy_simhash.template`), else all of it."""
+    return sketch.own if sketch is not None and sketch.own else sketch
 
 
 def _closest(

@@ -22,6 +22,7 @@ from ..url_rules import (
     learned,
     site,
 )
+from .beside import beside
 
 
 class SkipRuleStore(Protocol):
@@ -63,7 +64,7 @@ class SkipRuleStore(Protocol):
 class MemorySkipRules:
     """The store of a :class:`~scrapy_simhash.index.memory.MemoryIndex` (one process)."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: Any = None) -> None:  # keeps its own, not the index's
         self._rules: dict[tuple[str, str], Evidence] = {}
         self._per_site: dict[str, int] = {}
         self._skipped: dict[str, SkippedRequest] = {}
@@ -128,24 +129,8 @@ class MemorySkipRules:
 
 def skip_rules_for(index: Any) -> SkipRuleStore:
     """The store of *index*'s backend: beside its pages (one per index object)."""
-    store = getattr(index, "_skip_rules", None)
-    if store is not None:
-        return store
-    module = type(index).__module__
-    if module.startswith("scrapy_simhash.index.sqlite"):
-        from .sqlite.skip_rules import SqliteSkipRules
 
-        store = SqliteSkipRules(index)
-    elif module.startswith("scrapy_simhash.index.redis"):
-        from .redis.skip_rules import RedisSkipRules
-
-        store = RedisSkipRules(index)
-    elif module.startswith("scrapy_simhash.index.memory"):
-        store = MemorySkipRules()
-    else:
-        raise TypeError(f"No URL rules for {type(index).__name__}")
-    index._skip_rules = store
-    return store
+    return beside(index, "skip_rules")
 
 
 _NONE = Evidence()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from urllib.parse import parse_qsl, urlsplit
 
 from ..exceptions import UnsupportedIndexURI
@@ -111,3 +113,22 @@ def split(uri: str):
             "user or password as %5B, %5D, %2F, %3F, %23 or %40"
         ) from None
     return parts
+
+
+#: The index's file, in the Scrapy project's data directory, when SIMHASH_INDEX_URI is unset.
+DEFAULT_INDEX_FILE = "simhash.db"
+
+
+def index_uri(configured: str | None, data_path: Callable[[str], str], *, create: bool) -> str:
+    """The index's URI: *configured* (``SIMHASH_INDEX_URI``), else ``sqlite:///`` and
+    ``simhash.db`` in the project's data directory (*data_path* is Scrapy's
+    ``scrapy.utils.project.data_path``: ``.scrapy/`` of the project, or of the current
+    directory outside one). With *create* (the index may be created there), the directory
+    is made, as the crawl and the commands that create an index need it."""
+    if configured:
+        return configured
+    path = data_path(DEFAULT_INDEX_FILE)
+    if create:
+        # data_path(createdir=True) would make "simhash.db" itself a directory.
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return "sqlite:///" + path

@@ -483,6 +483,8 @@ REVIEWED_SQL = {
     "_TABLES[0]",
     "_TABLES[1]",
     "_TABLES[2]",
+    # The sites' templates' table (index/sqlite/templates.py): a constant statement.
+    "_TABLE",
     # The anchor tables: "?" lists, and a probe of one constant part per anchor.
     "probe_sql",
     "f\"SELECT page, hashes FROM page_anchors WHERE page IN ({','.join('?' * len(chunk))})\"",
