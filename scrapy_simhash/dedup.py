@@ -241,14 +241,16 @@ class Deduplicator:
         template = read_template(store, site)
         blocks = text_blocks(analysis.text, seed)
         page = sighting(key)
-        sketch = analysis.sketch
+        sketch, anchors = analysis.sketch, analysis.anchors
         hidden = template_blocks(template, blocks, page)
         if hidden and sketch is not None:
-            own = text_sketch(own_text(analysis.text, hidden, seed), seed)
-            sketch = replace(sketch, own=own)
-        outcome = self.index.check_and_add(
-            analysis.value, key, analysis.anchors, sketch, analysed=analysed
-        )
+            # Found by, and confirmed on, its own text: the site's template can make a
+            # repost's anchors fail the containment test, and its share fall short.
+            own = own_text(analysis.text, hidden, seed)
+            sketch = replace(sketch, own=text_sketch(own, seed))
+            if anchors is not None:
+                anchors = text_anchors(own, seed, count=self.analyser.anchors) or anchors
+        outcome = self.index.check_and_add(analysis.value, key, anchors, sketch, analysed=analysed)
         if template.learned(blocks, page):
             try:
                 store.write(site, template.pack())

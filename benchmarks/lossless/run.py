@@ -44,19 +44,28 @@ def ordered(pages: list[tuple[str, str]], keep_order: bool, seed: int, limit: in
     return pages[:limit] if limit else pages
 
 
-def crawl(pages: list[tuple[str, str]]) -> tuple[list[dict], Counter, Counter]:
+def crawl(
+    pages: list[tuple[str, str]], settings: dict = SETTINGS, site: str = ""
+) -> tuple[list[dict], Counter, Counter]:
     """Every page through the decision the pipeline makes for an item ``{"url": key,
     "html": page}``: the crawl's analysis (:meth:`CrawlDeduplicator.analyse_here`: the
     field's HTML reduced by the default extractor) and the check-and-insert on an
-    in-memory index. Returns the drops, the count of each status and of each text kind."""
-    config = SimhashSettings.from_settings(SETTINGS)
+    in-memory index. A key that is no URL is checked as a page of *site* (a host), as a
+    crawl of that site would see it. Returns the drops, the count of each status and of
+    each text kind."""
+    config = SimhashSettings.from_settings(settings)
+    prefix = f"https://{site}/" if site else ""
+
+    def url(key: str) -> str:
+        return key if "://" in key else prefix + key
+
     runner = CrawlDeduplicator(config, "memory:")
     dedup = runner.open_index()
     drops, statuses, kinds = [], Counter(), Counter()
     try:
         for key, html in pages:
             analysis = runner.analyse_here([html])
-            verdict = dedup.check(analysis, key)
+            verdict = dedup.check(analysis, url(key))
             statuses[verdict.status] += 1
             kinds[analysis.kind] += 1
             if not verdict.is_duplicate:
@@ -68,7 +77,7 @@ def crawl(pages: list[tuple[str, str]]) -> tuple[list[dict], Counter, Counter]:
             drops.append(
                 {
                     "dropped": key,
-                    "kept": match.key,
+                    "kept": match.key.removeprefix(prefix) if prefix else match.key,
                     "test": verdict.test,
                     "distance": match.distance,
                     "shared_anchors": len(match.shared),
@@ -99,11 +108,11 @@ def measure(drops: list[dict], pages: list[tuple[str, str]]) -> None:
         drop["kept_chars"] = len(texts[drop["kept"]])
 
 
-def run_crawl(name, load, keep_order, seed, limit) -> dict:
+def run_crawl(name, load, keep_order, seed, limit, settings=SETTINGS) -> dict:
     started = time.perf_counter()
     pages = ordered(load(), keep_order, seed, limit)
     loaded = time.perf_counter()
-    drops, statuses, kinds = crawl(pages)
+    drops, statuses, kinds = crawl(pages, settings, name.replace("/", "-") + ".test")
     crawled = time.perf_counter()
     measure(drops, pages)
     lossy = [d for d in drops if d["share"] < GOAL]
@@ -159,6 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--limit", type=int, help="the first N pages of each crawl (in order)")
     parser.add_argument("--seed", type=int, default=SEED, help=f"page order (default {SEED})")
+    parser.add_argument(
+        "--templates",
+        action="store_true",
+        help="learn each site's template (SIMHASH_SITE_TEMPLATES); "
+        "results in <corpus>-templates.json",
+    )
     parser.add_argument("--no-write", action="store_true", help="write no results file")
     args = parser.parse_args(argv)
     wanted = args.corpus or list(CORPUS_DATA)
@@ -171,9 +186,10 @@ def main(argv: list[str] | None = None) -> int:
             known = ", ".join(name for name, *_ in crawls(corpus))
             parser.error(f"no crawl {name!r}; {corpus} has {known}")
         by_corpus.setdefault(corpus, []).append(one or None)
+    settings = {**SETTINGS, "SIMHASH_SITE_TEMPLATES": True} if args.templates else SETTINGS
     stamp = {
         **results_stamp(argv),
-        "settings": SETTINGS,
+        "settings": settings,
         "seed": args.seed,
         "limit": args.limit,
         "goal": GOAL,
@@ -189,12 +205,13 @@ def main(argv: list[str] | None = None) -> int:
         for name, load, keep_order in crawls(corpus):
             if None not in only and name.split("/", 1)[1] not in only:
                 continue
-            results.append(run_crawl(name, load, keep_order, args.seed, args.limit))
+            results.append(run_crawl(name, load, keep_order, args.seed, args.limit, settings))
             report(results[-1])
         if not args.no_write:
             partial = args.limit or None not in only
             RESULTS.mkdir(exist_ok=True)
-            path = RESULTS / f"{corpus}{'.partial' if partial else ''}.json"
+            suffix = ("-templates" if args.templates else "") + (".partial" if partial else "")
+            path = RESULTS / f"{corpus}{suffix}.json"
             payload = {"corpus": corpus, **stamp, "crawls": results}
             path.write_text(dump(payload), "utf-8")
             print(f"\n(written to {path.relative_to(ROOT)})")
