@@ -21,7 +21,7 @@ from typing import Literal
 from .analysis.anchors import text_anchors
 from .analysis.fingerprint import Fingerprinter, hash_term
 from .analysis.sketch import text_sketch
-from .analysis.template import own_text, text_blocks
+from .analysis.template import read_with
 from .anchors import DEFAULT_ANCHORS, Anchors
 from .exceptions import SimhashIndexError
 from .extract.body import mostly_paragraphs
@@ -34,7 +34,7 @@ from .index.base import Match, NearDuplicateIndex, Outcome, Status
 from .index.rule import sighting
 from .index.templates import read_template, templates_for
 from .sketch import Sketch
-from .template import site_of, template_blocks
+from .template import site_of
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +84,9 @@ class Verdict:
     #: A stored page that looked alike but holds too little of this page's text to drop
     #: it (see :attr:`~scrapy_simhash.index.base.Outcome.refused`).
     refused: Match | None = None
+    #: Characters of the text left out as its site's template (see
+    #: :mod:`scrapy_simhash.template`): the page was checked on the rest, its own text.
+    template: int = 0
 
     @property
     def is_duplicate(self) -> bool:
@@ -217,6 +220,7 @@ class Deduplicator:
         :meth:`~scrapy_simhash.index.base.NearDuplicateIndex.check_and_add`), with
         *analysed*, how its text was read, if given. Empty texts are never stored:
         ``new``, whatever the key stored."""
+        template = 0
         if analysis.kind == "simhash":
             site = site_of(key) if analysis.text and analysis.sketch else None
             if site is None:
@@ -224,39 +228,32 @@ class Deduplicator:
                     analysis.value, key, analysis.anchors, analysis.sketch, analysed=analysed
                 )
             else:
-                outcome = self._check_on_site(analysis, key, site, analysed)
+                outcome, template = self._check_on_site(analysis, key, site, analysed)
         elif analysis.kind == "short":
             outcome = self.index.check_and_add_exact(analysis.value, key, analysed=analysed)
         else:
             return Verdict(analysis, None, "new")
-        return Verdict(analysis, outcome.match, outcome.status, outcome.refused)
+        return Verdict(analysis, outcome.match, outcome.status, outcome.refused, template)
 
     def _check_on_site(
         self, analysis: Analysis, key: str, site: str, analysed: Analysed | None
-    ) -> Outcome:
-        """The check of a page of *site*, on its own text; then what it teaches the
-        site's template (a failure to keep that costs the lesson, never the verdict)."""
-        seed = self.fingerprinter.seed
+    ) -> tuple[Outcome, int]:
+        """The check of a page of *site*, on its own text, and the characters of its
+        template left out; then what it teaches the site's template (a failure to keep
+        that costs the lesson, never the verdict)."""
         store = templates_for(self.index)
         template = read_template(store, site)
-        blocks = text_blocks(analysis.text, seed)
         page = sighting(key)
-        sketch, anchors = analysis.sketch, analysis.anchors
-        hidden = template_blocks(template, blocks, page)
-        if hidden and sketch is not None:
-            # Found by, and confirmed on, its own text: the site's template can make a
-            # repost's anchors fail the containment test, and its share fall short.
-            own = own_text(analysis.text, hidden, seed)
-            sketch = replace(sketch, own=text_sketch(own, seed))
-            if anchors is not None:
-                anchors = text_anchors(own, seed, count=self.analyser.anchors) or anchors
-        outcome = self.index.check_and_add(analysis.value, key, anchors, sketch, analysed=analysed)
-        if template.learned(blocks, page):
+        read = read_with(template, page, analysis, self.fingerprinter.seed, self.analyser.anchors)
+        outcome = self.index.check_and_add(
+            analysis.value, key, read.anchors, read.sketch, analysed=analysed
+        )
+        if template.learned(read.blocks, page):
             try:
                 store.write(site, template.pack())
             except SimhashIndexError as e:
                 logger.error("Could not learn the template of %s from %s: %s", site, key, e)
-        return outcome
+        return outcome, read.left_out
 
     def check_text(self, text: str, key: str) -> Verdict:
         """Analyse *text* (as :func:`analyse_text`: an extractor's result says which

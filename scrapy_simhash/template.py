@@ -18,8 +18,11 @@ and other processes share it (one value per site, a few kilobytes).
 
 **What is never hidden.** Two URLs of one article share all of their blocks: a page whose
 blocks seen on the site make :data:`COPY_SHARE` or more of its text is taken as a copy,
-and all of its text is its own. Template only ever raises the share of a page that a
-candidate holds: it finds no candidate, and never keeps a page that would be dropped.
+and all of its text is its own. A candidate holding 80% of all of a page's text still
+confirms a drop; the template adds the candidates that hold the page's own text
+(:func:`~scrapy_simhash.index.rule.decide`), and the page's anchors are those of its own
+text, so that the template's long units neither find candidates nor fail the containment
+test.
 """
 
 from __future__ import annotations

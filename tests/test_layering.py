@@ -28,7 +28,7 @@ BELOW: dict[str, set[str]] = {
     "sketch": set(),  # text sketches and the share of one text another holds
     "url_rules": set(),  # the URL transformations that lead from a copy to its original
     "template": set(),  # a site's template: the blocks its pages repeat, as plain values
-    "analysis": {"exceptions", "features", "_speedups", "anchors", "sketch"},
+    "analysis": {"exceptions", "features", "_speedups", "anchors", "sketch", "template"},
     "index": {"exceptions", "features", "durations", "anchors", "sketch", "url_rules", "template"},
     "extract": {"analysis"},
     "dedup": {"extract", "index"},

@@ -1,12 +1,20 @@
 """The blocks of a text, as a site's template counts them (see :mod:`scrapy_simhash.template`):
 its lines in :func:`~scrapy_simhash.analysis.anchors.anchor_form`, hashed as anchors are,
-and the text left when the template's blocks are taken out."""
+the text left when the template's blocks are taken out, and the anchors and sketch a page
+is checked with, read with its site's template (:func:`read_with`: the crawl's check and
+the archive job share it)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass, replace
+from typing import Protocol
 
-from .anchors import anchor_form, anchor_of
+from ..anchors import DEFAULT_ANCHORS, Anchors
+from ..sketch import Sketch
+from ..template import Template, template_blocks
+from .anchors import anchor_form, anchor_of, text_anchors
+from .sketch import text_sketch
 
 
 def text_blocks(text: str, seed: bytes | int | None = None) -> dict[int, int]:
@@ -32,3 +40,48 @@ def own_text(text: str, template: Collection[int], seed: bytes | int | None = No
         for line in text.splitlines()
         if not (form := anchor_form(line)) or anchor_of(form, seed) not in template
     )
+
+
+@dataclass(frozen=True)
+class OwnText:
+    """A page read with its site's template: the anchors and sketch it is checked with,
+    the characters of its template left out (``0``: none, and both are the page's own),
+    and its blocks, for the template to learn."""
+
+    anchors: Anchors | None
+    sketch: Sketch | None
+    left_out: int
+    blocks: dict[int, int]
+
+
+class AnalysisLike(Protocol):
+    """What :func:`read_with` reads of a text's analysis
+    (:class:`~scrapy_simhash.dedup.Analysis`)."""
+
+    text: str
+    anchors: Anchors | None
+    sketch: Sketch | None
+
+
+def read_with(
+    template: Template,
+    page: int,
+    analysis: AnalysisLike,
+    seed: bytes | int | None = None,
+    anchor_count: int = DEFAULT_ANCHORS,
+) -> OwnText:
+    """The text of *analysis* (of the page counted as *page*) read with its site's
+    *template*: where some of its blocks are template, its anchors are those of the rest,
+    its own text (the template's long units would find candidates and fail the
+    containment test), and its sketch keeps the own text's
+    (:attr:`~scrapy_simhash.sketch.Sketch.own`)."""
+    text, anchors, sketch = analysis.text, analysis.anchors, analysis.sketch
+    blocks = text_blocks(text, seed)
+    hidden = template_blocks(template, blocks, page)
+    if not hidden or sketch is None:
+        return OwnText(anchors, sketch, 0, blocks)
+    own = own_text(text, hidden, seed)
+    if anchors is not None:
+        anchors = text_anchors(own, seed, count=anchor_count) or anchors
+    sketch = replace(sketch, own=text_sketch(own, seed))
+    return OwnText(anchors, sketch, sum(blocks[b] for b in hidden), blocks)

@@ -30,9 +30,14 @@ FALLBACKS_LOGGED = 5
 Action = Literal["keep", "unchanged", "flag", "drop"]
 
 
-def held_text(share: float | None) -> str:
-    """The drop line's words on the share of the dropped page's text the kept page holds."""
-    return "" if share is None else f"; {share:.0%} of its text is in the kept page"
+def held_text(share: float | None, own_text: bool = False) -> str:
+    """The drop line's words on the share of the dropped page's text the kept page holds
+    (*own_text*: of its own text, its site's template aside)."""
+    if share is None:
+        return ""
+    if own_text:
+        return f"; {share:.0%} of its own text is in the kept page, its site's template aside"
+    return f"; {share:.0%} of its text is in the kept page"
 
 
 class Outcomes:
@@ -83,6 +88,8 @@ class Outcomes:
             self.inc("truncated")
         if analysis.fallback:
             self.extraction_fell_back(analysis.fallback, key)
+        if verdict.template:
+            self.inc("template/own_text")
         if verdict.status == "unchanged" and self.seen_in_this_crawl(verdict):
             self.inc("repeated")
         elif verdict.status in ("changed", "unchanged"):
@@ -119,7 +126,7 @@ class Outcomes:
             return f"{key} is unchanged since the last crawl ({how})"
         if verdict.analysis.kind == "short":
             return f"{key} has the same text as {match.key}"
-        held = held_text(match.share)
+        held = held_text(match.share, match.own_text)
         if match.contained:
             return (
                 f"{key} is contained in {match.key} ({len(match.shared)} long paragraphs shared, "

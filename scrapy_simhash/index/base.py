@@ -276,7 +276,7 @@ class IndexBase:
         """The outcome of a matched *decision*, ``None`` when the page is to be stored."""
         if decision.candidate is None:
             return None
-        match = as_match(decision.candidate, probe.fingerprint, decision.share)
+        match = as_match(decision.candidate, probe.fingerprint, decision.share, decision.own_text)
         return Outcome("unchanged" if decision.own else "duplicate", match)
 
     # -- shared behaviour --------------------------------------------------------------
@@ -305,12 +305,14 @@ class IndexBase:
         return max_distance
 
 
-def as_match(candidate: Candidate, fingerprint: int, share: float | None = None) -> Match:
-    """*candidate* as the match of a check of *fingerprint*."""
+def as_match(
+    candidate: Candidate, fingerprint: int, share: float | None = None, own_text: bool = False
+) -> Match:
+    """*candidate* as the match of a check of *fingerprint* (holding *share* of its text,
+    of its own text with *own_text*)."""
     distance = ((fingerprint ^ candidate.fingerprint) & _MASK64).bit_count()
-    return Match(
-        candidate.key, candidate.fingerprint, distance, candidate.added_at, candidate.shared, share
-    )
+    c = candidate
+    return Match(c.key, c.fingerprint, distance, c.added_at, c.shared, share, own_text=own_text)
 
 
 def probe_of(

@@ -29,6 +29,9 @@ class Match:
     #: A stored page refused (see :attr:`Outcome.refused`) whose text the probed page
     #: holds: the share of it held, at least the check's ``min_share``; else ``None``.
     contained_in_page: float | None = None
+    #: The share is of the probed page's own text, its site's template aside (see
+    #: :mod:`scrapy_simhash.template`).
+    own_text: bool = False
 
     @property
     def contained(self) -> bool:

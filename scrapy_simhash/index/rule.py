@@ -112,6 +112,8 @@ class Decision:
     #: the share of the closest refused candidate's text that the page holds: at least
     #: ``min_share``, the page contains that one (and adds text of its own)
     contains: float | None = None
+    #: the share is of the page's own text, its site's template aside
+    own_text: bool = False
 
 
 def by_anchors(
@@ -165,13 +167,16 @@ def decide(
     near: list[tuple[tuple, Candidate, float | None]] = []
     held: list[tuple[tuple, Candidate, float | None]] = []
     refused: list[tuple[float, Candidate, float | None]] = []
+    by_own_text: set[int] = set()  # the candidates confirmed on the page's own text
     for c in candidates:
         if c.found == "near":
             if c.distance > max_distance:
                 continue
         elif c.key == probe.key or not _anchored(probe, c):
             continue
-        found = measure(_own(probe.sketch), c.sketch) if min_share > 0 else None
+        found, own_text = _held(probe.sketch, c.sketch, min_share) if min_share > 0 else (None, 0)
+        if own_text:
+            by_own_text.add(id(c))
         fraction = None if found is None else found[0]
         confirmed = min_share <= 0 or clears(found, min_share)
         # A re-crawl: unchanged unless its text is known to have changed this much.
@@ -188,14 +193,24 @@ def decide(
     for group, is_own in ((own, True), (near, False), (held, False)):
         if group:
             _, best, fraction = min(group, key=lambda g: g[0])
-            return Decision(best, fraction, is_own, **extra)
+            return Decision(best, fraction, is_own, own_text=id(best) in by_own_text, **extra)
     return Decision(**extra)
 
 
-def _own(sketch: Sketch | None) -> Sketch | None:
-    """What a candidate must hold of the page sketched: its own text where its site's
-    template is known (see :mod:`scrapy_simhash.template`), else all of it."""
-    return sketch.own if sketch is not None and sketch.own else sketch
+def _held(
+    sketch: Sketch | None, other: Sketch | None, min_share: float
+) -> tuple[tuple[float, int, bool] | None, bool]:
+    """``(found, own_text)``: what :func:`~scrapy_simhash.sketch.measure` finds *other*
+    holds of the page *sketch*ed, of all its text; where that falls short and the page's
+    site template is known (:attr:`~scrapy_simhash.sketch.Sketch.own`), of its own text
+    when that clears *min_share* (``own_text``): the template only ever adds drops, of
+    pages whose own text the kept page holds."""
+    found = measure(sketch, other)
+    if sketch is not None and sketch.own and not clears(found, min_share):
+        own = measure(sketch.own, other)
+        if clears(own, min_share):
+            return own, True
+    return found, False
 
 
 def _closest(

@@ -4,7 +4,7 @@ of every backend, and the check that reads a page on its own text."""
 from __future__ import annotations
 
 import test_index_contract
-from crawls import page_text
+from template_pages import article, reposted, sidebar, text
 
 from scrapy_simhash import Fingerprinter
 from scrapy_simhash.dedup import Deduplicator
@@ -14,26 +14,6 @@ from scrapy_simhash.template import LEARN_PAGES, Template, site_of, template_blo
 # Every backend's index, as the contract suite opens them.
 backend = test_index_contract.backend
 index = test_index_contract.index
-
-
-def paragraph(number: int) -> str:
-    """A paragraph of 60 pseudo-words (about 420 characters), unlike any other."""
-    return page_text(number)
-
-
-def article(number: int, paragraphs: int = 3) -> list[str]:
-    return [paragraph(1000 * number + i) for i in range(paragraphs)]
-
-
-def sidebar(site: int) -> list[str]:
-    """A site's sidebar as an extractor may leave it in the main text: a list of recent
-    posts (short lines) and a long note."""
-    titles = [f"Recent post {site} {page_text(50_000 + site * 10 + i)[:40]}" for i in range(8)]
-    return [*titles, paragraph(90_000 + site), paragraph(91_000 + site)]
-
-
-def text(*parts: list[str]) -> str:
-    return "\n".join(line for part in parts for line in part)
 
 
 # The rule, as plain values.
@@ -101,16 +81,6 @@ def test_a_store_keeps_each_site_apart_and_forgets(index):
 def check_all(index, templates: bool, pages: list[tuple[str, str]]) -> list[str]:
     dedup = Deduplicator(index, Fingerprinter(), templates=templates)
     return [dedup.check(dedup.analyse(body), key).status for key, body in pages]
-
-
-def reposted(host_sidebar: int) -> list[tuple[str, str]]:
-    """Site 1's article (its main text: the article alone), then site 2's own, then site
-    1's article reposted into site 2, where the main text keeps the sidebar."""
-    return [
-        ("https://one.test/a", text(article(1))),
-        ("https://two.test/b", text(article(2), sidebar(host_sidebar))),
-        ("https://two.test/repost", text(article(1), sidebar(host_sidebar))),
-    ]
 
 
 def test_an_article_reposted_into_another_sites_template_is_dropped(index):

@@ -262,4 +262,4 @@ class RedisCheck:
         decision = self._decided(reply, probe, str(args[-2]), near=False)
         if decision.candidate is None:
             return None
-        return as_match(decision.candidate, fingerprint, decision.share)
+        return as_match(decision.candidate, fingerprint, decision.share, decision.own_text)

@@ -167,6 +167,6 @@ class SpreadAnchors:
             decision = self._verdict(probe, [], committed, with_near=False)
             if decision.candidate is None:
                 return None
-            return as_match(decision.candidate, fingerprint, decision.share)
+            return as_match(decision.candidate, fingerprint, decision.share, decision.own_text)
 
         return self._run("query", read)

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ...exceptions import ConfigurationError
 from ...index.base import StoredPage
 from .batch import (
     EMPTY,
@@ -231,6 +232,17 @@ def _round_state(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"order": frame["order"].to_numpy(), "state": state.astype(np.int8)})
 
 
+def _refuse_templates(job: ArchiveJob) -> None:
+    """Sites' templates are learned from the records in order; partitions are read at
+    once, each without the records before it."""
+    if job.analysis.templates:
+        raise ConfigurationError(
+            "SIMHASH_SITE_TEMPLATES: the dask engine does not learn sites' templates (it "
+            "reads the records of a site in parallel, not in order); run the archive with "
+            "--engine local, or set SIMHASH_SITE_TEMPLATES = False"
+        )
+
+
 def run_dask(
     paths: list[str],
     job: ArchiveJob,
@@ -243,6 +255,7 @@ def run_dask(
     remainder: int = 10_000,
 ) -> ArchiveResult:
     """The job on the cluster of *client* (a :class:`distributed.Client`)."""
+    _refuse_templates(job)
     import dask.dataframe as dd
     from distributed import wait
 

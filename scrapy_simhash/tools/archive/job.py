@@ -2,23 +2,28 @@
 
 :class:`ArchiveJob` holds plain values (picklable: it travels to every worker of a cluster).
 :func:`fingerprint_part` reads one partition and analyses each record exactly as the
-pipeline analyses an item's fields. :func:`run_local` is the whole job on one machine.
+pipeline analyses an item's fields. :func:`run_local` is the whole job on one machine; it
+reads the records in order, and so learns each site's template as a crawl of them would
+(``SIMHASH_SITE_TEMPLATES``, see :mod:`scrapy_simhash.template`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from ...dedup import AnalysisParams, analyse_fields
+from ...analysis.template import read_with
+from ...dedup import Analysis, AnalysisParams, analyse_fields
 from ...exceptions import FeedError
 from ...extract.fields import item_key
 from ...index.base import StoredPage, storable_key
+from ...index.rule import sighting
 from ...sketch import DEFAULT_MIN_SHARE
+from ...template import Template, site_of
 from .batch import KIND_CODES, Batch, Outcomes, decide_batch
 from .candidates import choose_plan
 from .records import Part, plan_parts, read_part, record_order
@@ -87,9 +92,13 @@ class ArchiveResult:
         }
 
 
-def fingerprint_part(part: Part, job: ArchiveJob) -> Batch:
+def fingerprint_part(
+    part: Part, job: ArchiveJob, templates: dict[str, Template] | None = None
+) -> Batch:
     """Read and fingerprint the records of *part*: the text of the item fields, analysed
-    as the pipeline analyses them (same extractor, same short-text path)."""
+    as the pipeline analyses them (same extractor, same short-text path). With
+    *templates* (site -> its template, learned from the records before), each record is
+    read with its site's template, which learns from it, as the crawl's check does."""
     fields = job.text_fields[:1] if part.fmt == "warc" else job.text_fields
     positions, kinds, values, keys, texts = [], [], [], [], []
     where = Path(part.path).name
@@ -98,16 +107,34 @@ def fingerprint_part(part: Part, job: ArchiveJob) -> Batch:
         if not isinstance(item, dict):
             raise FeedError(f"{part.label(position)} is a {type(item).__name__}, not an object")
         analysis = analyse_fields(params, [item.get(name) for name in fields])
+        key = item.get(key_field)
+        if not (isinstance(key, str) and key and key.isascii()):
+            key = storable_key(item_key(key, position, key_field, where))
+        if templates is not None:
+            analysis = with_site_template(analysis, key, templates, params)
         positions.append(position)
         kinds.append(KIND_CODES[analysis.kind])
         values.append(analysis.value)
         texts.append(text_of(analysis))
-        key = item.get(key_field)
-        if not (isinstance(key, str) and key and key.isascii()):
-            key = storable_key(item_key(key, position, key_field, where))
         keys.append(key)
     orders = np.asarray(positions, dtype=np.int64) + record_order(part.file_index, 0)
     return Batch.of(orders, kinds, values, keys, texts)
+
+
+def with_site_template(
+    analysis: Analysis, key: str, templates: dict[str, Template], params: AnalysisParams
+) -> Analysis:
+    """*analysis* of the record under *key* read with its site's template, as
+    :meth:`~scrapy_simhash.dedup.Deduplicator.check` reads a page; the template learns
+    from it."""
+    site = site_of(key) if analysis.kind == "simhash" and analysis.text else None
+    if site is None or analysis.sketch is None:
+        return analysis
+    template = templates.setdefault(site, Template())
+    page = sighting(key)
+    read = read_with(template, page, analysis, params.seed, params.anchors)
+    template.learned(read.blocks, page)
+    return replace(analysis, anchors=read.anchors, sketch=read.sketch, text="")
 
 
 def stored_batch(pages: list[StoredPage] | None) -> Batch:
@@ -126,7 +153,8 @@ def run_local(
 
     started = time.perf_counter()
     parts = plan_parts(paths)
-    records = Batch.concat([fingerprint_part(part, job) for part in parts])
+    templates: dict[str, Template] | None = {} if job.analysis.templates else None
+    records = Batch.concat([fingerprint_part(part, job, templates) for part in parts])
     stage("fingerprint", f"{len(records):,} records from {len(paths)} inputs", started)
     outcomes = decide_fingerprints(records, job, stored_batch(stored), stage)
     return ArchiveResult(parts, outcomes, stage.lines)
