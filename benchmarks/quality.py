@@ -63,7 +63,7 @@ from quality_data import (
     true_pairs,
     user_docs,
 )
-from quality_edits import edited_pairs
+from quality_edits import edited_pairs, lossless_recall
 from quality_methods import Method, MinHashLSH, Ours, OursAnchors, OursShared, methods
 from results import Tables, write_results
 from thresholds import section_thresholds
@@ -85,6 +85,7 @@ def section_edits(
     header = ["edit", "pairs", "median Jaccard"] + [m.name for m in chosen]
     rows = []
     by_length: list[list[object]] = []
+    lossless: list[list[object]] = []
     signs: dict[tuple[int, int], object] = {}
     for kind, kind_pairs in pairs.items():
         if not kind_pairs:
@@ -101,6 +102,8 @@ def section_edits(
             row.append(pct(sum(found) / len(kind_pairs)))
             if isinstance(m, Ours) and m.extractor_name == "builtin":
                 by_length.append([kind, _anchors_label(m), *_recall_by_length(kind_pairs, found)])
+            if isinstance(m, OursShared):
+                lossless.append([kind, *lossless_recall(kind_pairs, found)])
         rows.append(row)
     print(tables.table("(a) recall by edit kind", header, rows))
     print("\n## (a2) Ours, with and without anchors: the same recall by length of the original\n")
@@ -110,6 +113,12 @@ def section_edits(
     )
     bands = [*(f"{label} chars" for label, _ in LENGTH_BANDS), "all >= 2,000 chars"]
     print(tables.table("(a2) recall by length", ["edit", "anchors", *bands], by_length))
+    if lossless:
+        print(
+            "\n## (a3) Ours with the share check, 2,000+ chars: by the share the original holds\n"
+        )
+        head = ["edit", "original holds >= 0.8: found", "holds < 0.8 (kept by the rule): found"]
+        print(tables.table("(a3) found by share held", head, lossless))
     return pairs
 
 

@@ -351,7 +351,11 @@ def main(argv: list[str] | None = None) -> int:
             )
     if not args.no_write:
         reposted = {"reposts": len(reposts), "whole": len(whole), "taken_all": len(taken_all)}
-        name = "reposts" + ("-offline" if args.offline else "")
+        name = (
+            "reposts"
+            + ("-templates" if args.templates else "")
+            + ("-offline" if args.offline else "")
+        )
         write_results(name, {"args": vars(args), **reposted, "rows": rows}, argv=argv)
     return 0
 
