@@ -6,6 +6,7 @@ distinct pages left alone? Measured through a real Scrapy crawl with the pipelin
     python benchmarks/reposts.py builtin --offline    # no crawl: to iterate quickly
     python benchmarks/reposts.py builtin --anchors on # only with paragraph anchors
     python benchmarks/reposts.py builtin --templates  # learning each site's template
+    python benchmarks/reposts.py --table              # docs/quality.md's rows, from results
 
 Each extractor is measured with paragraph anchors (``SIMHASH_ANCHORS``, the default) and
 without (distance only), unless ``--anchors`` says one.
@@ -69,7 +70,7 @@ import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from extraction import CORPUS, load_pages
-from results import write_results
+from results import RESULTS, write_results
 
 from scrapy_simhash.analysis.fingerprint import Fingerprinter
 from scrapy_simhash.anchors import DEFAULT_ANCHORS
@@ -280,6 +281,28 @@ def measure_offline(extractor: str, originals, reposts, anchors: bool, templates
         return tally(index.drops(), copy_of, originals, reposts)
 
 
+#: The rows of docs/quality.md's table of site templates: the newest crawl of each option.
+TABLE = {"reposts": "without templates (the default)", "reposts-templates": "`--templates`"}
+
+
+def table_rows(folder: Path = RESULTS) -> list[str]:
+    """docs/quality.md's rows of the reposts found without and with ``--templates``, from
+    the newest results of a crawl (not ``--offline``) of each, builtin with anchors."""
+    lines = []
+    for name, label in TABLE.items():
+        data = json.loads(max(folder.glob(f"{name}-2*.json")).read_text(encoding="utf-8"))
+        row = next(r for r in data["rows"] if r["extractor"] == "builtin" and r["anchors"])
+        cells = [
+            f"{row[found] / data[part]:.1%} ({row[found]}/{data[part]})"
+            for found, part in (("found_all", "reposts"), ("found_whole", "whole"))
+        ]
+        lines.append(
+            f"| {label} | {' | '.join(cells)} | {row['wrong']} ({row['wrong_whole']}) "
+            f"| {row['false_drops']} of {row['originals']} |"
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("extractors", nargs="*", default=["builtin", "trafilatura", "none"])
@@ -301,7 +324,11 @@ def main(argv: list[str] | None = None) -> int:
         help="learn each site's template (SIMHASH_SITE_TEMPLATES); off by default",
     )
     parser.add_argument("--no-write", action="store_true", help="print only, write no results")
+    parser.add_argument("--table", action="store_true", help="print docs/quality.md's rows")
     args = parser.parse_args(argv)
+    if args.table:
+        print("\n".join(table_rows()))
+        return 0
     if not (CORPUS / "expected.json").exists():
         print(f"{CORPUS} is missing: this benchmark needs shared/corpora/web-extraction")
         return 1

@@ -10,16 +10,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _table_module():
+def _module(path: Path, name: str):
     # benchmarks/ is not a package a user's install brings: loaded from its file.
-    path = ROOT / "benchmarks" / "lossless" / "table.py"
-    spec = importlib.util.spec_from_file_location("lossless_table", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-rows = _table_module().rows
+rows = _module(ROOT / "benchmarks" / "lossless" / "table.py", "lossless_table").rows
 #: How docs/quality.md names each corpus of the lossless benchmark.
 LABELS = {
     "doc-sites": "doc-sites",
@@ -55,3 +54,13 @@ def test_a_changed_figure_is_seen():
     _, drops, below = rows()["debian-handbook"]
     changed = doc.replace(f"| {drops} | {below} |", f"| {drops + 1} | {below} |", 1)
     assert lossless_table(changed) != rows()
+
+
+def test_the_site_templates_table_of_the_docs_is_that_of_the_results(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # reposts.py imports its siblings
+    reposts = _module(ROOT / "benchmarks" / "reposts.py", "reposts_benchmark")
+    doc = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
+    start = doc.index("| `python benchmarks/reposts.py builtin --anchors on [--templates]`")
+    table = doc[start:].split("\n\n")[0].splitlines()[2:]
+    assert table == reposts.table_rows()
+    assert len(table) == 2
