@@ -15,6 +15,10 @@ from ..sketch import Sketch
 from ..template import Template, template_blocks
 from .anchors import anchor_form, anchor_of, text_anchors
 from .sketch import text_sketch
+from .speedups import compiled
+
+#: :func:`~scrapy_simhash.analysis.anchors.anchor_form`, compiled where it can be.
+_FORM = compiled("anchor_form") or anchor_form
 
 
 def text_blocks(text: str, seed: bytes | int | None = None) -> dict[int, int]:
@@ -23,7 +27,7 @@ def text_blocks(text: str, seed: bytes | int | None = None) -> dict[int, int]:
     block repeated counts once, at its longest)."""
     blocks: dict[int, int] = {}
     for line in text.splitlines():
-        form = anchor_form(line)
+        form = _FORM(line)
         if form:
             block = anchor_of(form, seed)
             if len(form) > blocks.get(block, 0):
@@ -38,7 +42,7 @@ def own_text(text: str, template: Collection[int], seed: bytes | int | None = No
     return "\n".join(
         line
         for line in text.splitlines()
-        if not (form := anchor_form(line)) or anchor_of(form, seed) not in template
+        if not (form := _FORM(line)) or anchor_of(form, seed) not in template
     )
 
 

@@ -78,6 +78,21 @@ def test_two_workers_decide_as_the_local_mode_and_the_pipeline(client, feed, con
     assert_same_as_pipeline(result.outcomes, pipeline_verdicts(config, read_feed(feed)))
 
 
+def test_with_templates_two_workers_decide_as_the_local_mode_and_the_pipeline(client, feed):
+    from scrapy_simhash.settings import SimhashSettings
+
+    # One site's records in every partition: a record's template is learned from records
+    # of other partitions, read in a first pass.
+    config = SimhashSettings.from_settings({"SIMHASH_SITE_TEMPLATES": True})
+    verdicts = pipeline_verdicts(config, read_feed(feed))
+    assert sum(v.template > 0 for v in verdicts) > 0
+    result = run(client, feed, config)
+    assert len(result.parts) > 3
+    assert [name for name, _ in result.stages][:2] == ["templates", "fingerprint"]
+    same(result.outcomes, run_local([str(feed)], job_of(config)).outcomes)
+    assert_same_as_pipeline(result.outcomes, verdicts)
+
+
 def test_one_worker_decides_as_two(client, feed, config, local):
     client.cluster.scale(1)
     deadline = time.monotonic() + 60

@@ -1,5 +1,6 @@
 """The archive job with SIMHASH_SITE_TEMPLATES: the local engine reads the records in
-order and learns each site's template as the crawl does; the dask engine refuses it."""
+order and learns each site's template as the crawl does (the dask engine's twin is in
+test_archive_dask.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import pytest
 from archive_feeds import assert_same_as_pipeline, feed_items, job_of, pipeline_verdicts
 from template_pages import article, reposted, sidebar, text
 
-from scrapy_simhash.exceptions import ConfigurationError
 from scrapy_simhash.settings import SimhashSettings
 from scrapy_simhash.tools.archive import run_local
 from scrapy_simhash.tools.feeds import read_feed, write_feed
@@ -46,11 +46,3 @@ def test_with_templates_a_local_job_decides_as_the_pipeline(corpora, tmp_path):
     verdicts = pipeline_verdicts(TEMPLATES, read_feed(feed))
     assert sum(v.template > 0 for v in verdicts) > 10  # read with their site's template
     assert_same_as_pipeline(run_local([str(feed)], job_of(TEMPLATES)).outcomes, verdicts)
-
-
-def test_the_dask_engine_refuses_templates_and_says_what_to_do(tmp_path):
-    pytest.importorskip("distributed", reason="needs the [dask] extra")
-    from scrapy_simhash.tools.archive.distributed import run_dask
-
-    with pytest.raises(ConfigurationError, match="--engine local"):
-        run_dask([str(tmp_path / "none.jl")], job_of(TEMPLATES), client=None)

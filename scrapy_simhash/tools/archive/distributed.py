@@ -19,15 +19,12 @@ Install with ``pip install 'scrapy-simhash[dask]'``.
 
 from __future__ import annotations
 
-import pickle
 import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from ...exceptions import ConfigurationError
 from ...index.base import StoredPage
 from .batch import (
     EMPTY,
@@ -41,21 +38,19 @@ from .batch import (
 )
 from .candidates import bucket_pairs, choose_plan, table_keys
 from .decide import KEPT, NEAR, UNDECIDED, Decisions, Edges, finish_in_order
-from .job import ArchiveJob, ArchiveResult, Progress, StageLog, fingerprint_part, stored_batch
-from .records import DEFAULT_BLOCKSIZE, Part, plan_parts
-
-#: What the rule reads of a record (:class:`~.texts.Text`), pickled: Dask would turn a
-#: column of objects into strings.
-_BINARY = pd.ArrowDtype(pa.binary())
-_RECORD_META = pd.DataFrame(
-    {
-        "order": pd.Series(dtype="int64"),
-        "kind": pd.Series(dtype="int8"),
-        "value": pd.Series(dtype="uint64"),
-        "key": pd.Series(dtype=object),
-        "text": pd.Series(dtype=_BINARY),
-    }
+from .frames import RECORD_META, as_batch, as_frame
+from .job import (
+    ArchiveJob,
+    ArchiveResult,
+    Progress,
+    StageLog,
+    fingerprint_part,
+    part_learners,
+    stored_batch,
 )
+from .records import DEFAULT_BLOCKSIZE, Part, plan_parts
+from .templates import Learned, first_learners
+
 _ROW_META = pd.DataFrame(
     {
         "table": pd.Series(dtype="int16"),
@@ -73,38 +68,17 @@ _PAIR_META = pd.DataFrame(
 )
 
 
-def _frame(batch: Batch) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "order": batch.order,
-            "kind": batch.kind,
-            "value": batch.value,
-            "key": pd.Series(batch.key, dtype=object),
-            "text": pd.Series([_pickled(t) for t in batch.text.tolist()], dtype=_BINARY),
-        }
-    )
+def fingerprint_frame(part: Part, job: ArchiveJob, sites: Learned | None = None) -> pd.DataFrame:
+    return as_frame(fingerprint_part(part, job, sites))
 
 
-def _batch(frame: pd.DataFrame) -> Batch:
-    return Batch.of(
-        frame["order"].to_numpy(),
-        frame["kind"].to_numpy(),
-        frame["value"].to_numpy(),
-        frame["key"].to_numpy(dtype=object),
-        [_unpickled(t) for t in frame["text"].tolist()],
-    )
-
-
-def _pickled(text) -> bytes | None:
-    return None if text is None else pickle.dumps(text, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _unpickled(data) -> object:
-    return pickle.loads(data) if isinstance(data, bytes) else None  # None, or pandas' NA
-
-
-def fingerprint_frame(part: Part, job: ArchiveJob) -> pd.DataFrame:
-    return _frame(fingerprint_part(part, job))
+def _learned(client: Any, parts: list[Part], job: ArchiveJob, stage: StageLog) -> Learned:
+    """Each site's first records that teach its template, read on the cluster (see
+    :mod:`.templates`): partitions are read at once, each without the records before it."""
+    started = time.perf_counter()
+    sites = Learned(first_learners(client.gather(client.map(part_learners, parts, job=job))))
+    stage("templates", f"the first records of {len(sites.learners):,} sites read", started)
+    return sites
 
 
 def _with_text(
@@ -232,17 +206,6 @@ def _round_state(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"order": frame["order"].to_numpy(), "state": state.astype(np.int8)})
 
 
-def _refuse_templates(job: ArchiveJob) -> None:
-    """Sites' templates are learned from the records in order; partitions are read at
-    once, each without the records before it."""
-    if job.analysis.templates:
-        raise ConfigurationError(
-            "SIMHASH_SITE_TEMPLATES: the dask engine does not learn sites' templates (it "
-            "reads the records of a site in parallel, not in order); run the archive with "
-            "--engine local, or set SIMHASH_SITE_TEMPLATES = False"
-        )
-
-
 def run_dask(
     paths: list[str],
     job: ArchiveJob,
@@ -255,7 +218,6 @@ def run_dask(
     remainder: int = 10_000,
 ) -> ArchiveResult:
     """The job on the cluster of *client* (a :class:`distributed.Client`)."""
-    _refuse_templates(job)
     import dask.dataframe as dd
     from distributed import wait
 
@@ -268,7 +230,8 @@ def run_dask(
 
     started = time.perf_counter()
     parts = plan_parts(paths, blocksize)
-    records = persist(dd.from_map(fingerprint_frame, parts, job=job, meta=_RECORD_META))
+    sites = _learned(client, parts, job, stage) if job.analysis.templates else None
+    records = persist(dd.from_map(fingerprint_frame, parts, job=job, sites=sites, meta=RECORD_META))
     count = len(records)
     workers = len(client.scheduler_info()["workers"])
     stage(
@@ -280,7 +243,7 @@ def run_dask(
     started = time.perf_counter()
     # Filters run inside the partitions (plain pandas): boolean indexing of a Dask
     # DataFrame aligns on indexes, which repeat across partitions here.
-    texts = records.map_partitions(_with_text, meta=_RECORD_META)
+    texts = records.map_partitions(_with_text, meta=RECORD_META)
     repeated = int((texts["key"].value_counts() > 1).sum().compute())
     if len(stored_b):
         repeated += int(texts["key"].isin(set(stored_b.key.tolist())).sum().compute())
@@ -289,7 +252,7 @@ def run_dask(
     reads_texts = job.min_share > 0 or job.analysis.anchors
     if repeated or reads_texts or any(t is not None for t in stored_b.text):
         started = time.perf_counter()
-        outcomes = _decide_on_client(_batch(records.compute()), stored_b, plan, job, repeated)
+        outcomes = _decide_on_client(as_batch(records.compute()), stored_b, plan, job, repeated)
         stage("decide", _decided(outcomes), started)
     else:
         npartitions = max(records.npartitions, workers)
@@ -298,7 +261,7 @@ def run_dask(
         state, rounds, left = _rounds(pairs, stored_b, npartitions, persist, max_rounds, remainder)
         stage("decide in rounds", f"{rounds} rounds, {left:,} records left undecided", started)
         started = time.perf_counter()
-        outcomes = _finish(_batch(records.compute()), stored_b, pairs, state, rounds)
+        outcomes = _finish(as_batch(records.compute()), stored_b, pairs, state, rounds)
         stage("decide", _decided(outcomes), started)
     return ArchiveResult(parts, outcomes, stage.lines)
 
@@ -324,9 +287,9 @@ def _pairs(records, stored_b: Batch, plan, job: ArchiveJob, npartitions: int, pe
     # their indexes).
     everything = records.drop(columns="text").map_partitions(
         _with_text,
-        _frame(stored_b).drop(columns="text"),
+        as_frame(stored_b).drop(columns="text"),
         ["order", "kind", "value"],
-        meta=_RECORD_META.drop(columns="key"),
+        meta=RECORD_META.drop(columns="key"),
     )
     # Groups by shuffles and plain pandas in each partition: with Dask 2026.8, a
     # persisted groupby reduction over these partitions (whose indexes repeat) kept 94 of

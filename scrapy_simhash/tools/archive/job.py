@@ -10,23 +10,21 @@ reads the records in order, and so learns each site's template as a crawl of the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ...analysis.template import read_with
 from ...dedup import Analysis, AnalysisParams, analyse_fields
 from ...exceptions import FeedError
 from ...extract.fields import item_key
 from ...index.base import StoredPage, storable_key
-from ...index.rule import sighting
 from ...sketch import DEFAULT_MIN_SHARE
-from ...template import Template, site_of
 from .batch import KIND_CODES, Batch, Outcomes, decide_batch
 from .candidates import choose_plan
 from .records import Part, plan_parts, read_part, record_order
+from .templates import Learner, Learning, Sites, learners_of, read_record
 from .texts import text_of
 
 #: Called with a stage's name and what it found, as each stage ends.
@@ -92,15 +90,28 @@ class ArchiveResult:
         }
 
 
-def fingerprint_part(
-    part: Part, job: ArchiveJob, templates: dict[str, Template] | None = None
-) -> Batch:
+def fingerprint_part(part: Part, job: ArchiveJob, sites: Sites | None = None) -> Batch:
     """Read and fingerprint the records of *part*: the text of the item fields, analysed
-    as the pipeline analyses them (same extractor, same short-text path). With
-    *templates* (site -> its template, learned from the records before), each record is
-    read with its site's template, which learns from it, as the crawl's check does."""
-    fields = job.text_fields[:1] if part.fmt == "warc" else job.text_fields
+    as the pipeline analyses them (same extractor, same short-text path). With *sites*
+    (``SIMHASH_SITE_TEMPLATES``), each record is read with its site's template, as the
+    crawl's check reads a page (see :mod:`.templates`)."""
     positions, kinds, values, keys, texts = [], [], [], [], []
+    first = record_order(part.file_index, 0)
+    for position, key, analysis in analysed_records(part, job):
+        if sites is not None:
+            analysis = read_record(analysis, key, first + position, sites, job.analysis)
+        positions.append(position)
+        kinds.append(KIND_CODES[analysis.kind])
+        values.append(analysis.value)
+        texts.append(text_of(analysis))
+        keys.append(key)
+    orders = np.asarray(positions, dtype=np.int64) + first
+    return Batch.of(orders, kinds, values, keys, texts)
+
+
+def analysed_records(part: Part, job: ArchiveJob) -> Iterator[tuple[int, str, Analysis]]:
+    """``(position, key, analysis)`` of each record of *part*, in order."""
+    fields = job.text_fields[:1] if part.fmt == "warc" else job.text_fields
     where = Path(part.path).name
     params, key_field = job.analysis, job.key_field
     for position, item in read_part(part, key_field=key_field, text_fields=fields):
@@ -110,31 +121,15 @@ def fingerprint_part(
         key = item.get(key_field)
         if not (isinstance(key, str) and key and key.isascii()):
             key = storable_key(item_key(key, position, key_field, where))
-        if templates is not None:
-            analysis = with_site_template(analysis, key, templates, params)
-        positions.append(position)
-        kinds.append(KIND_CODES[analysis.kind])
-        values.append(analysis.value)
-        texts.append(text_of(analysis))
-        keys.append(key)
-    orders = np.asarray(positions, dtype=np.int64) + record_order(part.file_index, 0)
-    return Batch.of(orders, kinds, values, keys, texts)
+        yield position, key, analysis
 
 
-def with_site_template(
-    analysis: Analysis, key: str, templates: dict[str, Template], params: AnalysisParams
-) -> Analysis:
-    """*analysis* of the record under *key* read with its site's template, as
-    :meth:`~scrapy_simhash.dedup.Deduplicator.check` reads a page; the template learns
-    from it."""
-    site = site_of(key) if analysis.kind == "simhash" and analysis.text else None
-    if site is None or analysis.sketch is None:
-        return analysis
-    template = templates.setdefault(site, Template())
-    page = sighting(key)
-    read = read_with(template, page, analysis, params.seed, params.anchors)
-    template.learned(read.blocks, page)
-    return replace(analysis, anchors=read.anchors, sketch=read.sketch, text="")
+def part_learners(part: Part, job: ArchiveJob) -> dict[str, list[Learner]]:
+    """The records of *part* that teach their site's template first (see
+    :func:`.templates.learners_of`)."""
+    first = record_order(part.file_index, 0)
+    records = ((first + p, key, a) for p, key, a in analysed_records(part, job))
+    return learners_of(records, job.analysis.seed)
 
 
 def stored_batch(pages: list[StoredPage] | None) -> Batch:
@@ -153,8 +148,8 @@ def run_local(
 
     started = time.perf_counter()
     parts = plan_parts(paths)
-    templates: dict[str, Template] | None = {} if job.analysis.templates else None
-    records = Batch.concat([fingerprint_part(part, job, templates) for part in parts])
+    sites = Learning() if job.analysis.templates else None
+    records = Batch.concat([fingerprint_part(part, job, sites) for part in parts])
     stage("fingerprint", f"{len(records):,} records from {len(paths)} inputs", started)
     outcomes = decide_fingerprints(records, job, stored_batch(stored), stage)
     return ArchiveResult(parts, outcomes, stage.lines)
