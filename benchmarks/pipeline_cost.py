@@ -78,7 +78,9 @@ async def feed(call: Callable[[dict], Awaitable[object]], items: list[dict]) -> 
     return time.thread_time() - thread, time.process_time() - process
 
 
-async def measure(items: list[dict], workers: int, rounds: int, folder: Path) -> dict:
+async def measure(
+    items: list[dict], workers: int, rounds: int, folder: Path, templates: bool = False
+) -> dict:
     from scrapy.utils.test import get_crawler
 
     from scrapy_simhash import SimhashDedupPipeline
@@ -91,6 +93,7 @@ async def measure(items: list[dict], workers: int, rounds: int, folder: Path) ->
                 "SIMHASH_KEY_FIELD": "url",
                 "SIMHASH_TEXT_FIELDS": ["title", "content"],
                 "SIMHASH_DROP_LOG_LEVEL": "DEBUG",
+                "SIMHASH_SITE_TEMPLATES": templates,
                 "TELNETCONSOLE_ENABLED": False,
             }
         )
@@ -150,6 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--copies", type=int, default=3, help="copies of every page")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=1, help="SIMHASH_WORKERS")
+    parser.add_argument("--templates", action="store_true", help="SIMHASH_SITE_TEMPLATES")
     parser.add_argument("--no-write", action="store_true", help="print only, write no results")
     args = parser.parse_args(argv)
     items = load_items(args.pages, args.copies)
@@ -164,7 +168,8 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="simhash-cost-") as folder:
 
         async def run() -> None:
-            results.update(await measure(items, args.workers, args.rounds, Path(folder)))
+            found = await measure(items, args.workers, args.rounds, Path(folder), args.templates)
+            results.update(found)
 
         done = deferred_from_coro(run())
         done.addErrback(lambda failure: results.update(error=failure))
@@ -174,6 +179,7 @@ def main(argv: list[str] | None = None) -> None:
         results["error"].raiseException()
     print(
         f"{len(items)} items, {CONCURRENCY} at a time, SIMHASH_WORKERS={args.workers}, "
+        f"SIMHASH_SITE_TEMPLATES={args.templates}, "
         f"best of {args.rounds} round(s); CPU ms per item\n"
     )
     print("| part | crawl's thread | index's thread and others | whole process |")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
@@ -34,9 +35,13 @@ from .index.base import Match, NearDuplicateIndex, Outcome, Status
 from .index.rule import sighting
 from .index.templates import read_template, templates_for
 from .sketch import Sketch
-from .template import site_of
+from .template import Template, site_of
 
 logger = logging.getLogger(__name__)
+
+#: Sites whose learned templates a deduplicator keeps (the first forgotten first): a site's
+#: template changes no more once learned, and is read from the index each page until then.
+LEARNED_SITES = 256
 
 #: ``simhash``: fingerprinted and matched by distance; ``short``: matched exactly;
 #: ``empty``: no text at all, never a duplicate.
@@ -190,6 +195,8 @@ class Deduplicator:
         templates: bool = False,
     ) -> None:
         self.index = index
+        #: Sites whose template is learned in full (it changes no more), as read last.
+        self._learned: OrderedDict[str, Template] = OrderedDict()
         self.analyser = Analyser(
             fingerprinter,
             min_terms=min_terms,
@@ -242,7 +249,7 @@ class Deduplicator:
         template left out; then what it teaches the site's template (a failure to keep
         that costs the lesson, never the verdict)."""
         store = templates_for(self.index)
-        template = read_template(store, site)
+        template = self._learned.get(site) or read_template(store, site)
         page = sighting(key)
         read = read_with(template, page, analysis, self.fingerprinter.seed, self.analyser.anchors)
         outcome = self.index.check_and_add(
@@ -253,6 +260,10 @@ class Deduplicator:
                 store.write(site, template.pack())
             except SimhashIndexError as e:
                 logger.error("Could not learn the template of %s from %s: %s", site, key, e)
+        elif site not in self._learned:
+            self._learned[site] = template  # read from the index no more
+            if len(self._learned) > LEARNED_SITES:
+                self._learned.popitem(last=False)
         return outcome, read.left_out
 
     def check_text(self, text: str, key: str) -> Verdict:
