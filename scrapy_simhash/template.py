@@ -7,7 +7,8 @@ every product, a teaser box, a notice. Extractors leave some of it in the main t
 whatever HTML calls it, it is not the page's own text. A copy of an article reposted
 into another site's template holds all of the article, and the share check would see
 that only when it reads the article alone: the page's *own* text is what the kept page
-must hold for a drop (see :func:`own_blocks`).
+must hold for a drop (see :func:`template_blocks`, and
+:func:`~scrapy_simhash.analysis.template.read_with`).
 
 **What is learned.** For each site, the blocks of the first :data:`LEARN_PAGES` pages
 checked (kept or dropped): per block the page that first held it (its sighting, as the

@@ -21,6 +21,7 @@ if __package__ in (None, ""):  # run as a script: python benchmarks/lossless/run
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.lossless.corpora import CORPORA, CORPUS_DATA, ROOT, crawls
+from benchmarks.lossless.pairs import PAIR_GOAL, PAIR_JACCARD, both_kept, close_pairs
 from benchmarks.lossless.truth import GOAL, grams, page_text, share_of
 from benchmarks.results import dump
 from benchmarks.results import stamp as results_stamp
@@ -116,6 +117,8 @@ def run_crawl(name, load, keep_order, seed, limit, settings=SETTINGS) -> dict:
     crawled = time.perf_counter()
     measure(drops, pages)
     lossy = [d for d in drops if d["share"] < GOAL]
+    pairs = close_pairs({key: grams(page_text(html)) for key, html in pages})
+    kept_pairs = both_kept(pairs, {d["dropped"] for d in drops})
     return {
         "crawl": name,
         "pages": len(pages),
@@ -133,6 +136,9 @@ def run_crawl(name, load, keep_order, seed, limit, settings=SETTINGS) -> dict:
             "crawl": round(crawled - loaded, 2),
             "truth": round(time.perf_counter() - crawled, 2),
         },
+        "close_pairs": len(pairs),
+        "both_kept": len(kept_pairs),
+        "both_kept_pairs": kept_pairs,
         "all_drops": sorted(drops, key=lambda d: (d["share"], d["dropped"])),
     }
 
@@ -146,6 +152,13 @@ def report(result: dict) -> None:
         + "  "
         f"[{result['seconds']['crawl'] + result['seconds']['truth']:.0f} s]"
     )
+    pairs, kept = result["close_pairs"], result["both_kept"]
+    print(
+        f"  pairs at least {PAIR_JACCARD} alike (5-gram Jaccard): {pairs}, both pages kept: "
+        f"{kept}" + (f" ({kept / pairs:.1%}; goal {PAIR_GOAL:.0%})" if pairs else "")
+    )
+    for a, b, similar in result["both_kept_pairs"][:SHOWN]:
+        print(f"  kept both  {similar:.3f}  {a}  {b}")
     for drop in result["all_drops"][:SHOWN]:
         tool = "" if drop["tool_share"] is None else f", tool share {drop['tool_share']:.2f}"
         print(
