@@ -135,11 +135,11 @@ def skip_rules_for(index: Any) -> SkipRuleStore:
     if module.startswith("scrapy_simhash.index.sqlite"):
         from .sqlite.skip_rules import SqliteSkipRules
 
-        store = SqliteSkipRules(index)
+        store = SqliteSkipRules(getattr(index, "store", index))
     elif module.startswith("scrapy_simhash.index.redis"):
         from .redis.skip_rules import RedisSkipRules
 
-        store = RedisSkipRules(index)
+        store = RedisSkipRules(getattr(index, "store", index))
     elif module.startswith("scrapy_simhash.index.memory"):
         store = MemorySkipRules()
     else:

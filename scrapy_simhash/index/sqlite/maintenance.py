@@ -14,7 +14,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from ...exceptions import Interrupted
-from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from ..stored import DropRecord, StoredPage, storable_key, storable_pages
 from .analyses import add_analyses, remove_analyses, stored_analyses
 from .anchors import add_anchors, remove_anchors, stored_anchors
 from .layout import DROP_SHARED, DROP_UNCHANGED
@@ -49,7 +49,7 @@ _WALK_BATCH = 2000
 
 
 class SqliteMaintenance:
-    """The maintenance half of :class:`~scrapy_simhash.index.sqlite.SqliteIndex`."""
+    """The maintenance half of :class:`~scrapy_simhash.index.sqlite.index.SqliteStore`."""
 
     if TYPE_CHECKING:
         path: Path
@@ -60,20 +60,19 @@ class SqliteMaintenance:
         def _errors(self, doing: str) -> AbstractContextManager[None]: ...
         def _transaction(self, immediate: bool = True) -> AbstractContextManager[None]: ...
 
-    def record_drop(
-        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
-    ) -> None:
+    def add_drop(self, record: DropRecord) -> None:
         # The column `exact` holds the kind as bits (see sqlite_layout.DROP_UNCHANGED): a
         # kind without a new column, so that existing files keep their layout.
-        kind = int(exact) | (DROP_UNCHANGED if unchanged else 0) | DROP_SHARED * len(match.shared)
+        kind = int(record.exact) | (DROP_UNCHANGED if record.unchanged else 0)
+        kind |= DROP_SHARED * record.shared
         with self._errors("record a drop"):
             self._conn.execute(
                 "INSERT INTO drops (key, kept_key, distance, exact, at, share) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (storable_key(key), match.key, match.distance, kind, time.time(), match.share),
+                (record.key, record.kept_key, record.distance, kind, record.at, record.share),
             )
 
-    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+    def drops(self, since: float | None) -> Iterator[DropRecord]:
         sql = "SELECT key, kept_key, distance, exact, at, share FROM drops"
         args: tuple = ()
         if since is not None:
@@ -313,7 +312,3 @@ class SqliteMaintenance:
             self._conn.execute("VACUUM")
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True
-
-    def vacuum(self) -> None:
-        """:meth:`compact` by its SQLite name."""
-        self.compact()

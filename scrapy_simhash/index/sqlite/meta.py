@@ -2,8 +2,8 @@
 (schema version, the anchors' and the sketches' formats, the block tables), and the
 upgrades in place of a file written before anchors, sketches or sightings.
 
-Apart from :mod:`~.index` as the lifecycle half of :class:`~.index.SqliteIndex` (see
-``IndexBase._open``), as :mod:`~scrapy_simhash.index.redis.meta` is for a Redis index:
+Apart from :mod:`~.index` as the lifecycle half of :class:`~.index.SqliteStore` (see
+``Index._open``), as :mod:`~scrapy_simhash.index.redis.meta` is for a Redis index:
 what is stored about the index, not how its pages are checked. The connection it reads
 through is made and configured in :mod:`~.index`.
 """
@@ -50,7 +50,7 @@ logger = logging.getLogger("scrapy_simhash.index.sqlite.index")
 
 
 class SqliteMeta:
-    """The lifecycle half of :class:`~.index.SqliteIndex` (see IndexBase._open)."""
+    """The lifecycle half of :class:`~.index.SqliteStore` (see Index._open)."""
 
     if TYPE_CHECKING:
         path: Path
