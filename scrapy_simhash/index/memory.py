@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -60,6 +61,9 @@ class MemoryStore:
         self._sketches: dict[int, Sketch] = {}
         # key -> how its page was analysed, while the key holds entries.
         self._analysed: dict[str, Analysed] = {}
+
+    def errors(self, doing: str) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()  # no driver, no driver's errors
 
     def read_parameters(self) -> IndexParameters | None:
         return None  # a new index every time

@@ -8,7 +8,6 @@ is the store's.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from .outcome import Match, Outcome
 from .parameters import IndexParameters, RequestedParameters
 from .rule import Decision, Probe, decide
 from .store import Page, Reading, Store
-from .stored import DropRecord, StoredPage, storable_key
+from .stored import DropRecord, StoredPage, drop_record, storable_key
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -54,11 +53,12 @@ class Index:
         """Read the stored parameters; with none stored, create the index with the
         requested ones (or, unless *create*, refuse); then check the request against
         what is stored. Never rebuilds or deletes what is there."""
-        stored = self.store.read_parameters()
-        if stored is None:
-            if not create:
-                raise IndexNotFound(f"No index at {self.location}")
-            stored = self.store.create(requested.for_new_index(DEFAULT_FEATURES))
+        with self.store.errors("open"):
+            stored = self.store.read_parameters()
+            if stored is None:
+                if not create:
+                    raise IndexNotFound(f"No index at {self.location}")
+                stored = self.store.create(requested.for_new_index(DEFAULT_FEATURES))
         parameters = requested.check(stored, self.location)
         #: The distance checks use: the index's own, or a smaller one asked for.
         self.max_distance: int = (
@@ -152,18 +152,7 @@ class Index:
     def record_drop(
         self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
     ) -> None:
-        self.store.add_drop(
-            DropRecord(
-                storable_key(key),
-                match.key,
-                match.distance,
-                exact,
-                time.time(),
-                unchanged,
-                len(match.shared),
-                match.share,
-            )
-        )
+        self.store.add_drop(drop_record(key, match, exact=exact, unchanged=unchanged))
 
     def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
         return self.store.drops(since)

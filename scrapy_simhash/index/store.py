@@ -11,6 +11,7 @@ policy hands back a :class:`~.rule.Decision`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -75,10 +76,15 @@ class Checked:
 
 class Store(Protocol):
     """The storage of one index. Each method raises the package's errors (naming
-    :attr:`location`), never its driver's."""
+    :attr:`location`), never its driver's; :meth:`read_parameters` and :meth:`create`
+    are called inside :meth:`errors`."""
 
     #: Where the store lives, for messages (never contains a password).
     location: str
+
+    def errors(self, doing: str) -> AbstractContextManager[None]:
+        """Turn the driver's errors into ours, naming the store and *doing*."""
+        ...
 
     def read_parameters(self) -> IndexParameters | None:
         """The parameters stored, ``None`` where there is no index yet."""

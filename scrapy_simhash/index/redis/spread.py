@@ -42,6 +42,7 @@ from ...exceptions import ConfigurationError, IndexUnavailable
 from ...sketch import Sketch
 from ..analysed import Analysed
 from ..base import (
+    IndexBase,
     Match,
     Outcome,
     RequestedParameters,
@@ -89,7 +90,9 @@ DEFAULT_LEASE = 5.0
 MAX_ATTEMPTS = 50
 
 
-class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMaintenance):
+class RedisSpreadIndex(
+    SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMaintenance, IndexBase
+):
     _driver_errors = (redis.RedisError, RedisClusterException)
 
     """A near-duplicate index spread over a Redis Cluster; see the module's docstring.

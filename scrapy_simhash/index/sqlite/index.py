@@ -101,14 +101,6 @@ class SqliteStore(SqliteMeta, SqliteMaintenance):
         self._synchronous = synchronous
         self._conn: sqlite3.Connection | None = None
 
-    def read_parameters(self) -> IndexParameters | None:
-        with self._errors("open"):
-            return self._read_parameters()
-
-    def create(self, parameters: IndexParameters) -> IndexParameters:
-        with self._errors("open"):
-            return self._create(parameters)
-
     def opened(self, parameters: IndexParameters, max_distance: int) -> None:
         pass  # the block tables were read with the parameters
 
@@ -147,6 +139,9 @@ class SqliteStore(SqliteMeta, SqliteMaintenance):
             yield
         except sqlite3.DatabaseError as e:
             raise translate(e, self.path, self._timeout, doing) from None
+
+    #: :meth:`_errors` by the name the store Protocol gives it.
+    errors = _errors
 
     @contextlib.contextmanager
     def _transaction(self, immediate: bool = True) -> Iterator[None]:

@@ -66,10 +66,10 @@ class SqliteMeta:
         def _connect(self, *, immutable: bool = False) -> sqlite3.Connection: ...
         def _configure_and_load(self) -> IndexParameters: ...
 
-    def _read_parameters(self) -> IndexParameters | None:
+    def read_parameters(self) -> IndexParameters | None:
         if not check_file(self.path):
             return None
-        if self._conn is not None:  # created by _create: connected again below
+        if self._conn is not None:  # created by create: connected again below
             self._conn.close()
         self._conn = self._connect()
         try:
@@ -88,10 +88,10 @@ class SqliteMeta:
             self._conn = self._connect(immutable=True)
             return self._configure_and_load()
 
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
+    def create(self, parameters: IndexParameters) -> IndexParameters:
         with self._errors("create"):
             create_file(self.path, parameters)
-        stored = self._read_parameters()
+        stored = self.read_parameters()
         assert stored is not None  # the file exists now: ours, or another process's
         return stored
 
