@@ -2,8 +2,8 @@
 checked on every open (format, layout version, the anchors' and the sketches' formats,
 bucket bits), and the upgrade of an index written before anchors, sketches or sightings.
 
-Apart from :mod:`~.index` as the lifecycle half of :class:`~.index.RedisIndex` (see
-``IndexBase._open``), as :mod:`~.spread_meta` is for a spread index: what is stored about
+Apart from :mod:`~.index` as the lifecycle half of :class:`~.index.RedisStore` (see
+``Index._open``), as :mod:`~.spread_meta` is for a spread index: what is stored about
 the index, not how its pages are checked.
 """
 

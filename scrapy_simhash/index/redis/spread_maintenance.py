@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
-from ..stored import drop_record
+from ..base import DropRecord, StoredPage, storable_key, storable_pages
 from .audit import RedisAuditLog
 from .guards import RedisServer
 from .layout import hex64, record_tail
@@ -32,7 +31,7 @@ _BATCH = 1000
 
 
 class SpreadMaintenance(RedisServer):
-    """The maintenance half of :class:`~scrapy_simhash.index.redis.spread.RedisSpreadIndex`."""
+    """The maintenance half of :class:`~scrapy_simhash.index.redis.spread.SpreadStore`."""
 
     if TYPE_CHECKING:
         keys: Keys
@@ -69,17 +68,15 @@ class SpreadMaintenance(RedisServer):
                 self.progress(min(first + 256, len(homes)), len(homes))
         return results
 
-    def __len__(self) -> int:
+    def count(self) -> int:
         return sum(int(n or 0) for n in self._each_home(lambda p, h: p.hget(f"{h}:n", "pages")))
 
     # -- the audit log -------------------------------------------------------------------
 
-    def record_drop(
-        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
-    ) -> None:
-        self._audit.add(drop_record(key, match, exact=exact, unchanged=unchanged))
+    def add_drop(self, record: DropRecord) -> None:
+        self._audit.add(record)
 
-    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+    def drops(self, since: float | None) -> Iterator[DropRecord]:
         return self._audit.drops(since)
 
     def expire_drops(self, older_than: float) -> int:
