@@ -18,11 +18,10 @@ so the write-ahead log is checkpointed as it goes and truncated on close.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,13 +31,14 @@ from ..parameters import IndexParameters, RequestedParameters
 from ..policy import Index
 from ..rule import Candidate, Decision, sighting
 from ..store import Checked, Decide, Page
+from ..stored import DropRecord, StoredPage
 from ..uri import path_and_options
 from ..uri import timeout as timeout_option
 from .analyses import add_analyses, remove_analyses
 from .anchors import add_anchors, anchor_hits, remove_anchors, seen_holding, sight
-from .errors import translate
-from .file import check_application, sqlite_path
-from .layout import APPLICATION_ID, SCHEMA_VERSION, sqlite_file_uri
+from .database import Database
+from .file import sqlite_path
+from .layout import APPLICATION_ID, SCHEMA_VERSION
 from .maintenance import BATCH_PAGES, BATCH_PAUSE, SqliteMaintenance
 from .meta import SqliteMeta
 from .reading import SqliteReading, near_pages
@@ -75,9 +75,11 @@ CACHE_KIB = 8 * 1024
 AUTOCHECKPOINT_PAGES = 4000
 
 
-class SqliteStore(SqliteMeta, SqliteMaintenance):
+class SqliteStore:
     """The store of a SQLite index (see :mod:`~scrapy_simhash.index.store`): one file,
-    one connection; the arguments are :class:`SqliteIndex`'s."""
+    one connection (:class:`~.database.Database`), its parameters read by a
+    :class:`~.meta.SqliteMeta`, its audit log and maintenance a
+    :class:`~.maintenance.SqliteMaintenance`'s; the arguments are :class:`SqliteIndex`'s."""
 
     def __init__(
         self,
@@ -90,91 +92,46 @@ class SqliteStore(SqliteMeta, SqliteMaintenance):
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
-        self._upgrade_anchors = upgrade and not read_only
         self.location = str(self.path)
         synchronous = synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
             raise ConfigurationError(
                 f"synchronous={synchronous!r} is not one of {', '.join(SYNCHRONOUS_MODES)}"
             )
-        self._timeout = timeout
-        self._synchronous = synchronous
-        self._conn: sqlite3.Connection | None = None
+        self.db = Database(self.path, synchronous=synchronous, timeout=timeout, read_only=read_only)
+        self.meta = SqliteMeta(self.db, self._configure, upgrade=upgrade and not read_only)
+        self.errors = self.db.errors
+
+    def _configure(self, conn: sqlite3.Connection) -> None:
+        """Set up the connection: WAL, checkpoints, cache (see the constants above)."""
+        if not self.read_only:
+            conn.execute(f"PRAGMA synchronous={self.db.synchronous}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+
+    def read_parameters(self) -> IndexParameters | None:
+        return self.meta.read_parameters()
+
+    def create(self, parameters: IndexParameters) -> IndexParameters:
+        return self.meta.create(parameters)
 
     def opened(self, parameters: IndexParameters, max_distance: int) -> None:
-        pass  # the block tables were read with the parameters
-
-    def _configure_and_load(self) -> IndexParameters:
-        """Configure the connection (WAL, checkpoints, cache), then read the parameters
-        (see SqliteMeta._load)."""
-        check_application(self._conn, self.path)
-        if not self.read_only:
-            self._conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
-        self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        return self._load()
-
-    def _connect(self, *, immutable: bool = False) -> sqlite3.Connection:
-        """Connect to the existing file: ``mode=rw`` (or ``ro``) never creates one.
-
-        check_same_thread=False: a crawl opens the index on the reactor thread and checks
-        pages in a thread of its own, one call at a time, never two at once."""
-        mode = "ro" if self.read_only else "rw"
-        with self._errors("open"):
-            return sqlite3.connect(
-                sqlite_file_uri(self.path, mode, immutable),
-                uri=True,
-                timeout=self._timeout,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-
-    # -- errors and transactions -------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        """sqlite3's errors as ours, naming the file and what to do."""
-        try:
-            yield
-        except sqlite3.DatabaseError as e:
-            raise translate(e, self.path, self._timeout, doing) from None
-
-    #: :meth:`_errors` by the name the store Protocol gives it.
-    errors = _errors
-
-    @contextlib.contextmanager
-    def _transaction(self, immediate: bool = True) -> Iterator[None]:
-        """One transaction; afterwards ``_committed`` says whether it was committed, also
-        when Ctrl-C interrupted it (see SqliteMaintenance._batched)."""
-        self._conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-        self._committed = False
-        try:
-            yield
-            # Set before COMMIT and cleared below if the transaction is still open: a
-            # Ctrl-C that arrives during the COMMIT call is raised once it has returned.
-            self._committed = True
-            self._conn.execute("COMMIT")
-        except BaseException:
-            # Also after a failed COMMIT (SQLite keeps the transaction open when it cannot
-            # commit yet): rolled back, so the lock is released and the next call works.
-            if self._conn.in_transaction:
-                self._committed = False
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-            raise
+        assert self.meta.tables is not None  # read with the parameters
+        self.tables = self.meta.tables
+        self.maintenance = SqliteMaintenance(self.db, self.tables)
 
     # -- the check -----------------------------------------------------------------------
 
     def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
-        with self._errors("query"):
-            return near_pages(self._conn, self.tables, fingerprint, max_distance, False)
+        with self.db.errors("query"):
+            return near_pages(self.db.conn, self.tables, fingerprint, max_distance, False)
 
     def check(self, page: Page, decide: Decide) -> Checked:
         """One ``BEGIN IMMEDIATE`` transaction: the sightings, the candidates, the
         verdict, and the page stored when it matched nothing."""
-        probe, conn = page.probe, self._conn
-        with self._errors("add"), self._transaction():
+        probe, conn = page.probe, self.db.conn
+        with self.db.errors("add"), self.db.transaction():
             hashes = probe.anchors.hashes if probe.anchors else ()
             hits = anchor_hits(conn, hashes) if hashes else {}
             seen = seen_holding(conn, hits, hashes)
@@ -190,25 +147,25 @@ class SqliteStore(SqliteMeta, SqliteMaintenance):
         return Checked(decision, replaced)
 
     def read(self, page: Page, decide: Decide) -> Decision:
-        with self._errors("query"), self._transaction(immediate=False):
-            return decide(SqliteReading(self._conn, self.tables, page.shares))
+        with self.db.errors("query"), self.db.transaction(immediate=False):
+            return decide(SqliteReading(self.db.conn, self.tables, page.shares))
 
     def check_exact(
         self, digest: int, key: str, analysed: Analysed | None
     ) -> tuple[str, float] | int:
         signed = to_signed64(digest)
-        with self._errors("add"), self._transaction():
-            row = self._conn.execute(
+        with self.db.errors("add"), self.db.transaction():
+            row = self.db.conn.execute(
                 "SELECT key, added_at FROM exact_texts WHERE digest = ?", (signed,)
             ).fetchone()
             if row:
                 return row[0], row[1]
-            replaced = self._remove_stored(self._conn, key)
-            self._conn.execute(
+            replaced = self._remove_stored(self.db.conn, key)
+            self.db.conn.execute(
                 "INSERT INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
                 (signed, key, time.time()),
             )
-            add_analyses(self._conn, [(key, analysed)])
+            add_analyses(self.db.conn, [(key, analysed)])
         return replaced
 
     def _remove_stored(self, conn: sqlite3.Connection, key: str) -> int:
@@ -228,9 +185,9 @@ class SqliteStore(SqliteMeta, SqliteMaintenance):
         return len(doomed) + exact
 
     def count(self) -> int:
-        with self._errors("count"):
-            (pages,) = self._conn.execute("SELECT count(*) FROM pages").fetchone()
-            (exact,) = self._conn.execute("SELECT count(*) FROM exact_texts").fetchone()
+        with self.db.errors("count"):
+            (pages,) = self.db.conn.execute("SELECT count(*) FROM pages").fetchone()
+            (exact,) = self.db.conn.execute("SELECT count(*) FROM exact_texts").fetchone()
         return pages + exact
 
     def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
@@ -241,16 +198,39 @@ class SqliteStore(SqliteMeta, SqliteMaintenance):
 
     def close(self) -> None:
         """Checkpoint and truncate the write-ahead log, then close. Idempotent."""
-        conn, self._conn = getattr(self, "_conn", None), None
-        if conn is None:
-            return
-        try:
-            if not self.read_only:
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.DatabaseError:
-            pass  # another process is reading; the last one to close checkpoints
-        finally:
-            conn.close()
+        self.db.close()
+
+    # -- the audit log and maintenance: SqliteMaintenance's ------------------------------
+
+    def add_drop(self, record: DropRecord) -> None:
+        self.maintenance.add_drop(record)
+
+    def drops(self, since: float | None) -> Iterator[DropRecord]:
+        return self.maintenance.drops(since)
+
+    def expire_drops(self, older_than: float) -> int:
+        return self.maintenance.expire_drops(older_than)
+
+    def pages(self) -> Iterator[StoredPage]:
+        return self.maintenance.pages()
+
+    def find(self, key: str) -> list[StoredPage]:
+        return self.maintenance.find(key)
+
+    def add_pages(self, pages: Iterable[StoredPage]) -> int:
+        return self.maintenance.add_pages(pages)
+
+    def forget(self, key: str) -> int:
+        return self.maintenance.forget(key)
+
+    def expire(self, older_than: float) -> int:
+        return self.maintenance.expire(older_than)
+
+    def size(self) -> int:
+        return self.maintenance.size()
+
+    def compact(self) -> bool:
+        return self.maintenance.compact()
 
 
 class SqliteIndex(Index):
