@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..anchors import Anchors
 from ..sketch import Sketch
@@ -74,6 +74,7 @@ class Checked:
     replaced: int | None
 
 
+@runtime_checkable
 class Store(Protocol):
     """The storage of one index. Each method raises the package's errors (naming
     :attr:`location`), never its driver's; :meth:`read_parameters` and :meth:`create`
