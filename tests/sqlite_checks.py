@@ -10,7 +10,7 @@ from scrapy_simhash.index.sqlite.tables import MASK64, key_hash
 def assert_tables_match_pages(index: SqliteIndex) -> None:
     """Every page has its row in every block table and in page_keys, and no row is left
     of a page removed."""
-    conn, tables = index._conn, index.tables
+    conn, tables = index.store.db.conn, index.store.tables
     pages = conn.execute("SELECT id, fingerprint, key FROM page_view").fetchall()
     assert sorted(conn.execute("SELECT key_hash, page_id FROM page_keys")) == sorted(
         (key_hash(key), page_id) for page_id, _, key in pages

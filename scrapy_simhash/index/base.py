@@ -2,10 +2,10 @@
 
 An index holds the fingerprints of pages already kept and answers one question atomically:
 "is there a stored page within ``max_distance`` of this fingerprint? If not, store this one."
-Backends (memory, SQLite, Redis) implement :class:`NearDuplicateIndex`; one contract test
-suite runs against each. :class:`IndexBase` and the functions below it are what the
-backends share: the lifecycle of an open, and the way a verdict of
-:func:`~.rule.decide` becomes an :class:`Outcome`.
+Backends (memory, SQLite, Redis) implement :class:`NearDuplicateIndex`, each as
+:class:`~.policy.Index` over a store of its own (see :mod:`~.store`); one contract test
+suite runs against each. The functions below are what the policy and the stores share:
+the way a verdict of :func:`~.rule.decide` becomes an :class:`Outcome`.
 
 The values the interface speaks of live beside it, each in the module named after it:
 what a check answers in :mod:`~.outcome`, what an index holds (pages, the audit log, keys)
@@ -15,15 +15,12 @@ They are importable from here too.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from ..anchors import Anchors
-from ..exceptions import IndexNotFound, IndexUnavailable, SimhashIndexError
-from ..features import DEFAULT_FEATURES
-from ..sketch import DEFAULT_MIN_SHARE, Sketch
+from ..sketch import Sketch
 from .analysed import Analysed
 from .blocks import BlockPlan
 from .outcome import Match, Outcome, Status
@@ -35,13 +32,12 @@ from .parameters import (
     check_sketch_format,
     stored_parameters,
 )
-from .rule import Candidate, Decision, Probe, decide
+from .rule import Candidate, Decision, Probe
 from .stored import MAX_KEY_BYTES, DropRecord, StoredPage, storable_key, storable_pages
 
 __all__ = [
     "MAX_KEY_BYTES",
     "DropRecord",
-    "IndexBase",
     "IndexHotPath",
     "IndexMaintenance",
     "IndexParameters",
@@ -191,118 +187,6 @@ class IndexMaintenance(Protocol):
 @runtime_checkable
 class NearDuplicateIndex(IndexHotPath, IndexMaintenance, Protocol):
     """The interface of every index backend: the hot path and maintenance."""
-
-
-class IndexBase:
-    """What the backends share: the open / create / check-parameters lifecycle, the
-    mapping of a driver's errors to ours, context management and distance checks.
-
-    A backend implements :meth:`_read_parameters` and :meth:`_create`, and names its
-    driver's errors in ``_driver_errors`` with :meth:`_translate` to turn them into ours.
-    """
-
-    plan: BlockPlan
-    parameters: IndexParameters
-    location: str
-    #: The exceptions of the backend's driver that :meth:`_errors` translates.
-    _driver_errors: tuple[type[BaseException], ...] = ()
-
-    # -- the lifecycle -----------------------------------------------------------------
-
-    def _open(self, requested: RequestedParameters, *, create: bool) -> IndexParameters:
-        """Read the stored parameters; with none stored, create the index with the
-        requested ones (or, unless *create*, refuse); then check the request against
-        what is stored. Never rebuilds or deletes what is there."""
-        with self._errors("open"):
-            stored = self._read_parameters()
-            if stored is None:
-                if not create:
-                    raise IndexNotFound(f"No index at {self.location}")
-                stored = self._create(requested.for_new_index(DEFAULT_FEATURES))
-        parameters = requested.check(stored, self.location)
-        self.max_distance = (
-            parameters.max_distance if requested.max_distance is None else requested.max_distance
-        )
-        return parameters
-
-    def _read_parameters(self) -> IndexParameters | None:  # pragma: no cover - abstract
-        """The parameters stored at the location, ``None`` where there is no index yet;
-        raises when what is there is not a usable index."""
-        raise NotImplementedError
-
-    def _create(self, parameters: IndexParameters) -> IndexParameters:  # pragma: no cover
-        """Create the index with *parameters*; return the parameters stored then (another
-        process creating the same index at the same moment may have won)."""
-        raise NotImplementedError
-
-    @contextlib.contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        """Turn the driver's errors into ours, naming the index and what to do."""
-        try:
-            yield
-        except self._driver_errors as e:
-            raise self._translate(e, doing) from None
-
-    def _translate(self, error: BaseException, doing: str) -> SimhashIndexError:
-        return IndexUnavailable(f"The index at {self.location} failed ({doing}: {error})")
-
-    # -- the decision ------------------------------------------------------------------
-
-    #: The share of a page's text a stored page must hold to match it (0: not checked).
-    min_share: float = DEFAULT_MIN_SHARE
-
-    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:  # pragma: no cover
-        """The stored pages within *max_distance*, with their sketches."""
-        raise NotImplementedError
-
-    def _anchored(self, probe: Probe) -> list[Candidate]:  # pragma: no cover
-        """The stored pages sharing long paragraphs with *probe* (see
-        :func:`~scrapy_simhash.index.rule.anchor_candidates`)."""
-        raise NotImplementedError
-
-    def _decide(self, probe: Probe, *, near: bool = True) -> Decision:
-        """Inside a check's transaction: the verdict of :func:`~.rule.decide` on the
-        candidates of *probe*. The pages sharing paragraphs are read only when no page
-        within the distance is confirmed (one would win anyway). Without *near*, only
-        they are asked (:meth:`query_contained`)."""
-        found = self._near(probe.fingerprint, self.max_distance) if near else []
-        decision = decide(probe, found, max_distance=self.max_distance, min_share=self.min_share)
-        if decision.candidate is not None or not probe.anchors:
-            return decision
-        found += self._anchored(probe)
-        return decide(probe, found, max_distance=self.max_distance, min_share=self.min_share)
-
-    def _outcome(self, decision: Decision, probe: Probe) -> Outcome | None:
-        """The outcome of a matched *decision*, ``None`` when the page is to be stored."""
-        if decision.candidate is None:
-            return None
-        match = as_match(decision.candidate, probe.fingerprint, decision.share, decision.own_text)
-        return Outcome("unchanged" if decision.own else "duplicate", match)
-
-    # -- shared behaviour --------------------------------------------------------------
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    #: The distance checks use: the index's own, or a smaller one asked for when opening it.
-    max_distance: int
-
-    def _query_distance(self, max_distance: int | None) -> int:
-        k = self.plan.max_distance
-        if max_distance is None:
-            return self.max_distance
-        if not 0 <= max_distance <= k:
-            raise ValueError(
-                f"max_distance={max_distance} is beyond what the index at {self.location} "
-                f"guarantees to find (0 to {k}); build an index with a larger max_distance"
-            )
-        return max_distance
 
 
 def as_match(

@@ -13,15 +13,16 @@ _WHERE = {"sqlite": ".sqlite.", "redis": ".redis.", "memory": "."}
 
 def beside(index: Any, store: str) -> Any:
     """The store *store* (``"templates"``, ``"skip_rules"``) of *index*, made on first use
-    for its backend (imported only when that backend is used), given the index."""
+    for its backend (imported only when that backend is used)."""
     found = getattr(index, f"_{store}", None)
     if found is not None:
         return found
-    module = type(index).__module__
     for backend, where in _WHERE.items():
-        if module.startswith(f"scrapy_simhash.index.{backend}"):
+        if type(index).__module__.startswith(f"scrapy_simhash.index.{backend}"):
             name = backend.title() + store.title().replace("_", "")
-            found = getattr(importlib.import_module(where + store, __package__), name)(index)
+            module = importlib.import_module(where + store, __package__)
+            # Handed the index's store, which holds the connection (an index is its store's).
+            found = getattr(module, name)(getattr(index, "store", index))
             setattr(index, f"_{store}", found)
             return found
     raise TypeError(f"No {store.replace('_', ' ')} for {type(index).__name__}")

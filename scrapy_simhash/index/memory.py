@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -10,51 +11,36 @@ from typing import TYPE_CHECKING, Any
 from ..anchors import MAX_ANCHOR_PAGES, Anchors
 from ..sketch import Sketch
 from .analysed import Analysed
-from .base import (
-    DropRecord,
-    IndexBase,
-    IndexParameters,
-    Match,
-    Outcome,
-    RequestedParameters,
-    StoredPage,
-    as_match,
-    nearest,
-    probe_of,
-    storable_key,
-    storable_pages,
-    stored_outcome,
+from .base import nearest
+from .parameters import IndexParameters, RequestedParameters
+from .policy import Index
+from .rule import (
+    Candidate,
+    Decision,
+    Probe,
+    anchor_candidates,
+    boilerplate,
+    by_anchors,
+    sighted,
+    sighting,
 )
-from .rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighted, sighting
+from .store import Checked, Decide, Page
+from .stored import DropRecord, StoredPage, storable_key, storable_pages
 from .uri import uri_options
 
 if TYPE_CHECKING:
     from .journal import Journal
 
 
-class MemoryIndex(IndexBase):
-    """In-process index. ``open_index("memory:")`` returns one.
+class MemoryStore:
+    """The store of an in-process index (see :mod:`~.store`): dicts, and an atomic step
+    that is atomic because one thread at a time calls it."""
 
-    Safe for one thread at a time, like the pipeline's reactor thread.
-    """
+    location = "memory:"
 
-    def __init__(
-        self,
-        *,
-        max_distance: int | None = None,
-        blocks: int | None = None,
-        features: str | None = None,
-    ) -> None:
-        self.location = "memory:"
-        self.parameters: IndexParameters = self._open(
-            RequestedParameters(max_distance, blocks, features), create=True
-        )
-        self.plan = self.parameters.plan
+    def __init__(self) -> None:
         # page id -> (fingerprint, key, added_at); ids grow, so "earliest" is the smallest id.
         self._pages: dict[int, tuple[int, str, float]] = {}
-        self._tables: list[defaultdict[int, list[int]]] = [
-            defaultdict(list) for _ in range(self.plan.table_count)
-        ]
         # digest -> (key, added_at, id): ids shared with pages, for the order stored.
         self._exact: dict[int, tuple[str, float, int]] = {}
         # key -> ids of its pages and digests of its exact entries: a check looks up the
@@ -76,19 +62,20 @@ class MemoryIndex(IndexBase):
         # key -> how its page was analysed, while the key holds entries.
         self._analysed: dict[str, Analysed] = {}
 
-    def _read_parameters(self) -> IndexParameters | None:
+    def errors(self, doing: str) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()  # no driver, no driver's errors
+
+    def read_parameters(self) -> IndexParameters | None:
         return None  # a new index every time
 
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
+    def create(self, parameters: IndexParameters) -> IndexParameters:
         return parameters
 
-    @classmethod
-    def from_uri(
-        cls, uri: str, *, create: bool = True, read_only: bool = False, **parameters
-    ) -> MemoryIndex:
-        """Open ``memory:``: a new, empty index every time."""
-        uri_options(uri, {})
-        return cls(**parameters)
+    def opened(self, parameters: IndexParameters, max_distance: int) -> None:
+        self.plan = parameters.plan
+        self._tables: list[defaultdict[int, list[int]]] = [
+            defaultdict(list) for _ in range(self.plan.table_count)
+        ]
 
     def _candidates(self, fingerprint: int):
         for table, key in zip(self._tables, self.plan.keys(fingerprint), strict=True):
@@ -109,11 +96,11 @@ class MemoryIndex(IndexBase):
             sketch=self._sketches.get(page_id),
         )
 
-    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+    def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
         found = nearest(fingerprint, self._candidates(fingerprint), max_distance)
         return [self._candidate(i, d) for d, i in found]
 
-    def _anchored(self, probe: Probe) -> list[Candidate]:
+    def anchored(self, probe: Probe) -> list[Candidate]:
         assert probe.anchors is not None
         hits = {
             a: sorted(self._anchor_pages[a])[: MAX_ANCHOR_PAGES + 1]
@@ -128,38 +115,19 @@ class MemoryIndex(IndexBase):
         }
         return anchor_candidates(probe, pages, stored)
 
-    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
-        k = self._query_distance(max_distance)
-        return [as_match(c, fingerprint) for c in self._near(fingerprint, k)]
-
-    def check_and_add(
-        self,
-        fingerprint: int,
-        key: str,
-        anchors: Anchors | None = None,
-        sketch: Sketch | None = None,
-        *,
-        analysed: Analysed | None = None,
-    ) -> Outcome:
-        probe = probe_of(key, fingerprint, anchors, sketch)
+    def check(self, page: Page, decide: Decide) -> Checked:
+        probe = page.probe
         self._sight(probe.anchors, probe.key)
-        decision = self._decide(probe)
-        outcome = self._outcome(decision, probe)
-        if outcome is not None:
-            return outcome
+        decision = decide(self)
+        if decision.candidate is not None:
+            return Checked(decision, None)
         replaced = self._forget(probe.key)
-        self._store(fingerprint, probe.key, time.time(), anchors, sketch)
-        self._note(probe.key, analysed)
-        return stored_outcome(decision, fingerprint, bool(replaced))
+        self._store(probe.fingerprint, probe.key, time.time(), probe.anchors, probe.sketch)
+        self._note(probe.key, page.analysed)
+        return Checked(decision, replaced)
 
-    def query_contained(
-        self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
-    ) -> Match | None:
-        if not anchors:
-            return None
-        probe = probe_of("", fingerprint, anchors, sketch)
-        outcome = self._outcome(self._decide(probe, near=False), probe)
-        return None if outcome is None else outcome.match
+    def read(self, page: Page, decide: Decide) -> Decision:
+        return decide(self)
 
     def _sight(self, anchors: Anchors | None, key: str) -> None:
         """Count the page under *key* among those seen holding *anchors*."""
@@ -205,18 +173,16 @@ class MemoryIndex(IndexBase):
             if not ids:
                 del table[block_key]
 
-    def check_and_add_exact(
-        self, digest: int, key: str, *, analysed: Analysed | None = None
-    ) -> Outcome:
-        key = storable_key(key)
+    def check_exact(
+        self, digest: int, key: str, analysed: Analysed | None
+    ) -> tuple[str, float] | int:
         if digest in self._exact:
             stored_key, added_at, _ = self._exact[digest]
-            match = Match(stored_key, digest, 0, added_at)
-            return Outcome("unchanged" if stored_key == key else "duplicate", match)
+            return stored_key, added_at
         replaced = self._forget(key)
         self._store_exact(digest, key, time.time())
         self._note(key, analysed)
-        return Outcome("changed" if replaced else "new")
+        return replaced
 
     def _store_exact(self, digest: int, key: str, added_at: float) -> None:
         self._exact[digest] = (key, added_at, self._next_id)
@@ -243,28 +209,15 @@ class MemoryIndex(IndexBase):
         pages, digests = self._by_key.get(key, ((), ()))
         return self._delete(list(pages), list(digests))
 
-    def __len__(self) -> int:
+    def count(self) -> int:
         return len(self._pages) + len(self._exact)
 
     # -- maintenance and audit ---------------------------------------------------------
 
-    def record_drop(
-        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
-    ) -> None:
-        self._drops.append(
-            DropRecord(
-                storable_key(key),
-                match.key,
-                match.distance,
-                exact,
-                time.time(),
-                unchanged,
-                len(match.shared),
-                match.share,
-            )
-        )
+    def add_drop(self, record: DropRecord) -> None:
+        self._drops.append(record)
 
-    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+    def drops(self, since: float | None) -> Iterator[DropRecord]:
         for record in list(self._drops):
             if since is None or record.at >= since:
                 yield record
@@ -348,11 +301,35 @@ class MemoryIndex(IndexBase):
         return False  # removed pages are freed at once
 
     def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
-        """The journal of a crawl's pages not yet in its output (see
-        :mod:`scrapy_simhash.index.journal`), kept in this process."""
+        """The crawl journal, kept in this process."""
         from .memory_journal import MemoryJournal
 
         return MemoryJournal(self, crawl, **kwargs)
 
     def close(self) -> None:
         pass
+
+
+class MemoryIndex(Index):
+    """In-process index. ``open_index("memory:")`` returns one.
+
+    Safe for one thread at a time, like the pipeline's reactor thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_distance: int | None = None,
+        blocks: int | None = None,
+        features: str | None = None,
+    ) -> None:
+        requested = RequestedParameters(max_distance, blocks, features)
+        super().__init__(MemoryStore(), requested, create=True)
+
+    @classmethod
+    def from_uri(
+        cls, uri: str, *, create: bool = True, read_only: bool = False, **parameters
+    ) -> MemoryIndex:
+        """Open ``memory:``: a new, empty index every time."""
+        uri_options(uri, {})
+        return cls(**parameters)

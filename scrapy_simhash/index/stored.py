@@ -9,12 +9,14 @@ stores a key the same way.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from ..anchors import Anchors
 from ..sketch import Sketch
 from .analysed import Analysed
+from .outcome import Match
 
 
 @dataclass(frozen=True)
@@ -86,3 +88,18 @@ def storable_pages(pages: Iterable[StoredPage]) -> Iterator[StoredPage]:
     for page in pages:
         key = storable_key(page.key)
         yield page if key is page.key else replace(page, key=key)
+
+
+def drop_record(key: str, match: Match, *, exact: bool, unchanged: bool) -> DropRecord:
+    """The audit log's record, made now, of the page under *key* dropped as a repeat of
+    *match* (see :meth:`~.base.IndexHotPath.record_drop`)."""
+    return DropRecord(
+        storable_key(key),
+        match.key,
+        match.distance,
+        exact,
+        time.time(),
+        unchanged,
+        len(match.shared),
+        match.share,
+    )

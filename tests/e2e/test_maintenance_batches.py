@@ -49,7 +49,7 @@ def count_pages(path: Path) -> int:
 
 def assert_consistent(path: Path) -> None:
     with SqliteIndex(path, create=False) as index:
-        conn = index._conn
+        conn = index.store.db.conn
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert_tables_match_pages(index)
 
@@ -186,7 +186,7 @@ def test_ctrl_c_counts_a_batch_once_it_is_committed(tmp_path, small_batches, whe
     with SqliteIndex(path) as index:
         index.add_pages(old_pages())
     with SqliteIndex(path, create=False) as index:
-        transaction, batches = index._transaction, []
+        transaction, batches = index.store.db.transaction, []
 
         @contextlib.contextmanager
         def interrupted_second_batch(immediate: bool = True):
@@ -198,7 +198,7 @@ def test_ctrl_c_counts_a_batch_once_it_is_committed(tmp_path, small_batches, whe
             if len(batches) == 2:
                 raise KeyboardInterrupt  # the COMMIT has returned
 
-        index._transaction = interrupted_second_batch
+        index.store.db.transaction = interrupted_second_batch
         with pytest.raises(Interrupted) as excinfo:
             index.expire(2000.0)
     committed = PAGES - count_pages(path)

@@ -18,6 +18,8 @@ from scrapy_simhash.analysis.fingerprint import hamming_distance
 from scrapy_simhash.anchors import MAX_ANCHOR_PAGES, Anchors
 from scrapy_simhash.exceptions import IndexParameterMismatch
 from scrapy_simhash.index.analysed import Analysed
+from scrapy_simhash.index.policy import Index
+from scrapy_simhash.index.store import Store
 
 
 class Backend:
@@ -116,6 +118,13 @@ def test_is_a_near_duplicate_index(index):
     assert isinstance(index, NearDuplicateIndex)
     assert index.plan.max_distance == 3
     assert len(index) == 0
+
+
+def test_is_the_one_index_over_a_store(index):
+    """Every backend is the one policy over a store of its own (docs/internals.md)."""
+    assert isinstance(index, Index)
+    assert isinstance(index.store, Store)
+    assert not isinstance(index.store, Index)
 
 
 def test_check_and_add_stores_then_finds_within_distance(index):

@@ -251,8 +251,8 @@ def test_a_dead_crawls_page_is_forgotten_with_all_that_is_stored_for_it(tmp_path
         dead.close()
         alive = journal_for(index)
         assert alive.begin() == 1
-        conn = index._conn
-        tables = [*index.tables.names, "pages", "page_keys", "page_anchors", "anchors"]
+        conn = index.store.db.conn
+        tables = [*index.store.tables.names, "pages", "page_keys", "page_anchors", "anchors"]
         tables += ["page_sketches", "page_analyses", "journal_pending"]
         assert {
             name: conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in tables

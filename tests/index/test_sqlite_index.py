@@ -402,7 +402,7 @@ def test_full_disk(tmpfs):
     # Everything committed before the disk filled up is there, and the file is sound.
     with SqliteIndex(path) as index:
         assert len(index) == len(stored)
-        assert index._conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert index.store.db.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         for fp in rng.sample(stored, 100):
             assert index.query(fp, 0)
 
@@ -438,7 +438,7 @@ def test_keys_are_bound_parameters(tmp_path):
             assert [page.exact for page in index.find(f"{key}/short")] == [True]
         assert index.find("%") == []
         assert len(index) == 2 * len(HOSTILE_KEYS)
-        tables = {r[0] for r in index._conn.execute("SELECT name FROM sqlite_master")}
+        tables = {r[0] for r in index.store.db.conn.execute("SELECT name FROM sqlite_master")}
     assert {"pages", "page_keys", "block_0", "exact_texts", "simhash_meta"} <= tables
 
 
@@ -450,11 +450,11 @@ REVIEWED_SQL = {
     "f\"SELECT page, sketch FROM page_sketches WHERE page IN ({','.join('?' * len(chunk))})\"",
     "f'PRAGMA application_id = {APPLICATION_ID}'",
     "f'PRAGMA user_version = {SCHEMA_VERSION}'",
-    "f'PRAGMA synchronous={self._synchronous}'",
-    "f'PRAGMA synchronous={index._synchronous}'",  # the journal's own connection
+    "f'PRAGMA synchronous={self.db.synchronous}'",
+    "f'PRAGMA synchronous={index.db.synchronous}'",  # the journal's own connection
     "f'PRAGMA cache_size=-{CACHE_KIB}'",
     "f'PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}'",
-    "self.tables.probe_sql",
+    "tables.probe_sql",
     "PAGES_TABLE",
     "PAGE_VIEW",
     "'BEGIN IMMEDIATE' if immediate else 'BEGIN'",
@@ -545,9 +545,9 @@ def test_question_mark_belongs_to_a_plain_path(tmp_path, monkeypatch):
         assert len(index) == 1
     # Options still follow the last "?", with or without the sqlite: scheme.
     with open_index("data/what?.db?timeout=5", create=False) as index:
-        assert len(index) == 1 and index._timeout == 5
+        assert len(index) == 1 and index.store.db.timeout == 5
     with open_index("sqlite:///data/what?.db?synchronous=FULL&timeout=7") as index:
-        assert len(index) == 1 and index._timeout == 7
+        assert len(index) == 1 and index.store.db.timeout == 7
     # "#", "%" and "&" are part of a name too, never read as URI syntax.
     with open_index("data/a#b%20c?d&e.db") as index:
         index.check_and_add(1, "b")
@@ -567,9 +567,9 @@ def test_dot_dot_is_taken_as_written(tmp_path, monkeypatch):
 
 def test_synchronous_is_a_uri_option(tmp_path):
     with open_index(f"sqlite:///{tmp_path / 'a.db'}?synchronous=FULL") as index:
-        assert index._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+        assert index.store.db.conn.execute("PRAGMA synchronous").fetchone()[0] == 2
     with open_index(f"sqlite:///{tmp_path / 'a.db'}") as index:
-        assert index._conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+        assert index.store.db.conn.execute("PRAGMA synchronous").fetchone()[0] == 1
     with pytest.raises(ConfigurationError, match="'SOMETIMES' is not one of"):
         open_index(f"sqlite:///{tmp_path / 'a.db'}?synchronous=sometimes")
 
@@ -596,7 +596,7 @@ def test_failed_commit_is_rolled_back(tmp_path):
     with open_index(f"sqlite:///{path}?timeout=0.2") as index:
         # Without WAL (a file system without shared memory), COMMIT waits for readers to
         # finish and fails after the timeout with the transaction still open in SQLite.
-        assert index._conn.execute("PRAGMA journal_mode=DELETE").fetchone() == ("delete",)
+        assert index.store.db.conn.execute("PRAGMA journal_mode=DELETE").fetchone() == ("delete",)
         reader = sqlite3.connect(path, isolation_level=None)
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM pages").fetchone()
@@ -605,7 +605,7 @@ def test_failed_commit_is_rolled_back(tmp_path):
             index.check_and_add(fp, "a")
         reader.execute("COMMIT")
         reader.close()
-        assert not index._conn.in_transaction
+        assert not index.store.db.conn.in_transaction
         # The lock is released: another process writes at once, and so does this index.
         other = sqlite3.connect(path, timeout=0, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
@@ -639,14 +639,16 @@ def test_wal_stays_bounded_and_is_truncated_on_close(tmp_path, monkeypatch):
     # A second index open on the same file the whole time, idle after a query: it must not
     # hold a read transaction that stops the log from being checkpointed.
     with SqliteIndex(path) as idle, SqliteIndex(path) as busy:
-        assert busy._conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (CHECKPOINT_PAGES,)
+        assert busy.store.db.conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (
+            CHECKPOINT_PAGES,
+        )
         idle.query(0)
-        assert not idle._conn.in_transaction
+        assert not idle.store.db.conn.in_transaction
         for i in range(COMMITS):
             busy.check_and_add(rng.getrandbits(64), f"k{i}")
             if i % 25 == 0:
                 largest = max(largest, wal.stat().st_size)
-                assert not busy._conn.in_transaction
+                assert not busy.store.db.conn.in_transaction
         assert len(idle) == COMMITS
     assert largest < wal_bound, f"the WAL grew to {largest} bytes"
     assert not wal.exists() or wal.stat().st_size == 0

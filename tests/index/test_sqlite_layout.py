@@ -106,7 +106,7 @@ def test_every_lookup_uses_an_index(tmp_path):
     with SqliteIndex(tmp_path / "index.db") as index:
         for i in range(50):
             index.check_and_add(random.Random(i).getrandbits(64), f"k{i}")
-        conn, tables = index._conn, index.tables
+        conn, tables = index.store.db.conn, index.store.tables
         _, args = tables.probe(12345)
         statements = [
             (tables.probe_sql, args),
@@ -141,7 +141,7 @@ def test_a_version_1_file_is_upgraded_in_place_when_opened_for_writing(v1_copy, 
     assert user_version(v1_copy) == 1 and len(pages) == 40
     with SqliteIndex(v1_copy, create=False) as index:
         assert "Upgrading the index" in caplog.text
-        conn = index._conn
+        conn = index.store.db.conn
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "block_keys" not in tables and "idx_pages_key" not in tables
@@ -330,7 +330,7 @@ def test_a_version_2_file_is_refused_until_the_upgrade_command(tmp_path):
 
 def test_the_anchor_lookups_use_their_primary_keys(tmp_path):
     with SqliteIndex(tmp_path / "index.db") as index:
-        conn = index._conn
+        conn = index.store.db.conn
         from scrapy_simhash.index.sqlite.anchors import anchor_hits
 
         anchor_hits(conn, (1, 2))

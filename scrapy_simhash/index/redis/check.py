@@ -23,23 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...anchors import Anchors
 from ...exceptions import IndexCorrupt, IndexUnavailable
-from ...sketch import Sketch
-from ..analysed import Analysed
-from ..base import (
-    Match,
-    Outcome,
-    as_match,
-    probe_of,
-    stored_outcome,
-)
-from ..rule import Candidate, Probe, anchor_candidates, boilerplate, by_anchors, sighting
+from ..rule import Candidate, Decision, Probe, anchor_candidates, boilerplate, by_anchors, sighting
+from ..store import Checked, Decide, Page
 from .layout import hex64, parse_member, record_tail
 from .page_values import analysed_args, packed_sketch, page_anchors, stored_sketch
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
-
-    from ..rule import Decision
 
 #: Runs of the check script at most for one check (each after another client changed
 #: what it read, or the entries under its key).
@@ -47,7 +37,8 @@ MAX_RUNS = 100
 
 
 class _Read:
-    """What one run of the check script read (see :data:`~.scripts.CHECK`)."""
+    """What one run of the check script read (see :data:`~.scripts.CHECK`): a
+    :class:`~scrapy_simhash.index.store.Reading`."""
 
     def __init__(self, state: str, sketches: str, cutoff: float | None) -> None:
         near, hits, pages, sights = (part or [] for part in json.loads(state))
@@ -57,7 +48,7 @@ class _Read:
             for seq, value in zip(listed[::2], listed[1::2], strict=True)
         }
         self.cutoff = cutoff
-        self.near = [(int(d), int(hex_value, 16), rows) for d, hex_value, rows in near]
+        self.near_rows = [(int(d), int(hex_value, 16), rows) for d, hex_value, rows in near]
         self.hits = {int(anchor): [int(s) for s in on.split(",") if s] for anchor, on in hits}
         self.pages = {int(seq): (held, value) for seq, held, value in pages}
         self.seen = {int(anchor): [int(p) for p in on.split(",")] for anchor, on in sights}
@@ -69,9 +60,36 @@ class _Read:
             if self.cutoff is None or float(at) >= self.cutoff
         ]
 
+    def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+        found = []
+        for distance, other, rows in self.near_rows:
+            if distance <= max_distance:
+                for seq, key, at in self.live(rows):
+                    sketch = self.sketches.get(seq)
+                    found.append(Candidate(seq, key, other, at, seq, distance, sketch=sketch))
+        return found
+
+    def anchored(self, probe: Probe) -> list[Candidate]:
+        assert probe.anchors is not None
+        pages = by_anchors(self.hits, boilerplate(self.seen, probe.key))
+        stored = {}
+        for seq in pages:
+            if seq not in self.pages:
+                continue
+            held, value = self.pages[seq]
+            anchors = page_anchors(held)
+            other = int(json.loads(held)[0], 16)
+            for record_seq, key, at in self.live(json.loads(value) if value else []):
+                if record_seq == seq and anchors is not None:
+                    stored[seq] = Candidate(
+                        seq, key, other, at, seq, (probe.fingerprint ^ other).bit_count(),
+                        summary=anchors.summary, sketch=self.sketches.get(seq),
+                    )  # fmt: skip
+        return anchor_candidates(probe, pages, stored)
+
 
 class RedisCheck:
-    """The check-and-insert half of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
+    """The check-and-insert half of :class:`~scrapy_simhash.index.redis.index.RedisStore`."""
 
     if TYPE_CHECKING:
         location: str
@@ -84,7 +102,6 @@ class RedisCheck:
         _exact_key: str
         _key_masks: list[int]
         _check_script: Any
-        _read: _Read | None
 
         def _errors(self, doing: str) -> AbstractContextManager[None]: ...
         def _table_keys(self, fingerprint: int) -> tuple[list[str], list[int]]: ...
@@ -94,40 +111,6 @@ class RedisCheck:
         def _vanished(self) -> IndexCorrupt: ...
         def _recheck_eviction(self) -> None: ...
         def _sweep_if_due(self) -> None: ...
-        def _decide(self, probe: Probe, *, near: bool = True) -> Decision: ...
-        def _outcome(self, decision: Decision, probe: Probe) -> Outcome | None: ...
-
-    # -- the candidates, as the last run read them (IndexBase._decide asks) --------------
-
-    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
-        read = self._read
-        assert read is not None
-        found = []
-        for distance, other, rows in read.near:
-            if distance <= max_distance:
-                for seq, key, at in read.live(rows):
-                    sketch = read.sketches.get(seq)
-                    found.append(Candidate(seq, key, other, at, seq, distance, sketch=sketch))
-        return found
-
-    def _anchored(self, probe: Probe) -> list[Candidate]:
-        read = self._read
-        assert read is not None and probe.anchors is not None
-        pages = by_anchors(read.hits, boilerplate(read.seen, probe.key))
-        stored = {}
-        for seq in pages:
-            if seq not in read.pages:
-                continue
-            held, value = read.pages[seq]
-            anchors = page_anchors(held)
-            other = int(json.loads(held)[0], 16)
-            for record_seq, key, at in read.live(json.loads(value) if value else []):
-                if record_seq == seq and anchors is not None:
-                    stored[seq] = Candidate(
-                        seq, key, other, at, seq, (probe.fingerprint ^ other).bit_count(),
-                        summary=anchors.summary, sketch=read.sketches.get(seq),
-                    )  # fmt: skip
-        return anchor_candidates(probe, pages, stored)
 
     # -- the script ----------------------------------------------------------------------
 
@@ -195,71 +178,51 @@ class RedisCheck:
             probe = json.dumps([anchors.words, anchors.cover, hashes, sizes, sighting(key)])
         return keys, args, probe
 
-    def _decided(self, reply, probe: Probe, cutoff: str, *, near: bool = True) -> Decision:
-        """The verdict on what a run of the script read (``{3, token, state, sketches}``)."""
-        self._read = _Read(reply[2], reply[3], float(cutoff) if cutoff else None)
-        try:
-            return self._decide(probe, near=near)
-        finally:
-            self._read = None
+    @staticmethod
+    def _reading(reply, cutoff: str) -> _Read:
+        """What a run of the script read (``{3, token, state, sketches}``)."""
+        return _Read(reply[2], reply[3], float(cutoff) if cutoff else None)
 
-    def check_and_add(
-        self,
-        fingerprint: int,
-        key: str,
-        anchors: Anchors | None = None,
-        sketch: Sketch | None = None,
-        *,
-        analysed: Analysed | None = None,
-    ) -> Outcome:
-        probe = probe_of(key, fingerprint, anchors, sketch)
+    def check(self, page: Page, decide: Decide) -> Checked:
+        """Runs of the check script: the verdict asked on what each read, the page stored
+        by the run that finds what the verdict was made on (see the module's text)."""
+        probe = page.probe
+        fingerprint = probe.fingerprint
         self._recheck_eviction()
         self._sweep_if_due()
         added_at = repr(time.time())
-        keys, args, anchor_arg = self._check_args(fingerprint, probe.key, added_at, anchors)
-        packed = packed_sketch(probe.sketch)
-        token, expected, decision = "", "", None
+        keys, args, anchor_arg = self._check_args(fingerprint, probe.key, added_at, probe.anchors)
+        after = [anchor_arg, packed_sketch(probe.sketch), "", *analysed_args(page.analysed)]
+        expected, decision = "", None
         for _ in range(MAX_RUNS):
-            reply = self._checked(
-                self._check_script,
-                keys,
-                args,
-                [anchor_arg, packed, token, *analysed_args(analysed)],
-                expected,
-            )
+            reply = self._checked(self._check_script, keys, args, after, expected)
             status = int(reply[0])
             if status == -3:
                 expected = reply[1]
                 continue
             if status == 0:
                 self._check_seq(int(reply[1]))
-                return stored_outcome(decision, fingerprint, bool(int(reply[2])))
-            token = reply[1]
-            decision = self._decided(reply, probe, str(args[-2]))
-            outcome = self._outcome(decision, probe)
-            if outcome is not None:
-                found = decision.candidate
-                if (
-                    decision.own
-                    and found is not None
-                    and found.fingerprint == fingerprint
-                    and found.added_at == float(added_at)
-                ):
-                    return Outcome("new")  # a call retried after a timeout found its own insert
-                return outcome
+                return Checked(decision, int(reply[2]))
+            after[2] = reply[1]  # the token: store only on what this run read
+            decision = decide(self._reading(reply, str(args[-2])))
+            found = decision.candidate
+            if found is None:
+                continue
+            if (
+                decision.own
+                and found.fingerprint == fingerprint
+                and found.added_at == float(added_at)
+            ):
+                return Checked(None, 0)  # a call retried after a timeout found its own insert
+            return Checked(decision, None)
         raise self._busy()
 
-    def query_contained(
-        self, fingerprint: int, anchors: Anchors, sketch: Sketch | None = None
-    ) -> Match | None:
-        """What a check would match by shared paragraphs, read by the check script with
-        a token that never stores (nothing is stored)."""
-        if not anchors:
-            return None
-        probe = probe_of("", fingerprint, anchors, sketch)
-        keys, args, anchor_arg = self._check_args(fingerprint, "", repr(time.time()), anchors)
+    def read(self, page: Page, decide: Decide) -> Decision:
+        """What a check would decide, read by the check script with a token that never
+        stores (nothing is stored)."""
+        probe = page.probe
+        keys, args, anchor_arg = self._check_args(
+            probe.fingerprint, "", repr(time.time()), probe.anchors
+        )
         reply = self._checked(self._check_script, keys, args, [anchor_arg, "", "-", "", ""], "")
-        decision = self._decided(reply, probe, str(args[-2]), near=False)
-        if decision.candidate is None:
-            return None
-        return as_match(decision.candidate, fingerprint, decision.share, decision.own_text)
+        return decide(self._reading(reply, str(args[-2])))

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from ...exceptions import ConfigurationError, IndexCorrupt, IndexUnavailable, SimhashIndexError
-from ..base import IndexBase
 
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
@@ -23,10 +22,11 @@ POLICY_RECHECK = 60.0
 _OUT_OF_MEMORY = getattr(redis.exceptions, "OutOfMemoryError", ())
 
 
-class RedisServer(IndexBase):
-    """The server-facing part of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
+class RedisServer:
+    """The server-facing part of a Redis store, either layout."""
 
     if TYPE_CHECKING:
+        location: str
         _client: Any
         _tag: str
         _password: str | None
@@ -118,20 +118,27 @@ class RedisServer(IndexBase):
             message = message.replace(self._password, "***")
         return message
 
-    _driver_errors = (redis.RedisError,)
+    #: The driver's errors that :meth:`_errors` translates.
+    _driver_errors: tuple[type[BaseException], ...] = (redis.RedisError,)
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
-        """:meth:`IndexBase._errors`, failing at once for a moment after the server could
-        not be reached rather than waiting for timeouts on every item."""
+        """redis-py's errors as ours (see :meth:`_translate`), failing at once for a
+        moment after the server could not be reached rather than waiting for timeouts
+        on every item."""
         if self._unreachable is not None:
             until, message = self._unreachable
             if time.monotonic() < until:
                 raise IndexUnavailable(
                     f"{message} (next attempt in {until - time.monotonic():.1f} s)"
                 )
-        with super()._errors(doing):
+        try:
             yield
+        except self._driver_errors as e:
+            raise self._translate(e, doing) from None
+
+    #: :meth:`_errors` by the name the store Protocol gives it.
+    errors = _errors
 
     def _translate(self, e: BaseException, doing: str) -> SimhashIndexError:
         """redis-py's errors as ours, naming the server (never the password)."""

@@ -46,7 +46,9 @@ import redis
 
 from ...exceptions import ConfigurationError, IndexCorrupt, IndexParameterMismatch
 from ..analysed import Analysed
-from ..base import Match, Outcome, RequestedParameters, nearest, storable_key
+from ..base import IndexParameters, RequestedParameters, nearest
+from ..policy import Index
+from ..rule import Candidate
 from .check import RedisCheck
 from .guards import RedisServer
 from .layout import DEFAULT_BUCKET_BITS, DEFAULT_PREFIX, hex64, record_tail, records, table_layouts
@@ -74,19 +76,9 @@ _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
 RECONNECT_PAUSE = 1.0
 
 
-class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
-    """A near-duplicate index in a Redis server, shared by every process that opens it.
-
-    *client* is a ``redis.Redis`` (or ``redis.RedisCluster``) created with
-    ``decode_responses=True``; :meth:`from_uri` makes one from a URI. All keys start with
-    ``{prefix}:``. *location* names the server in messages (never with a password).
-    *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
-    (seconds) makes pages expire that long after they were stored. After a failure to reach
-    the server, calls fail at once for *reconnect_pause* seconds, then try again. A server
-    that may evict the index's keys is refused unless *allow_eviction*. *read_only* marks
-    an index opened by a command that only reads. *upgrade* adds the anchors to an
-    index written before them (else it is refused).
-    """
+class RedisStore(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
+    """The store of a single-slot Redis index (see :mod:`~scrapy_simhash.index.store`);
+    the arguments are :class:`RedisIndex`'s."""
 
     def __init__(
         self,
@@ -94,10 +86,6 @@ class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
         *,
         prefix: str = DEFAULT_PREFIX,
         location: str | None = None,
-        max_distance: int | None = None,
-        blocks: int | None = None,
-        features: str | None = None,
-        create: bool = True,
         read_only: bool = False,
         bucket_bits: int | None = None,
         ttl: float | None = None,
@@ -127,17 +115,16 @@ class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
             with self._errors("open"):
                 client.ping()
                 self._check_eviction(allow_eviction)  # before anything is written
-            self.parameters = self._open(
-                RequestedParameters(max_distance, blocks, features), create=create
-            )
-            self._lay_out(bucket_bits)
-            self._read = None
-            self._check_persistence()
-            self._next_sweep = 0.0
-            self._last_seq = 0
         except BaseException:
             self.close()
             raise
+
+    def opened(self, parameters: IndexParameters, max_distance: int) -> None:
+        self.parameters, self.max_distance = parameters, max_distance
+        self._lay_out(self._requested_bucket_bits)
+        self._check_persistence()
+        self._next_sweep = 0.0
+        self._last_seq = 0
 
     def _name_keys(self, prefix: str) -> None:
         """The names of the index's keys (see :mod:`~.layout`)."""
@@ -170,18 +157,6 @@ class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
         self._key_masks = [((1 << 64) - 1) ^ layout.rest_mask for layout in self._layouts]
         layouts = "{" + ", ".join(layout.lua() for layout in self._layouts) + "}"
         self._check_script = self._client.register_script(CHECK.replace("--LAYOUTS--", layouts))
-
-    @classmethod
-    def from_uri(cls, uri: str, **parameters) -> RedisIndex:
-        """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
-        ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
-        client, options = client_from_uri(uri)
-        spread = options.pop("spread", None)
-        if spread is not None:
-            from .spread import RedisSpreadIndex
-
-            return RedisSpreadIndex(client, **spread, **options, **parameters)  # type: ignore[return-value]
-        return cls(client, **options, **parameters)
 
     # -- keys and members --------------------------------------------------------------
 
@@ -237,8 +212,9 @@ class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
 
     # -- the index ---------------------------------------------------------------------
 
-    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
-        k = self._query_distance(max_distance)
+    def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+        """The records within *max_distance* of *fingerprint* (unexpired), nearest first,
+        then in the order stored: read by a pipeline of the table sets, then the records."""
         cutoff = None if self.ttl is None else time.time() - self.ttl
         table_keys, _ = self._table_keys(fingerprint)
         with self._errors("query"):
@@ -252,22 +228,20 @@ class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
                 for member in members:
                     found = self._layouts[table].join(bucket, int(member))
                     candidates.append((found, found))
-            found = nearest(fingerprint, candidates, k)
+            found = nearest(fingerprint, candidates, max_distance)
             if not found:
                 return []
             values = self._client.hmget(self._fp_key, [hex64(fp) for _, fp in found])
-        matches = []
+        near = []
         for (distance, fp), value in zip(found, values, strict=True):
-            if value is not None:
-                for seq, stored_key, at in sorted(records(value)):
-                    if cutoff is None or at >= cutoff:
-                        matches.append((distance, seq, Match(stored_key, fp, distance, at)))
-        return [match for _, _, match in sorted(matches, key=lambda m: m[:2])]
+            for seq, stored_key, at in sorted(records(value)) if value is not None else ():
+                if cutoff is None or at >= cutoff:
+                    near.append(Candidate(seq, stored_key, fp, at, seq, distance))
+        return sorted(near, key=lambda c: (c.distance, c.order))
 
-    def check_and_add_exact(
-        self, digest: int, key: str, *, analysed: Analysed | None = None
-    ) -> Outcome:
-        key = storable_key(key)
+    def check_exact(
+        self, digest: int, key: str, analysed: Analysed | None
+    ) -> tuple[str, float] | int:
         self._recheck_eviction()
         self._sweep_if_due()
         added_at = repr(time.time())
@@ -275,20 +249,18 @@ class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
         after = [self.plan.table_count, *analysed_args(analysed)]
         reply = self._run_check(self._add_exact, self._exact_keys(), args, after)
         if int(reply[0]) == 0:
-            return Outcome("changed" if int(reply[1]) else "new")
+            return int(reply[1])
         _, stored_key, stored_at = json.loads(reply[1])
         if stored_key == key and float(stored_at) == float(added_at):
-            return Outcome("new")  # a retried call found its own insert
-        match = Match(stored_key, digest, 0, float(stored_at))
-        return Outcome("unchanged" if stored_key == key else "duplicate", match)
+            return 0  # a retried call found its own insert
+        return stored_key, float(stored_at)
 
-    def __len__(self) -> int:
+    def count(self) -> int:
         with self._errors("count"):
             return int(self._client.hget(self._counters_key, "pages") or 0)
 
     def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
-        """The journal of a crawl's pages not yet in its output (see
-        :mod:`scrapy_simhash.index.journal`), kept under the prefix."""
+        """The crawl journal, kept under the prefix."""
         from .journal import RedisJournal
 
         return RedisJournal(self, crawl, **kwargs)
@@ -300,8 +272,54 @@ class RedisIndex(RedisMeta, RedisCheck, RedisMaintenance, RedisServer):
             with contextlib.suppress(redis.RedisError):
                 client.close()
 
-    def __repr__(self) -> str:
-        return f"RedisIndex({self.location!r}, {self.parameters})"
+
+class RedisIndex(Index):
+    """A near-duplicate index in a Redis server, shared by every process that opens it.
+
+    *client* is a ``redis.Redis`` (or ``redis.RedisCluster``) created with
+    ``decode_responses=True``; :meth:`from_uri` makes one from a URI. All keys start with
+    ``{prefix}:``. *location* names the server in messages (never with a password).
+    *bucket_bits* is fixed when the index is created (see the module's docstring). *ttl*
+    (seconds) makes pages expire that long after they were stored. After a failure to reach
+    the server, calls fail at once for *reconnect_pause* seconds, then try again. A server
+    that may evict the index's keys is refused unless *allow_eviction*. *read_only* marks
+    an index opened by a command that only reads. *upgrade* adds the anchors to an
+    index written before them (else it is refused).
+    """
+
+    store: RedisStore
+
+    def __init__(
+        self,
+        client,
+        *,
+        max_distance: int | None = None,
+        blocks: int | None = None,
+        features: str | None = None,
+        create: bool = True,
+        **options: Any,
+    ) -> None:
+        store = RedisStore(client, **options)
+        requested = RequestedParameters(max_distance, blocks, features)
+        super().__init__(store, requested, create=create)
+
+    @classmethod
+    def from_uri(cls, uri: str, **parameters) -> RedisIndex:
+        """Open ``redis://[user:password@]host:6379/0?prefix=myproject&ttl=30d`` (or
+        ``rediss://`` for TLS; ``&cluster=true`` for Redis Cluster)."""
+        client, options = client_from_uri(uri)
+        spread = options.pop("spread", None)
+        if spread is not None:
+            from .spread import RedisSpreadIndex
+
+            return RedisSpreadIndex(client, **spread, **options, **parameters)  # type: ignore[return-value]
+        return cls(client, **options, **parameters)
+
+    prefix = property(lambda self: self.store.prefix, doc="The prefix of every key.")
+    ttl = property(lambda self: self.store.ttl, doc="Seconds a page is kept, or None.")
+    bucket_bits = property(lambda self: self.store.bucket_bits, doc="Bits of a bucket key.")
+    read_only = property(lambda self: self.store.read_only)
+    reconnect_pause = property(lambda self: self.store.reconnect_pause)
 
 
 def _check_options(prefix: str, bucket_bits: int | None, ttl: float | None) -> None:

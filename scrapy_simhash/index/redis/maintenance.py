@@ -11,8 +11,9 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
 from ..rule import sighting
+from ..stored import DropRecord, StoredPage, storable_key, storable_pages
+from .audit import RedisAuditLog
 from .layout import hex64, parse_member, record_tail, records
 from .page_values import (
     analysed_args,
@@ -35,7 +36,7 @@ SWEEP_BATCH = 100
 
 
 class RedisMaintenance:
-    """The maintenance half of :class:`~scrapy_simhash.index.redis.RedisIndex`."""
+    """The maintenance half of :class:`~scrapy_simhash.index.redis.index.RedisStore`."""
 
     if TYPE_CHECKING:
         location: str
@@ -65,47 +66,11 @@ class RedisMaintenance:
         def _exact_keys(self) -> list[str]: ...
         def _vanished(self) -> IndexCorrupt: ...
 
-    def record_drop(
-        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
-    ) -> None:
-        fields = {
-            "key": storable_key(key),
-            "kept": match.key,
-            "distance": match.distance,
-            "exact": int(exact),
-            "at": repr(time.time()),
-        }
-        if unchanged:
-            fields["unchanged"] = 1
-        if match.shared:
-            fields["shared"] = len(match.shared)
-        if match.share is not None:
-            fields["share"] = repr(float(match.share))
-        with self._errors("record a drop"):
-            self._client.xadd(self._drops_key, fields)
+    def add_drop(self, record: DropRecord) -> None:
+        RedisAuditLog(self, [self._drops_key]).add(record)
 
-    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
-        # Entry ids are the server's clock in ms, ``at`` the client's: start 10 minutes early.
-        start = "-" if since is None else f"{max(0, int((since - 600) * 1000))}-0"
-        while True:
-            with self._errors("read the drops"):
-                batch = self._client.xrange(self._drops_key, min=start, count=_BATCH)
-            for _, fields in batch:
-                record = DropRecord(
-                    fields["key"],
-                    fields["kept"],
-                    int(fields["distance"]),
-                    fields["exact"] == "1",
-                    float(fields["at"]),
-                    fields.get("unchanged") == "1",
-                    int(fields.get("shared", 0)),
-                    float(fields["share"]) if "share" in fields else None,
-                )
-                if since is None or record.at >= since:
-                    yield record
-            if len(batch) < _BATCH:
-                return
-            start = "(" + batch[-1][0]
+    def drops(self, since: float | None) -> Iterator[DropRecord]:
+        return RedisAuditLog(self, [self._drops_key]).drops(since)
 
     def _ordered(self, low: str = "-inf", high: str = "+inf") -> Iterator[tuple[int, StoredPage]]:
         """``(seq, page)`` for the pages stored from *low* to *high* (epoch times; ``(``
@@ -312,24 +277,7 @@ class RedisMaintenance:
         return removed
 
     def expire_drops(self, older_than: float) -> int:
-        # Entries are in the order the server received them; ``at`` is the writer's clock.
-        # Read up to 10 minutes past the cutoff (as drops() does before it) and delete by
-        # ``at``, so that the result does not depend on the server's clock.
-        end = f"{int((older_than + 600) * 1000)}-0"
-        doomed: list[str] = []
-        start = "-"
-        while True:
-            with self._errors("read the drops"):
-                batch = self._client.xrange(self._drops_key, min=start, max=end, count=_BATCH)
-            doomed += [entry for entry, fields in batch if float(fields["at"]) < older_than]
-            if len(batch) < _BATCH:
-                break
-            start = "(" + batch[-1][0]
-        removed = 0
-        for first in range(0, len(doomed), _BATCH):
-            with self._errors("remove audit-log entries"):
-                removed += self._client.xdel(self._drops_key, *doomed[first : first + _BATCH])
-        return removed
+        return RedisAuditLog(self, [self._drops_key]).expire(older_than)
 
     def size(self) -> int | None:
         """``None``: the keys of one index are spread over thousands of table sets, and

@@ -2,8 +2,8 @@
 checked on every open (format, layout version, the anchors' and the sketches' formats,
 bucket bits), and the upgrade of an index written before anchors, sketches or sightings.
 
-Apart from :mod:`~.index` as the lifecycle half of :class:`~.index.RedisIndex` (see
-``IndexBase._open``), as :mod:`~.spread_meta` is for a spread index: what is stored about
+Apart from :mod:`~.index` as the lifecycle half of :class:`~.index.RedisStore` (see
+``Index._open``), as :mod:`~.spread_meta` is for a spread index: what is stored about
 the index, not how its pages are checked.
 """
 
@@ -43,7 +43,7 @@ logger = logging.getLogger("scrapy_simhash.index.redis.index")
 
 
 class RedisMeta:
-    """The lifecycle half of :class:`~.index.RedisIndex` (see IndexBase._open)."""
+    """The lifecycle half of :class:`~.index.RedisStore` (see Index._open)."""
 
     if TYPE_CHECKING:
         location: str
@@ -59,7 +59,7 @@ class RedisMeta:
         def _errors(self, doing: str) -> AbstractContextManager[None]: ...
         def _has_keys(self) -> bool: ...
 
-    def _read_parameters(self) -> IndexParameters | None:
+    def read_parameters(self) -> IndexParameters | None:
         meta = self._client.hgetall(self._meta_key)
         if not meta:  # no index here yet: none is made where a spread index may write
             check_prefix_free(self.prefix, self.location)
@@ -75,7 +75,7 @@ class RedisMeta:
                 )
         return self._parse_meta(meta) if meta else None
 
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
+    def create(self, parameters: IndexParameters) -> IndexParameters:
         bits = self._requested_bucket_bits
         bits = DEFAULT_BUCKET_BITS if bits is None else bits
         table_layouts(parameters, bits)  # validates before anything is written

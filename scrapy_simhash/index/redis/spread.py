@@ -39,20 +39,15 @@ from redis.exceptions import RedisClusterException
 
 from ...anchors import Anchors
 from ...exceptions import ConfigurationError, IndexUnavailable
-from ...sketch import Sketch
 from ..analysed import Analysed
-from ..base import (
-    Match,
-    Outcome,
-    RequestedParameters,
-    probe_of,
-    storable_key,
-    stored_outcome,
-)
+from ..parameters import IndexParameters, RequestedParameters
+from ..policy import Index
+from ..rule import Candidate, Probe
+from ..store import Checked, Decide, Page
 from .layout import hex64, record_tail
 from .spread_anchors import SpreadAnchors
 from .spread_calls import SpreadCalls
-from .spread_decide import SpreadDecide
+from .spread_decide import SpreadDecide, exact_match
 from .spread_io import Call, NotReplicated, SpreadIO
 from .spread_layout import (
     DEFAULT_HOMES,
@@ -89,14 +84,11 @@ DEFAULT_LEASE = 5.0
 MAX_ATTEMPTS = 50
 
 
-class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMaintenance):
-    _driver_errors = (redis.RedisError, RedisClusterException)
+class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMaintenance):
+    """The store of a spread Redis index (see :mod:`~scrapy_simhash.index.store`); the
+    arguments are :class:`RedisSpreadIndex`'s."""
 
-    """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
-    *client* is a sync ``redis.RedisCluster`` (parameters, server settings); *client_kwargs*
-    the connection options for the connections to each master. *lease*: seconds a
-    silent client's pending page may block others. *replicas*: replicas that must hold
-    each write before a check is acknowledged (0 for a cluster without replicas)."""
+    _driver_errors = (redis.RedisError, RedisClusterException)
 
     def __init__(
         self,
@@ -105,10 +97,6 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
         *,
         prefix: str,
         location: str,
-        max_distance: int | None = None,
-        blocks: int | None = None,
-        features: str | None = None,
-        create: bool = True,
         read_only: bool = False,
         bucket_bits: int | None = None,
         password: str | None = None,
@@ -119,16 +107,17 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
         upgrade: bool = False,
     ) -> None:
         self._upgrade = upgrade and not read_only
-        self._found_now = None
         self._unreachable = None
         self.reconnect_pause = 0.0
         self._client = client
+        self._client_kwargs = client_kwargs
         self._password = password
         self.prefix = prefix
         self.location = location
         self.read_only = read_only
         self.ttl = None
         self.lease = lease
+        self._replicas, self._retry_for = replicas, retry_for
         self._tag = "{" + prefix + "}"
         self._attempts = Attempts()
         self._requested_bucket_bits = bucket_bits
@@ -140,23 +129,25 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                 client.ping()
                 self._check_eviction(allow_eviction)
             self.keys = Keys(prefix, DEFAULT_HOMES)
-            self.parameters = self._open(
-                RequestedParameters(max_distance, blocks, features), create=create
-            )
-            self.plan = self.parameters.plan
-            self._groups = groups(self.parameters, self.bucket_bits)
-            with self._errors("open"):
-                self._io = SpreadIO(
-                    client,
-                    client_kwargs,
-                    replicas=replicas,
-                    wait_ms=max(100, int(lease * 1000)),
-                    retry_for=retry_for,
-                )
-            self._register_scripts(self._io)
         except BaseException:
             self.close()
             raise
+
+    def opened(self, parameters: IndexParameters, max_distance: int) -> None:
+        """Connect to each master and register the scripts, once the block plan (and with
+        it the groups) is known."""
+        self.parameters, self.max_distance = parameters, max_distance
+        self.plan = parameters.plan
+        self._groups = groups(parameters, self.bucket_bits)
+        with self._errors("open"):
+            self._io = SpreadIO(
+                self._client,
+                self._client_kwargs,
+                replicas=self._replicas,
+                wait_ms=max(100, int(self.lease * 1000)),
+                retry_for=self._retry_for,
+            )
+        self._register_scripts(self._io)
 
     def _register_scripts(self, io: SpreadIO) -> None:
         """Register the scripts with *io*, by name in ``_sha``; the check script once per
@@ -188,14 +179,10 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
             client.close()
 
     def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
-        """The journal of a crawl's pages not yet in its output (see
-        :mod:`scrapy_simhash.index.journal`), its pending keys spread like the index."""
+        """The crawl journal, its pending keys spread like the index."""
         from .spread_journal import SpreadJournal
 
         return SpreadJournal(self, crawl, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"RedisSpreadIndex({self.location!r}, {self.parameters})"
 
     def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]:
         """The final state ('c' or 'a') of each pending attempt: an older one (than
@@ -233,12 +220,15 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
         value: int,
         key: str,
         exact: bool,
-        anchors: Anchors | None = None,
-        sketch: Sketch | None = None,
+        page: Page | None = None,
+        decide: Decide | None = None,
         analysed: Analysed | None = None,
-    ) -> Outcome:
+    ):
+        """The protocol, attempt after attempt: a :class:`Checked` for a *page*, what
+        :meth:`check_exact` returns for an *exact* digest."""
         hex_value = hex64(value)
-        probe = probe_of(key, value, anchors, sketch)
+        probe = page.probe if page is not None else Probe(key, value)
+        anchors = probe.anchors
         decision = None
         for _ in range(MAX_ATTEMPTS):
             txn = self._attempts.new()
@@ -252,15 +242,16 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                     calls, anchor_calls, exact, txn, anchors, key, value
                 )
                 if exact:
-                    outcome = self._exact_outcome(committed, key, value) if committed else None
+                    matched = exact_match(committed, key) if committed else None
                 else:
-                    decision = self._verdict(probe, committed, inside)
-                    outcome = self._outcome(decision, probe)
-                if outcome is not None:  # a duplicate: it never commits, so abort and release
+                    assert page is not None and decide is not None
+                    decision = self._verdict(page.shares, committed, inside, decide)
+                    matched = None if decision.candidate is None else Checked(decision, None)
+                if matched is not None:  # a duplicate: it never commits, so abort and release
                     if reserved or own_anchors:
                         after += self._withdraw(exact, hex_value, txn, key, reserved, own_anchors)
                     self._io.later(after)
-                    return outcome
+                    return matched
                 listed = member(exact, txn, hex_value)
                 commit = self._commit_call(key, listed, added_at, txn, anchors, probe, analysed)
                 reply = self._io.call(*commit, wait=True)
@@ -274,7 +265,7 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
             old = json.loads(reply[1]) or []
             after += self._after_commit(exact, hex_value, txn, reserved, own_anchors, old, reply[2])
             self._io.later(after)
-            return stored_outcome(decision, value, bool(old))
+            return len(old) if exact else Checked(decision, len(old))
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
             "times in a row; is this client's clock far behind the servers'?"
@@ -333,14 +324,6 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
         except (*self._driver_errors, OSError) as e:
             logger.debug("A failed check of %s was not cleaned up: %s", self.location, e)
 
-    @staticmethod
-    def _exact_outcome(committed: list[Found], key: str, value: int) -> Outcome:
-        """An exact digest stored: the entry under *key* (unchanged), else the earliest."""
-        own = [f for f in committed if f.key == key]
-        best = min(own or committed, key=lambda f: (f.distance, f.txn))
-        match = Match(best.key, int(best.hex, 16), best.distance, best.added_at)
-        return Outcome("unchanged" if own else "duplicate", match)
-
     def _run(self, doing: str, function, *args):
         if self._io is None:
             raise IndexUnavailable(f"The index at {self.location} is closed")
@@ -353,39 +336,64 @@ class RedisSpreadIndex(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, Spr
                     f"({e}); the page was not acknowledged"
                 ) from None
 
-    def check_and_add(
-        self,
-        fingerprint: int,
-        key: str,
-        anchors: Anchors | None = None,
-        sketch: Sketch | None = None,
-        *,
-        analysed: Analysed | None = None,
-    ) -> Outcome:
+    def check(self, page: Page, decide: Decide) -> Checked:
         self._recheck_eviction()
-        key = storable_key(key)
-        return self._run("add", self._check, fingerprint, key, False, anchors, sketch, analysed)
+        probe = page.probe
+        return self._run(
+            "add", self._check, probe.fingerprint, probe.key, False, page, decide, page.analysed
+        )
 
-    def check_and_add_exact(
-        self, digest: int, key: str, *, analysed: Analysed | None = None
-    ) -> Outcome:
+    def check_exact(
+        self, digest: int, key: str, analysed: Analysed | None
+    ) -> tuple[str, float] | int:
         self._recheck_eviction()
-        return self._run("add", self._check, digest, storable_key(key), True, None, None, analysed)
+        return self._run("add", self._check, digest, key, True, None, None, analysed)
 
-    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
-        k = self._query_distance(max_distance)
-
-        def read() -> list[Match]:
-            calls = self._reserve_calls(fingerprint, False, "-", '"",""', False, k)
+    def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+        def read() -> list[Candidate]:
+            calls = self._reserve_calls(fingerprint, False, "-", '"",""', False, max_distance)
             found, _, _ = self._candidates(calls, False, wait=False)
             pending = [f for f in found if not f.committed]
             states = self._resolve(pending, None) if pending else {}
             unique = {
                 (f.hex, f.txn): f
                 for f in found
-                if f.distance <= k and (f.committed or states.get(f.txn) == "c")
+                if f.distance <= max_distance and (f.committed or states.get(f.txn) == "c")
             }
             ordered = sorted(unique.values(), key=lambda f: (f.distance, f.txn))
-            return [Match(f.key, int(f.hex, 16), f.distance, f.added_at) for f in ordered]
+            return [self._candidate(f, {}) for f in ordered]
 
         return self._run("query", read)
+
+
+class RedisSpreadIndex(Index):
+    """A near-duplicate index spread over a Redis Cluster; see the module's docstring.
+    *client* is a sync ``redis.RedisCluster`` (parameters, server settings); *client_kwargs*
+    the connection options for the connections to each master. *lease*: seconds a
+    silent client's pending page may block others. *replicas*: replicas that must hold
+    each write before a check is acknowledged (0 for a cluster without replicas)."""
+
+    store: SpreadStore
+
+    def __init__(
+        self,
+        client,
+        client_kwargs: dict,
+        *,
+        max_distance: int | None = None,
+        blocks: int | None = None,
+        features: str | None = None,
+        create: bool = True,
+        **options: Any,
+    ) -> None:
+        store = SpreadStore(client, client_kwargs, **options)
+        requested = RequestedParameters(max_distance, blocks, features)
+        super().__init__(store, requested, create=create)
+
+    prefix = property(lambda self: self.store.prefix, doc="The prefix of every key.")
+    keys = property(lambda self: self.store.keys, doc="The names of the index's keys.")
+    lease = property(lambda self: self.store.lease)
+    ttl = property(lambda self: self.store.ttl)
+    bucket_bits = property(lambda self: self.store.bucket_bits)
+    read_only = property(lambda self: self.store.read_only)
+    reconnect_pause = property(lambda self: self.store.reconnect_pause)

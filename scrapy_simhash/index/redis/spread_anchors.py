@@ -16,13 +16,13 @@ import json
 from typing import TYPE_CHECKING
 
 from ...anchors import MIN_SHARED, Anchors
-from ..base import Match, as_match, probe_of
-from ..rule import Probe, is_boilerplate, sighting
+from ..rule import is_boilerplate, sighting
 from .spread_io import Call
 from .spread_layout import Found
 
 if TYPE_CHECKING:
     from ..rule import Decision
+    from ..store import Decide, Page
     from .spread_io import SpreadIO
     from .spread_layout import Keys
 
@@ -43,7 +43,7 @@ def read_anchors(value: str | None) -> Anchors | None:
 
 
 class SpreadAnchors:
-    """The anchor half of :class:`~.spread.RedisSpreadIndex`."""
+    """The anchor half of :class:`~.spread.SpreadStore`."""
 
     if TYPE_CHECKING:
         keys: Keys
@@ -53,7 +53,7 @@ class SpreadAnchors:
         def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]: ...
         def _run(self, doing: str, function, *args): ...
         def _verdict(
-            self, probe: Probe, near: list[Found], inside: list[Found], *, with_near: bool = True
+            self, shares: bool, near: list[Found], inside: list[Found], decide: Decide
         ) -> Decision: ...
 
     def _anchor_calls(
@@ -151,22 +151,18 @@ class SpreadAnchors:
                 calls += self._settle_anchors(found.txn, {tag: [anchor]}, state == "c")
         return calls
 
-    def query_contained(self, fingerprint: int, anchors: Anchors, sketch=None) -> Match | None:
+    def read(self, page: Page, decide: Decide) -> Decision:
         """As the check's containment test, read without it (nothing is stored)."""
-        if not anchors:
-            return None
+        probe = page.probe
+        assert probe.anchors is not None
 
-        def read() -> Match | None:
-            calls = self._anchor_calls(anchors, "-", '"",""', "0" * 16, False)
+        def read() -> Decision:
+            calls = self._anchor_calls(probe.anchors, "-", '"",""', "0" * 16, False)
             replies = self._io.batch(calls)
-            found, _ = self._contained(calls, replies, anchors, "\0", fingerprint)
+            found, _ = self._contained(calls, replies, probe.anchors, "\0", probe.fingerprint)
             pending = [f for f in found if not f.committed]
             states = self._resolve(pending, None) if pending else {}
             committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-            probe = probe_of("\0", fingerprint, anchors, sketch)
-            decision = self._verdict(probe, [], committed, with_near=False)
-            if decision.candidate is None:
-                return None
-            return as_match(decision.candidate, fingerprint, decision.share, decision.own_text)
+            return self._verdict(page.shares, [], committed, decide)
 
         return self._run("query", read)

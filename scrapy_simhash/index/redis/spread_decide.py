@@ -15,25 +15,22 @@ from .spread_layout import Found, member, txn_order
 
 if TYPE_CHECKING:
     from ..rule import Decision
+    from ..store import Decide
     from .spread_io import SpreadIO
     from .spread_layout import Keys
 
 
 class SpreadDecide:
-    """The decision half of :class:`~.spread.RedisSpreadIndex`."""
+    """The decision half of :class:`~.spread.SpreadStore`: the candidates it hands the policy."""
 
     if TYPE_CHECKING:
         keys: Keys
         _io: SpreadIO
-        min_share: float
-        _found_now: tuple[list[Candidate], list[Candidate]] | None
 
-        def _decide(self, probe: Probe, *, near: bool = True) -> Decision: ...
-
-    def _sketches(self, probe: Probe, found: list[Found]) -> dict[str, Sketch]:
+    def _sketches(self, shares: bool, found: list[Found]) -> dict[str, Sketch]:
         """``txn -> sketch`` of the committed pages *found*, read at their homes (only
-        when the share is checked: *probe* has a sketch and ``min_share`` is above 0)."""
-        if not probe.sketch or self.min_share <= 0 or not found:
+        when the verdict measures *shares*, see :class:`~..store.Page`)."""
+        if not shares or not found:
             return {}
         unique = list({f.txn: f for f in found}.values())
         calls = [
@@ -63,23 +60,32 @@ class SpreadDecide:
         )  # fmt: skip
 
     def _verdict(
-        self, probe: Probe, near: list[Found], inside: list[Found], *, with_near: bool = True
+        self, shares: bool, near: list[Found], inside: list[Found], decide: Decide
     ) -> Decision:
-        """:func:`~.rule.decide` on the committed entries *near* and *inside* (found by
-        shared anchors)."""
-        sketches = self._sketches(probe, near + inside)
+        """The policy's verdict (*decide*) on the committed entries *near* and *inside*
+        (found by shared anchors), with their sketches when it measures *shares*."""
+        sketches = self._sketches(shares, near + inside)
         by_txn = {f.txn: self._candidate(f, sketches) for f in near}
         held = {f.txn: self._candidate(f, sketches) for f in inside}
-        self._found_now = (list(by_txn.values()), list(held.values()))
-        try:
-            return self._decide(probe, near=with_near)
-        finally:
-            self._found_now = None
+        return decide(_Found(list(by_txn.values()), list(held.values())))
 
-    def _near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
-        assert self._found_now is not None
-        return [c for c in self._found_now[0] if c.distance <= max_distance]
 
-    def _anchored(self, probe: Probe) -> list[Candidate]:
-        assert self._found_now is not None
-        return list(self._found_now[1])
+class _Found:
+    """The committed entries a round found, as a :class:`~..store.Reading`."""
+
+    def __init__(self, near: list[Candidate], held: list[Candidate]) -> None:
+        self._near, self._held = near, held
+
+    def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+        return [c for c in self._near if c.distance <= max_distance]
+
+    def anchored(self, probe: Probe) -> list[Candidate]:
+        return list(self._held)
+
+
+def exact_match(committed: list[Found], key: str) -> tuple[str, float]:
+    """The ``(key, added_at)`` an exact digest matches among the *committed* entries of
+    it: the entry under *key*, else the earliest."""
+    own = [f for f in committed if f.key == key]
+    best = min(own or committed, key=lambda f: (f.distance, f.txn))
+    return best.key, best.added_at

@@ -13,12 +13,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from ..base import DropRecord, StoredPage, storable_key, storable_pages
+from .audit import RedisAuditLog
 from .guards import RedisServer
 from .layout import hex64, record_tail
 from .page_values import analysed_args, packed_sketch, stored_analysed, stored_sketch
 from .spread_anchors import read_anchors, stored_anchors
-from .spread_layout import DROP_STREAMS, Found, crc, member, parse_member
+from .spread_layout import DROP_STREAMS, Found, member, parse_member
 
 if TYPE_CHECKING:
     from .spread_io import Call, SpreadIO
@@ -30,7 +31,7 @@ _BATCH = 1000
 
 
 class SpreadMaintenance(RedisServer):
-    """The maintenance half of :class:`~scrapy_simhash.index.redis.spread.RedisSpreadIndex`."""
+    """The maintenance half of :class:`~scrapy_simhash.index.redis.spread.SpreadStore`."""
 
     if TYPE_CHECKING:
         keys: Keys
@@ -67,77 +68,24 @@ class SpreadMaintenance(RedisServer):
                 self.progress(min(first + 256, len(homes)), len(homes))
         return results
 
-    def __len__(self) -> int:
+    def count(self) -> int:
         return sum(int(n or 0) for n in self._each_home(lambda p, h: p.hget(f"{h}:n", "pages")))
 
     # -- the audit log -------------------------------------------------------------------
 
-    def record_drop(
-        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
-    ) -> None:
-        key = storable_key(key)
-        fields = {
-            "key": key,
-            "kept": match.key,
-            "distance": match.distance,
-            "exact": int(exact),
-            "at": repr(time.time()),
-        }
-        if unchanged:
-            fields["unchanged"] = 1
-        if match.shared:
-            fields["shared"] = len(match.shared)
-        if match.share is not None:
-            fields["share"] = repr(float(match.share))
-        with self._errors("record a drop"):
-            self._client.xadd(self.keys.drops(crc(key) % DROP_STREAMS), fields)
+    def add_drop(self, record: DropRecord) -> None:
+        self._audit.add(record)
 
-    def _stream(self, number: int, start: str, end: str = "+") -> Iterator[tuple[str, dict]]:
-        name = self.keys.drops(number)
-        while True:
-            with self._errors("read the drops"):
-                batch = self._client.xrange(name, min=start, max=end, count=_BATCH)
-            yield from batch
-            if len(batch) < _BATCH:
-                return
-            start = "(" + batch[-1][0]
-
-    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
-        # Entry ids are the servers' clocks in ms, ``at`` the client's: start 10 minutes early.
-        start = "-" if since is None else f"{max(0, int((since - 600) * 1000))}-0"
-
-        def records(number: int) -> Iterator[tuple[float, str, DropRecord]]:
-            for entry, fields in self._stream(number, start):
-                record = DropRecord(
-                    fields["key"],
-                    fields["kept"],
-                    int(fields["distance"]),
-                    fields["exact"] == "1",
-                    float(fields["at"]),
-                    fields.get("unchanged") == "1",
-                    int(fields.get("shared", 0)),
-                    float(fields["share"]) if "share" in fields else None,
-                )
-                if since is None or record.at >= since:
-                    yield record.at, entry, record
-
-        for _, _, record in heapq.merge(*(records(s) for s in range(DROP_STREAMS))):
-            yield record
+    def drops(self, since: float | None) -> Iterator[DropRecord]:
+        return self._audit.drops(since)
 
     def expire_drops(self, older_than: float) -> int:
-        end = f"{int((older_than + 600) * 1000)}-0"
-        removed = 0
-        for number in range(DROP_STREAMS):
-            doomed = [
-                entry
-                for entry, fields in self._stream(number, "-", end)
-                if float(fields["at"]) < older_than
-            ]
-            for first in range(0, len(doomed), _BATCH):
-                with self._errors("remove audit-log entries"):
-                    name = self.keys.drops(number)
-                    removed += self._client.xdel(name, *doomed[first : first + _BATCH])
-        return removed
+        return self._audit.expire(older_than)
+
+    @property
+    def _audit(self) -> RedisAuditLog:
+        """The audit log: ``DROP_STREAMS`` streams, each in a slot of its own."""
+        return RedisAuditLog(self, [self.keys.drops(n) for n in range(DROP_STREAMS)])
 
     # -- listing ---------------------------------------------------------------------------
 

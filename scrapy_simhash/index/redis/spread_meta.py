@@ -40,7 +40,7 @@ logger = logging.getLogger("scrapy_simhash.index.redis")
 
 
 class SpreadMeta:
-    """The lifecycle half of :class:`~.spread.RedisSpreadIndex` (see IndexBase._open)."""
+    """The lifecycle half of :class:`~.spread.SpreadStore` (see Index._open)."""
 
     if TYPE_CHECKING:
         keys: Keys
@@ -53,11 +53,11 @@ class SpreadMeta:
 
         def _errors(self, doing: str) -> AbstractContextManager[None]: ...
 
-    def _read_parameters(self) -> IndexParameters | None:
+    def read_parameters(self) -> IndexParameters | None:
         meta = self._client.hgetall(self.keys.meta)
         return self._parse_meta(meta) if meta else None
 
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
+    def create(self, parameters: IndexParameters) -> IndexParameters:
         bits = self._requested_bucket_bits or DEFAULT_BUCKET_BITS
         groups(parameters, bits)  # validates before anything is written
         check_prefix_free(self.prefix, self.location)

@@ -11,23 +11,23 @@ class RedisTemplates:
     """``{prefix}:templates``: site -> its packed template, in base 64 (the index's clients
     decode replies as text)."""
 
-    def __init__(self, index: Any) -> None:
-        self.index = index
-        self._key = f"{index._tag}:templates"
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._key = f"{store._tag}:templates"
 
     def read(self, site: str) -> bytes | None:
-        with self.index._errors("read a site's template"):
-            value = self.index._client.hget(self._key, site)
+        with self.store._errors("read a site's template"):
+            value = self.store._client.hget(self._key, site)
         return None if value is None else base64.b64decode(value)
 
     def write(self, site: str, data: bytes) -> None:
-        with self.index._errors("learn a site's template"):
-            self.index._client.hset(self._key, site, base64.b64encode(data).decode("ascii"))
+        with self.store._errors("learn a site's template"):
+            self.store._client.hset(self._key, site, base64.b64encode(data).decode("ascii"))
 
     def forget(self, site: str | None = None) -> int:
-        with self.index._errors("forget sites' templates"):
+        with self.store._errors("forget sites' templates"):
             if site is None:
-                count = int(self.index._client.hlen(self._key))
-                self.index._client.delete(self._key)
+                count = int(self.store._client.hlen(self._key))
+                self.store._client.delete(self._key)
                 return count
-            return int(self.index._client.hdel(self._key, site))
+            return int(self.store._client.hdel(self._key, site))

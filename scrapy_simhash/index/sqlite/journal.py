@@ -35,13 +35,13 @@ class SqliteJournal(Journal):
 
     def _prepare(self) -> None:
         index = self.index
-        with index._errors("open the crawl journal"), index._transaction():
-            index._conn.execute(
+        with index.db.errors("open the crawl journal"), index.db.transaction():
+            index.db.conn.execute(
                 "CREATE TABLE IF NOT EXISTS journal_crawls (crawl TEXT PRIMARY KEY, "
                 "host TEXT NOT NULL, pid INTEGER NOT NULL, started TEXT NOT NULL, "
                 "beat REAL NOT NULL)"
             )
-            index._conn.execute(
+            index.db.conn.execute(
                 "CREATE TABLE IF NOT EXISTS journal_pending (crawl TEXT NOT NULL, "
                 "key TEXT NOT NULL, PRIMARY KEY (crawl, key)) WITHOUT ROWID"
             )
@@ -53,11 +53,11 @@ class SqliteJournal(Journal):
         with self._own_lock:
             if self._own is None:
                 index = self.index
-                own = index._connect()
+                own = index.db.connect()
                 try:
                     # It removes the pages of dead crawls: written as the index's own
                     # connection writes them (its triggers are this connection's alone).
-                    own.execute(f"PRAGMA synchronous={index._synchronous}")
+                    own.execute(f"PRAGMA synchronous={index.db.synchronous}")
                     index.tables.install(own)
                 except BaseException:
                     own.close()
@@ -83,7 +83,7 @@ class SqliteJournal(Journal):
         return (record.crawl, record.host, record.pid, record.started, record.beat)
 
     def _renew(self, record: CrawlRecord) -> bool:
-        with self.index._errors("renew the crawl's lease"), self._own_transaction() as conn:
+        with self.index.db.errors("renew the crawl's lease"), self._own_transaction() as conn:
             updated = conn.execute(
                 "UPDATE journal_crawls SET host = ?, pid = ?, started = ?, beat = ? "
                 "WHERE crawl = ?",
@@ -98,7 +98,7 @@ class SqliteJournal(Journal):
         return not updated
 
     def _records(self) -> list[CrawlRecord]:
-        with self.index._errors("read the crawl journal"), self._own_connection() as conn:
+        with self.index.db.errors("read the crawl journal"), self._own_connection() as conn:
             rows = conn.execute(
                 "SELECT crawl, host, pid, started, beat FROM journal_crawls"
             ).fetchall()
@@ -106,15 +106,15 @@ class SqliteJournal(Journal):
 
     def _add_pending(self, key: str) -> bool:
         index = self.index
-        with index._errors("write the crawl journal"), index._transaction():
-            index._conn.execute(
+        with index.db.errors("write the crawl journal"), index.db.transaction():
+            index.db.conn.execute(
                 "INSERT OR IGNORE INTO journal_pending (crawl, key) VALUES (?, ?)",
                 (self.crawl, key),
             )
             # The record is there, or is written again in the same transaction: a pending
             # key never sits in a journal that no record names.
             return bool(
-                index._conn.execute(
+                index.db.conn.execute(
                     "INSERT OR IGNORE INTO journal_crawls (crawl, host, pid, started, beat) "
                     "VALUES (?, ?, ?, ?, ?)",
                     self._values(self._record(time.time())),
@@ -122,21 +122,21 @@ class SqliteJournal(Journal):
             )
 
     def _readd_pending(self, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"), self._own_transaction() as conn:
+        with self.index.db.errors("write the crawl journal"), self._own_transaction() as conn:
             conn.executemany(
                 "INSERT OR IGNORE INTO journal_pending (crawl, key) VALUES (?, ?)",
                 [(self.crawl, key) for key in keys],
             )
 
     def _remove_pending(self, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"), self._own_transaction() as conn:
+        with self.index.db.errors("write the crawl journal"), self._own_transaction() as conn:
             conn.executemany(
                 "DELETE FROM journal_pending WHERE crawl = ? AND key = ?",
                 [(self.crawl, key) for key in keys],
             )
 
     def _pending(self, crawl: str) -> list[str]:
-        with self.index._errors("read the crawl journal"), self._own_connection() as conn:
+        with self.index.db.errors("read the crawl journal"), self._own_connection() as conn:
             return self._pending_on(conn, crawl)
 
     @staticmethod
@@ -149,7 +149,7 @@ class SqliteJournal(Journal):
         # while the record is as read. A crawl that renewed meanwhile was alive: its pages
         # and keys stay (it exports them, or forgets them at its end).
         index = self.index
-        with index._errors("forget the pages of a dead crawl"), self._own_transaction() as conn:
+        with index.db.errors("forget the pages of a dead crawl"), self._own_transaction() as conn:
             if not conn.execute(
                 "SELECT 1 FROM journal_crawls WHERE crawl = ? AND beat = ?",
                 (record.crawl, record.beat),
@@ -161,7 +161,7 @@ class SqliteJournal(Journal):
         return forgotten
 
     def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"), self._own_transaction() as conn:
+        with self.index.db.errors("write the crawl journal"), self._own_transaction() as conn:
             self._drop_dead_on(conn, record, keys)
 
     @staticmethod
@@ -182,9 +182,9 @@ class SqliteJournal(Journal):
     def _drop(self, crawl: str) -> None:
         index = self.index
         try:
-            with index._errors("write the crawl journal"), index._transaction():
-                index._conn.execute("DELETE FROM journal_pending WHERE crawl = ?", (crawl,))
-                index._conn.execute("DELETE FROM journal_crawls WHERE crawl = ?", (crawl,))
+            with index.db.errors("write the crawl journal"), index.db.transaction():
+                index.db.conn.execute("DELETE FROM journal_pending WHERE crawl = ?", (crawl,))
+                index.db.conn.execute("DELETE FROM journal_crawls WHERE crawl = ?", (crawl,))
         finally:
             if crawl == self.crawl:
                 self.close()

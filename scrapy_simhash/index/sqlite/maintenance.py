@@ -14,7 +14,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from ...exceptions import Interrupted
-from ..base import DropRecord, Match, StoredPage, storable_key, storable_pages
+from ..stored import DropRecord, StoredPage, storable_key, storable_pages
 from .analyses import add_analyses, remove_analyses, stored_analyses
 from .anchors import add_anchors, remove_anchors, stored_anchors
 from .layout import DROP_SHARED, DROP_UNCHANGED
@@ -28,9 +28,7 @@ from .tables import (
 )
 
 if TYPE_CHECKING:
-    import sqlite3
-    from contextlib import AbstractContextManager
-    from pathlib import Path
+    from .database import Database
 
 
 #: Pages per transaction of long maintenance (expire, import, forget, pruning the audit
@@ -49,37 +47,32 @@ _WALK_BATCH = 2000
 
 
 class SqliteMaintenance:
-    """The maintenance half of :class:`~scrapy_simhash.index.sqlite.SqliteIndex`."""
+    """The audit log and the maintenance of the index in *db*, whose block tables are
+    *tables*: a part of :class:`~scrapy_simhash.index.sqlite.index.SqliteStore`."""
 
-    if TYPE_CHECKING:
-        path: Path
-        tables: BlockTables
-        _conn: sqlite3.Connection
-        _committed: bool
+    def __init__(self, db: Database, tables: BlockTables) -> None:
+        self.db = db
+        self.tables = tables
 
-        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
-        def _transaction(self, immediate: bool = True) -> AbstractContextManager[None]: ...
-
-    def record_drop(
-        self, key: str, match: Match, *, exact: bool = False, unchanged: bool = False
-    ) -> None:
+    def add_drop(self, record: DropRecord) -> None:
         # The column `exact` holds the kind as bits (see sqlite_layout.DROP_UNCHANGED): a
         # kind without a new column, so that existing files keep their layout.
-        kind = int(exact) | (DROP_UNCHANGED if unchanged else 0) | DROP_SHARED * len(match.shared)
-        with self._errors("record a drop"):
-            self._conn.execute(
+        kind = int(record.exact) | (DROP_UNCHANGED if record.unchanged else 0)
+        kind |= DROP_SHARED * record.shared
+        with self.db.errors("record a drop"):
+            self.db.conn.execute(
                 "INSERT INTO drops (key, kept_key, distance, exact, at, share) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (storable_key(key), match.key, match.distance, kind, time.time(), match.share),
+                (record.key, record.kept_key, record.distance, kind, record.at, record.share),
             )
 
-    def drops(self, *, since: float | None = None) -> Iterator[DropRecord]:
+    def drops(self, since: float | None) -> Iterator[DropRecord]:
         sql = "SELECT key, kept_key, distance, exact, at, share FROM drops"
         args: tuple = ()
         if since is not None:
             sql, args = sql + " WHERE at >= ?", (since,)
-        with self._errors("read the drops"):
-            rows = self._conn.execute(sql + " ORDER BY at, id", args).fetchall()
+        with self.db.errors("read the drops"):
+            rows = self.db.conn.execute(sql + " ORDER BY at, id", args).fetchall()
         for key, kept_key, distance, kind, at, share in rows:
             yield DropRecord(
                 key,
@@ -101,21 +94,21 @@ class SqliteMaintenance:
         self, where: str = "", args: tuple = (), pages_where: str = "", pages_args: tuple = ()
     ) -> Iterator[StoredPage]:
         """Pages and exact entries *where* says (*pages_where* for pages, if given)."""
-        with self._errors("read the pages"):
-            cursor = self._conn.execute(
+        with self.db.errors("read the pages"):
+            cursor = self.db.conn.execute(
                 self._PAGES_SQL.format(pages=pages_where or where, exact=where),
                 (pages_args if pages_where else args) + args,
             )
         while True:
-            with self._errors("read the pages"):
+            with self.db.errors("read the pages"):
                 rows = cursor.fetchmany(10_000)
             if not rows:
                 return
-            with self._errors("read the pages"):
+            with self.db.errors("read the pages"):
                 ids = [i for *_, exact, i in rows if not exact]
-                anchors = stored_anchors(self._conn, ids)
-                sketches = stored_sketches(self._conn, ids)
-                analysed = stored_analyses(self._conn, [row[0] for row in rows])
+                anchors = stored_anchors(self.db.conn, ids)
+                sketches = stored_sketches(self.db.conn, ids)
+                analysed = stored_analyses(self.db.conn, [row[0] for row in rows])
             for key, fp, added_at, exact, page_id in rows:
                 found = None if exact else anchors.get(page_id)
                 sketch = None if exact else sketches.get(page_id)
@@ -130,13 +123,13 @@ class SqliteMaintenance:
         ``export``) holds no snapshot meanwhile, so a crawl's writes beside it can be
         checkpointed and the write-ahead log stays small."""
         walk = next(_WALKS)
-        with self._errors("read the pages"):
-            self._conn.execute(
+        with self.db.errors("read the pages"):
+            self.db.conn.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS page_walk (walk INTEGER NOT NULL, "
                 "seq INTEGER NOT NULL, id INTEGER NOT NULL, exact INTEGER NOT NULL, "
                 "PRIMARY KEY (walk, seq)) WITHOUT ROWID"
             )
-            count = self._conn.execute(
+            count = self.db.conn.execute(
                 "INSERT INTO temp.page_walk (walk, seq, id, exact) SELECT ?, "
                 "row_number() OVER (ORDER BY added_at, exact, id), id, exact FROM ("
                 "SELECT id, added_at, 0 AS exact FROM pages UNION ALL "
@@ -146,8 +139,8 @@ class SqliteMaintenance:
         try:
             for first in range(1, count + 1, _WALK_BATCH):
                 span = (walk, first, first + _WALK_BATCH - 1)
-                with self._errors("read the pages"):
-                    rows = self._conn.execute(
+                with self.db.errors("read the pages"):
+                    rows = self.db.conn.execute(
                         "SELECT p.key, p.fingerprint, p.added_at, 0, w.seq, p.id "
                         "FROM temp.page_walk w JOIN page_view p ON p.id = w.id "
                         "WHERE w.walk = ? AND w.seq BETWEEN ? AND ? AND w.exact = 0 "
@@ -158,9 +151,9 @@ class SqliteMaintenance:
                         span + span,
                     ).fetchall()
                     ids = [r[5] for r in rows if not r[3]]
-                    held = stored_anchors(self._conn, ids)
-                    sketches = stored_sketches(self._conn, ids)
-                    analysed = stored_analyses(self._conn, [r[0] for r in rows])
+                    held = stored_anchors(self.db.conn, ids)
+                    sketches = stored_sketches(self.db.conn, ids)
+                    analysed = stored_analyses(self.db.conn, [r[0] for r in rows])
                 for key, fp, added_at, exact, _, page_id in rows:
                     anchors = None if exact else held.get(page_id)
                     sketch = None if exact else sketches.get(page_id)
@@ -170,11 +163,11 @@ class SqliteMaintenance:
                     )  # fmt: skip
         finally:
             with contextlib.suppress(sqlite3.Error):  # a closed or failing index
-                if self._conn is not None:
-                    self._conn.execute("DELETE FROM temp.page_walk WHERE walk = ?", (walk,))
+                if self.db.conn is not None:
+                    self.db.conn.execute("DELETE FROM temp.page_walk WHERE walk = ?", (walk,))
 
     def find(self, key: str) -> list[StoredPage]:
-        with self._errors("find"):
+        with self.db.errors("find"):
             key = storable_key(key)
             by_key = (f"WHERE {PAGES_BY_KEY}", (key_hash(key), key))
             return list(self._select_pages("WHERE key = ?", (key,), *by_key))
@@ -197,13 +190,13 @@ class SqliteMaintenance:
                 if not first:
                     time.sleep(BATCH_PAUSE)
                 first, pending = False, 0
-                with self._errors(doing), self._transaction():
+                with self.db.errors(doing), self.db.transaction():
                     pending, more = step()
                 done, pending = done + pending, 0
                 if not more:
                     break
         except KeyboardInterrupt:
-            raise Interrupted(done + (pending if self._committed else 0)) from None
+            raise Interrupted(done + (pending if self.db.committed else 0)) from None
         return done
 
     def add_pages(self, pages: Iterable[StoredPage]) -> int:
@@ -220,7 +213,7 @@ class SqliteMaintenance:
         return self._batched("add pages", lambda: (self._add_batch(batch), True), read)
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
-        (next_id,) = self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
+        (next_id,) = self.db.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM pages").fetchone()
         page_rows, exact_rows, anchor_rows, sketch_rows, analysis_rows = [], [], [], [], []
         seen: set[tuple[str, int]] = set()
         for page in batch:
@@ -229,7 +222,7 @@ class SqliteMaintenance:
                 exact_rows.append((signed, page.key, page.added_at))
                 analysis_rows.append((page.key, page.analysed))
                 continue
-            if (page.key, signed) in seen or self._conn.execute(
+            if (page.key, signed) in seen or self.db.conn.execute(
                 "SELECT 1 FROM page_view WHERE key = ? AND fingerprint = ?",
                 (page.key, signed),
             ).fetchone():
@@ -242,16 +235,16 @@ class SqliteMaintenance:
             if page.sketch:
                 sketch_rows.append((next_id, page.sketch))
             next_id += 1
-        before = self._conn.total_changes
-        self._conn.executemany(
+        before = self.db.conn.total_changes
+        self.db.conn.executemany(
             "INSERT OR IGNORE INTO exact_texts (digest, key, added_at) VALUES (?, ?, ?)",
             exact_rows,
         )
-        added = self._conn.total_changes - before + len(page_rows)
-        self.tables.add_many(self._conn, page_rows)
-        add_anchors(self._conn, anchor_rows)
-        add_sketches(self._conn, sketch_rows)
-        add_analyses(self._conn, analysis_rows)
+        added = self.db.conn.total_changes - before + len(page_rows)
+        self.tables.add_many(self.db.conn, page_rows)
+        add_anchors(self.db.conn, anchor_rows)
+        add_sketches(self.db.conn, sketch_rows)
+        add_analyses(self.db.conn, analysis_rows)
         return added
 
     def _delete(self, where: str, args: tuple, pages_where: str = "", pages_args=()) -> int:
@@ -262,19 +255,21 @@ class SqliteMaintenance:
         pages_limited = (*pages_args, BATCH_PAGES) if pages_where else limited
 
         def step() -> tuple[int, bool]:
-            doomed = self._conn.execute(
+            doomed = self.db.conn.execute(
                 f"SELECT id, fingerprint, key FROM page_view {pages_where or where} LIMIT ?",
                 pages_limited,
             ).fetchall()
-            self.tables.remove(self._conn, doomed)
-            remove_anchors(self._conn, [page_id for page_id, _, _ in doomed])
-            remove_sketches(self._conn, [page_id for page_id, _, _ in doomed])
-            exact_keys = self._conn.execute(
+            self.tables.remove(self.db.conn, doomed)
+            remove_anchors(self.db.conn, [page_id for page_id, _, _ in doomed])
+            remove_sketches(self.db.conn, [page_id for page_id, _, _ in doomed])
+            exact_keys = self.db.conn.execute(
                 f"DELETE FROM exact_texts WHERE rowid IN "
                 f"(SELECT rowid FROM exact_texts {where} LIMIT ?) RETURNING key",
                 limited,
             ).fetchall()
-            remove_analyses(self._conn, [key for _, _, key in doomed] + [k for (k,) in exact_keys])
+            remove_analyses(
+                self.db.conn, [key for _, _, key in doomed] + [k for (k,) in exact_keys]
+            )
             exact = len(exact_keys)
             return len(doomed) + exact, len(doomed) == BATCH_PAGES or exact == BATCH_PAGES
 
@@ -289,7 +284,7 @@ class SqliteMaintenance:
 
     def expire_drops(self, older_than: float) -> int:
         def step() -> tuple[int, bool]:
-            removed = self._conn.execute(
+            removed = self.db.conn.execute(
                 "DELETE FROM drops WHERE id IN (SELECT id FROM drops WHERE at < ? LIMIT ?)",
                 (older_than, BATCH_PAGES),
             ).rowcount
@@ -301,7 +296,7 @@ class SqliteMaintenance:
         """Bytes of the file and its write-ahead log."""
         return sum(
             os.path.getsize(name)
-            for name in (self.path, f"{self.path}-wal")
+            for name in (self.db.path, f"{self.db.path}-wal")
             if os.path.exists(name)
         )
 
@@ -309,11 +304,7 @@ class SqliteMaintenance:
         """Rebuild the file without the space of removed pages (``VACUUM``) and truncate
         the write-ahead log. Needs as much free disk as the index takes; other processes
         wait meanwhile."""
-        with self._errors("vacuum"):
-            self._conn.execute("VACUUM")
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self.db.errors("vacuum"):
+            self.db.conn.execute("VACUUM")
+            self.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True
-
-    def vacuum(self) -> None:
-        """:meth:`compact` by its SQLite name."""
-        self.compact()

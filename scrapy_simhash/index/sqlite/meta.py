@@ -2,10 +2,10 @@
 (schema version, the anchors' and the sketches' formats, the block tables), and the
 upgrades in place of a file written before anchors, sketches or sightings.
 
-Apart from :mod:`~.index` as the lifecycle half of :class:`~.index.SqliteIndex` (see
-``IndexBase._open``), as :mod:`~scrapy_simhash.index.redis.meta` is for a Redis index:
-what is stored about the index, not how its pages are checked. The connection it reads
-through is made and configured in :mod:`~.index`.
+A part of :class:`~.index.SqliteStore` (see ``Index._open``), as
+:mod:`~scrapy_simhash.index.redis.meta` is for a Redis index: what is stored about the
+index, not how its pages are checked. The connection it reads through is the
+:class:`~.database.Database`'s, configured by the store.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..parameters import (
     check_sketch_format,
     stored_parameters,
 )
-from .file import check_file, create_file, retry_while_locked
+from .file import check_application, check_file, create_file, retry_while_locked
 from .layout import (
     PRE_ANCHORS_VERSION,
     PRE_SEEN_VERSION,
@@ -42,38 +42,42 @@ from .layout import (
 from .tables import BlockTables
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-    from pathlib import Path
+    from collections.abc import Callable
+
+    from .database import Database
 
 #: The logger of :mod:`~.index`, whose messages these were before the module was split.
 logger = logging.getLogger("scrapy_simhash.index.sqlite.index")
 
 
 class SqliteMeta:
-    """The lifecycle half of :class:`~.index.SqliteIndex` (see IndexBase._open)."""
+    """The parameters of the index in *db*: read (and the file upgraded, with *upgrade*)
+    on open, after *configure* has set up the connection; the block tables they name
+    are :attr:`tables` then."""
 
-    if TYPE_CHECKING:
-        path: Path
-        location: str
-        read_only: bool
-        tables: BlockTables
-        _conn: sqlite3.Connection | None
-        _timeout: float
-        _upgrade_anchors: bool
+    def __init__(
+        self,
+        db: Database,
+        configure: Callable[[sqlite3.Connection], None],
+        *,
+        upgrade: bool,
+    ) -> None:
+        self.db = db
+        self._configure = configure
+        self._upgrade_anchors = upgrade
+        self.location = str(db.path)
+        self.path = db.path
+        self.read_only = db.read_only
+        self.tables: BlockTables | None = None
 
-        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
-        def _transaction(self, immediate: bool = True) -> AbstractContextManager[None]: ...
-        def _connect(self, *, immutable: bool = False) -> sqlite3.Connection: ...
-        def _configure_and_load(self) -> IndexParameters: ...
-
-    def _read_parameters(self) -> IndexParameters | None:
+    def read_parameters(self) -> IndexParameters | None:
         if not check_file(self.path):
             return None
-        if self._conn is not None:  # created by _create: connected again below
-            self._conn.close()
-        self._conn = self._connect()
+        if self.db.conn is not None:  # created by create: connected again below
+            self.db.conn.close()
+        self.db.conn = self.db.connect()
         try:
-            return retry_while_locked(self._configure_and_load, self._timeout)
+            return retry_while_locked(self._configure_and_load, self.db.timeout)
         except sqlite3.OperationalError as e:
             # A cleanly closed index on a read-only file system: SQLite cannot make the
             # -shm file a WAL reader needs. With no -wal file no process has the index
@@ -84,14 +88,19 @@ class SqliteMeta:
                 and not os.path.exists(f"{self.path}-wal")
             ):
                 raise
-            self._conn.close()
-            self._conn = self._connect(immutable=True)
+            self.db.conn.close()
+            self.db.conn = self.db.connect(immutable=True)
             return self._configure_and_load()
 
-    def _create(self, parameters: IndexParameters) -> IndexParameters:
-        with self._errors("create"):
+    def _configure_and_load(self) -> IndexParameters:
+        check_application(self.db.conn, self.path)
+        self._configure(self.db.conn)
+        return self._load()
+
+    def create(self, parameters: IndexParameters) -> IndexParameters:
+        with self.db.errors("create"):
             create_file(self.path, parameters)
-        stored = self._read_parameters()
+        stored = self.read_parameters()
         assert stored is not None  # the file exists now: ours, or another process's
         return stored
 
@@ -103,11 +112,11 @@ class SqliteMeta:
         if self._version() in (PRE_ANCHORS_VERSION, PRE_SKETCH_VERSION, PRE_SEEN_VERSION):
             self._add_anchor_tables()
         # One read transaction: a consistent view of the layout and parameters.
-        with self._transaction(immediate=False):
+        with self.db.transaction(immediate=False):
             version = self._version()
             if (
                 version == 0
-                and self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                and self.db.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             ):
                 raise IndexUnavailable(
                     f"The index {self.path} has no schema version (an older or unfinished "
@@ -117,27 +126,27 @@ class SqliteMeta:
                 )
             if version:
                 check_layout_version(version, SCHEMA_VERSION, self.location, "schema version")
-            missing = missing_layout(self._conn)
+            missing = missing_layout(self.db.conn)
             if not missing:
                 parameters = self._stored_parameters()
-                stored = self._conn.execute(
+                stored = self.db.conn.execute(
                     "SELECT value FROM simhash_meta WHERE name = 'anchors'"
                 ).fetchone()
                 check_anchors_format(stored and stored[0], self.location)
-                stored = self._conn.execute(
+                stored = self.db.conn.execute(
                     "SELECT value FROM simhash_meta WHERE name = 'sketch'"
                 ).fetchone()
                 check_sketch_format(stored and stored[0], self.location)
                 self.tables = BlockTables(parameters.plan)
-                missing = self.tables.missing(self._conn)
+                missing = self.tables.missing(self.db.conn)
             self._refuse_missing(missing)
         if not self.read_only:
-            self.tables.install(self._conn)
+            self.tables.install(self.db.conn)
             self._check_writable()
         return parameters
 
     def _stored_parameters(self) -> IndexParameters:
-        meta = dict(self._conn.execute("SELECT name, value FROM simhash_meta"))
+        meta = dict(self.db.conn.execute("SELECT name, value FROM simhash_meta"))
         return stored_parameters(meta, self.location, "simhash_meta")
 
     def _refuse_missing(self, missing: list[str]) -> None:
@@ -149,7 +158,7 @@ class SqliteMeta:
             )
 
     def _version(self) -> int:
-        return self._conn.execute("PRAGMA user_version").fetchone()[0]
+        return self.db.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def _upgrade(self) -> None:
         """Upgrade a version-1 file in place, in one transaction (see upgrade_from_v1).
@@ -161,13 +170,13 @@ class SqliteMeta:
                 f"left untouched. Upgrade it with: scrapy-simhash vacuum --index {self.path}"
             )
         started = time.monotonic()
-        with self._transaction():
+        with self.db.transaction():
             if self._version() != UPGRADABLE_VERSION:
                 return  # upgraded meanwhile by another process
-            found = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master")}
+            found = {row[0] for row in self.db.conn.execute("SELECT name FROM sqlite_master")}
             needed = ("simhash_meta", "pages", "block_keys")
             self._refuse_missing([f"the table {t}" for t in needed if t not in found])
-            upgrade_from_v1(self._conn, self._stored_parameters().plan, str(self.path))
+            upgrade_from_v1(self.db.conn, self._stored_parameters().plan, str(self.path))
         logger.warning(
             "Upgraded the index %s in %.1f s; `scrapy-simhash vacuum` gives the space its "
             "old tables took back to the disk",
@@ -200,13 +209,13 @@ class SqliteMeta:
                 f"left untouched. Upgrade it (its pages are kept; {kept}) with: "
                 f"scrapy-simhash upgrade --index {self.path}"
             )
-        with self._transaction():
+        with self.db.transaction():
             if self._version() == PRE_ANCHORS_VERSION:
-                upgrade_from_v2(self._conn)
+                upgrade_from_v2(self.db.conn)
             elif self._version() == PRE_SKETCH_VERSION:
-                upgrade_from_v3(self._conn)
+                upgrade_from_v3(self.db.conn)
             elif self._version() == PRE_SEEN_VERSION:
-                upgrade_from_v4(self._conn)
+                upgrade_from_v4(self.db.conn)
         logger.warning(
             "Upgraded the index %s to schema version %d (paragraph anchors %s, sketches %s)",
             self.path, SCHEMA_VERSION, ANCHORS_FORMAT, SKETCH_FORMAT,
@@ -215,8 +224,8 @@ class SqliteMeta:
     def _check_writable(self) -> None:
         """Fail now, not at the first page of a crawl, if the file cannot be written: a
         write that is rolled back (it never reaches the disk)."""
-        self._conn.execute("BEGIN IMMEDIATE")
+        self.db.conn.execute("BEGIN IMMEDIATE")
         try:
-            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.db.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         finally:
-            self._conn.execute("ROLLBACK")
+            self.db.conn.execute("ROLLBACK")

@@ -33,20 +33,20 @@ class SqliteSkipRules:
     def _writing(self, doing: str) -> Iterator[sqlite3.Connection]:
         """One write transaction on the index's connection; the tables made first."""
         index = self.index
-        with index._errors(doing), index._transaction():
+        with index.db.errors(doing), index.db.transaction():
             if not self._made:
-                index._conn.execute(_TABLES[0])
-                index._conn.execute(_TABLES[1])
-                index._conn.execute(_TABLES[2])
-            yield index._conn
+                index.db.conn.execute(_TABLES[0])
+                index.db.conn.execute(_TABLES[1])
+                index.db.conn.execute(_TABLES[2])
+            yield index.db.conn
         self._made = True
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection | None]:
         """The index's connection to read with; ``None`` where the tables were never made
         (an index no crawl with SIMHASH_SKIP_PREDICTED wrote to): nothing to read."""
-        conn = self.index._conn
-        with self.index._errors("read the URL rules"):
+        conn = self.index.db.conn
+        with self.index.db.errors("read the URL rules"):
             made = (
                 self._made
                 or conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'skip_copies'").fetchone()
