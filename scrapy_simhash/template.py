@@ -67,11 +67,13 @@ class Template:
 
     @classmethod
     def unpack(cls, data: bytes | None) -> Template:
-        """The template :meth:`pack` made; an empty one for no data."""
-        if not data:
+        """The template :meth:`pack` made; an empty one for no data, or for data it did
+        not make (cut short, written by something else): learned again, and replaced."""
+        try:
+            pages, n = _HEADER.unpack_from(data or b"")
+            values = struct.unpack_from(f"<{n}i{n}i{n}H", data, _HEADER.size)
+        except (struct.error, TypeError):
             return cls()
-        pages, n = _HEADER.unpack_from(data)
-        values = struct.unpack_from(f"<{n}i{n}i{n}H", data, _HEADER.size)
         blocks = {values[i]: (values[n + i], values[2 * n + i]) for i in range(n)}
         return cls(pages, blocks)
 

@@ -26,6 +26,9 @@ def test_a_template_is_stored_and_read_back_whole():
     again = Template.unpack(template.pack())
     assert again == template == Template(2, {1: (7, 2), -2: (7, 1), 3: (8, 1)})
     assert Template.unpack(None) == Template()
+    # Data it did not make is no template: learned again, never an error in a check.
+    assert Template.unpack(template.pack()[:-3]) == Template()
+    assert Template.unpack(b"\xff" * 11) == Template()
 
 
 def test_learning_stops_after_the_first_pages_of_a_site():
