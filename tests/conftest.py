@@ -67,6 +67,63 @@ def _used_fixtures_are_marked(request):
         pytest.fail("uses a Redis Cluster but is not marked 'slow'")
 
 
+#: The files that take longest (pytest --durations=80, summed by file), started first so
+#: that no worker is left running one of them while the other has nothing to do. Only the
+#: order depends on this list: a file missing from it runs after them, in collection order.
+LONGEST_FIRST = (
+    "tests/e2e/test_transcripts.py",
+    "tests/e2e/test_journal_crawls.py",
+    "tests/e2e/test_feed_disk_full.py",
+    "tests/e2e/test_example_crawl.py",
+    "tests/e2e/test_skip_crawls.py",
+    "tests/index/test_contained_race.py",
+    "tests/index/test_redis_index.py",
+    "tests/e2e/test_reliability.py",
+    "tests/e2e/test_first_hour.py",
+    "tests/e2e/test_middleware_crawls.py",
+    "tests/index/test_index_contract.py",
+    "tests/crawl/test_workers.py",
+    "tests/e2e/test_redis_spread_crawl.py",
+)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    # --dist load (pyproject.toml's addopts), with two changes: a file that defines a
+    # module-scoped fixture (a crawl, a project, a Dask cluster) runs in one worker, so the
+    # fixture is made once; and the longest files start first. (xdist's loadgroup kept
+    # such files together by renaming their tests, which pytest 9.2 no longer lets it do:
+    # its xdist_group marks were ignored, and a module's fixture was made in each worker.)
+    if config.getvalue("dist") != "load":
+        return None
+    import functools
+
+    from xdist.scheduler import LoadScopeScheduling
+
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+
+    @functools.cache
+    def shares_fixtures(path: str) -> bool:
+        return 'scope="module"' in (config.rootpath / path).read_text(encoding="utf-8")
+
+    class SharedFixturesTogether(LoadScopeScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if shares_fixtures(path) else nodeid
+
+        def _assign_work_unit(self, node):
+            if not self.ordered:
+                first = sorted(self.workqueue, key=lambda s: rank.get(s.split("::")[0], len(rank)))
+                for scope in first:
+                    self.workqueue.move_to_end(scope)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    config.option.loadscopereorder = False  # the order above, not the biggest files first
+    return SharedFixturesTogether(config, log)
+
+
 def pytest_runtest_setup(item):
     if item.get_closest_marker("needs_compiled") is not None:
         from scrapy_simhash.analysis.speedups import compiled
@@ -236,9 +293,9 @@ def _require_cluster() -> None:
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory):
-    """One Redis Cluster for the session (three masters, three replicas on free ports);
-    tests keep apart by using their own key prefix, and run in one pytest-xdist worker
-    (``xdist_group("redis-cluster")``). Tests that kill a node start their own cluster
+    """One Redis Cluster for the session (three masters, three replicas on free ports),
+    started by the first test that asks for it (one a pytest-xdist worker); tests keep
+    apart by using their own key prefix. Tests that kill a node start their own cluster
     (``make_redis_cluster``)."""
     from redis_cluster import RedisCluster
 

@@ -30,11 +30,6 @@ STORED_BACKENDS = [
     pytest.param("redis", marks=pytest.mark.redis),
     pytest.param(
         "redis-spread",
-        marks=[
-            pytest.mark.redis,
-            pytest.mark.cluster,
-            pytest.mark.slow,
-            pytest.mark.xdist_group("redis-cluster"),
-        ],
+        marks=[pytest.mark.redis, pytest.mark.cluster, pytest.mark.slow],
     ),
 ]

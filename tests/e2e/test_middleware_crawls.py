@@ -10,9 +10,12 @@ link (``class="nocheck"``).
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from scrapy_simhash import open_index
 
@@ -44,8 +47,25 @@ def mw_stats(stats: dict) -> dict:
     return {k.removeprefix(prefix): v for k, v in stats.items() if k.startswith(prefix)}
 
 
-def test_links_of_a_near_duplicate_are_not_followed(tmp_path):
-    items, stats = crawl(tmp_path)
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory) -> tuple[Path, list[dict], dict]:
+    """One first crawl into a new index, for the tests that read it or crawl again: its
+    directory (whose ``index.db`` a test may open), items and stats."""
+    directory = tmp_path_factory.mktemp("first-run")
+    items, stats = crawl(directory)
+    copy_index(directory, directory / "as-left")
+    return directory, items, stats
+
+
+def copy_index(source: Path, target: Path) -> None:
+    """Copy the index in *source* (its WAL too, if any) into *target*."""
+    target.mkdir(exist_ok=True)
+    for path in source.glob("index.db*"):
+        shutil.copy(path, target / path.name)
+
+
+def test_links_of_a_near_duplicate_are_not_followed(first_run):
+    tmp_path, items, stats = first_run
     assert {item["url"] for item in items} == {
         url("index.html"),
         url("tram.html"),
@@ -73,8 +93,8 @@ def test_links_of_a_near_duplicate_are_not_followed(tmp_path):
         ]
 
 
-def test_second_run_follows_links_of_unchanged_pages(tmp_path):
-    crawl(tmp_path)
+def test_second_run_follows_links_of_unchanged_pages(first_run, tmp_path):
+    copy_index(first_run[0] / "as-left", tmp_path)
     items, stats = crawl(tmp_path)
     # Every page was stored by the first run: items are dropped, but links of pages that
     # match themselves are followed, so the same pages are reached again.

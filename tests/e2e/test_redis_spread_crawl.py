@@ -12,12 +12,9 @@ import uuid
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-import pytest
 from pipelines import subprocess_env
 
 from scrapy_simhash import open_index
-
-pytestmark = pytest.mark.xdist_group("redis-cluster")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -27,8 +27,6 @@ FLAGS = [
     "--no-first-run",
 ]
 
-pytestmark = pytest.mark.xdist_group("example_crawl")
-
 
 def chromium(tmp_path: Path, *args: str) -> str:
     """Run headless Chromium with a fresh profile; return what it printed."""

@@ -12,8 +12,7 @@ from contained_race import race
 
 @pytest.fixture(
     params=[
-        pytest.param("spread", marks=[pytest.mark.redis, pytest.mark.cluster,
-                                      pytest.mark.xdist_group("redis-cluster")]),
+        pytest.param("spread", marks=[pytest.mark.redis, pytest.mark.cluster]),
         "sqlite",
     ]
 )  # fmt: skip

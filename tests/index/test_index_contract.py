@@ -83,14 +83,11 @@ class RedisSpreadBackend(Backend):
 BACKENDS = {b.name: b for b in (MemoryBackend, SqliteBackend, RedisBackend, RedisSpreadBackend)}
 
 
-#: Every test on the cluster runs in one pytest-xdist worker, so the session starts one.
-ON_CLUSTER = pytest.mark.xdist_group("redis-cluster")
-
 #: The markers of a backend's tests (conftest.py cannot see a fixture asked for at run
 #: time, and checks that these are right).
 MARKS = {
     "redis": [pytest.mark.redis],
-    "redis-spread": [pytest.mark.redis, pytest.mark.cluster, pytest.mark.slow, ON_CLUSTER],
+    "redis-spread": [pytest.mark.redis, pytest.mark.cluster, pytest.mark.slow],
 }
 
 

@@ -20,8 +20,6 @@ from scrapy_simhash.analysis.fingerprint import hamming_distance
 from scrapy_simhash.exceptions import IndexUnavailable, NotAnIndex
 from scrapy_simhash.index.redis.layout import hex64, record_tail
 
-pytestmark = pytest.mark.xdist_group("redis-cluster")
-
 FP = 0xF0E1_D2C3_B4A5_9687
 
 
