@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scrapy_simhash.analysis.confusables import fold_confusables
 from scrapy_simhash.extract.extractors import visible_text
 from scrapy_simhash.extract.fields import field_text
 from scrapy_simhash.extract.main_text import main_text
@@ -185,7 +186,10 @@ def test_text_is_composed_as_a_reader_sees_it():
 )
 def test_normalize_characters_drops_the_invisible_characters(text):
     # Searched for before the substitution (in C where built): the same as substituting.
-    expected = _INVISIBLE_CHARS.sub("", unicodedata.normalize("NFKC", text))
+    # Look-alike letters in a word of another script are folded first ('AЀ': the A is
+    # read as the Cyrillic one).
+    folded = fold_confusables(unicodedata.normalize("NFKC", text))
+    expected = _INVISIBLE_CHARS.sub("", folded)
     assert normalize_characters(text) == expected
 
 
@@ -240,3 +244,9 @@ def test_tidy_whitespace_makes_each_run_of_spaces_one(text):
             runs.append(character)
     lines = [line.strip() for line in "".join(runs).split("\n")]
     assert tidy_whitespace(text) == "\n".join(line for line in lines if line)
+
+
+def test_a_look_alike_letter_in_a_word_of_another_script_is_folded():
+    # The example the property above once found: the Latin A of a Cyrillic word is read
+    # as the Cyrillic A.
+    assert normalize_characters("A\u0400") == "\u0410\u0400"
