@@ -44,7 +44,8 @@ from ..parameters import IndexParameters, RequestedParameters
 from ..policy import Index
 from ..rule import Candidate, Probe
 from ..store import Checked, Decide, Page
-from .layout import hex64, record_tail
+from .guards import RedisServer
+from .layout import hex64, record_tail, with_layouts
 from .spread_anchors import SpreadAnchors
 from .spread_calls import SpreadCalls
 from .spread_decide import SpreadDecide, exact_match
@@ -80,6 +81,8 @@ logger = logging.getLogger("scrapy_simhash.index.redis")
 
 #: Seconds a pending attempt's owner may stay silent before waiting checks abort it.
 DEFAULT_LEASE = 5.0
+#: The driver's errors that the server's ``errors`` translates.
+_DRIVER_ERRORS = (redis.RedisError, RedisClusterException)
 #: Attempts of one check before it fails (each restart follows an abort by an older one).
 MAX_ATTEMPTS = 50
 
@@ -87,8 +90,6 @@ MAX_ATTEMPTS = 50
 class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMaintenance):
     """The store of a spread Redis index (see :mod:`~scrapy_simhash.index.store`); the
     arguments are :class:`RedisSpreadIndex`'s."""
-
-    _driver_errors = (redis.RedisError, RedisClusterException)
 
     def __init__(
         self,
@@ -107,18 +108,22 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         upgrade: bool = False,
     ) -> None:
         self._upgrade = upgrade and not read_only
-        self._unreachable = None
-        self.reconnect_pause = 0.0
+        self.server = RedisServer(
+            client,
+            prefix=prefix,
+            location=location,
+            password=password,
+            driver_errors=_DRIVER_ERRORS,
+        )
+        self.reconnect_pause = self.server.reconnect_pause
         self._client = client
         self._client_kwargs = client_kwargs
-        self._password = password
-        self.prefix = prefix
-        self.location = location
+        self.prefix, self.location = prefix, location
         self.read_only = read_only
         self.ttl = None
         self.lease = lease
         self._replicas, self._retry_for = replicas, retry_for
-        self._tag = "{" + prefix + "}"
+        self._errors = self.errors = self.server.errors
         self._attempts = Attempts()
         self._requested_bucket_bits = bucket_bits
         self._io: SpreadIO | None = None
@@ -127,7 +132,7 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         try:
             with self._errors("open"):
                 client.ping()
-                self._check_eviction(allow_eviction)
+                self.server.check_eviction(allow_eviction)
             self.keys = Keys(prefix, DEFAULT_HOMES)
         except BaseException:
             self.close()
@@ -161,13 +166,7 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
                 ("check_anchors", CHECK_ANCHORS), ("settle_anchors", SETTLE_ANCHORS),
             )
         }  # fmt: skip
-        self._check_sha = [
-            io.script(CHECK.replace("--LAYOUTS--", self._lua_layouts(g))) for g in self._groups
-        ]
-
-    @staticmethod
-    def _lua_layouts(group) -> str:
-        return "{" + ", ".join(layout.lua() for layout in group.layouts) + "}"
+        self._check_sha = [io.script(with_layouts(CHECK, g.layouts)) for g in self._groups]
 
     def close(self) -> None:
         """Wait for the last clean-up and close the connections. Idempotent."""
@@ -321,7 +320,7 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
                 else:
                     calls += self._release(exact, hex_value, [txn], set(reserved))
                 self._io.later(calls)
-        except (*self._driver_errors, OSError) as e:
+        except (*_DRIVER_ERRORS, OSError) as e:
             logger.debug("A failed check of %s was not cleaned up: %s", self.location, e)
 
     def _run(self, doing: str, function, *args):
@@ -337,7 +336,7 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
                 ) from None
 
     def check(self, page: Page, decide: Decide) -> Checked:
-        self._recheck_eviction()
+        self.server.recheck_eviction()
         probe = page.probe
         return self._run(
             "add", self._check, probe.fingerprint, probe.key, False, page, decide, page.analysed
@@ -346,7 +345,7 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
     def check_exact(
         self, digest: int, key: str, analysed: Analysed | None
     ) -> tuple[str, float] | int:
-        self._recheck_eviction()
+        self.server.recheck_eviction()
         return self._run("add", self._check, digest, key, True, None, None, analysed)
 
     def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:

@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import DropRecord, StoredPage, storable_key, storable_pages
 from .audit import RedisAuditLog
-from .guards import RedisServer
 from .layout import hex64, record_tail
 from .page_values import analysed_args, packed_sketch, stored_analysed, stored_sketch
 from .spread_anchors import read_anchors, stored_anchors
 from .spread_layout import DROP_STREAMS, Found, member, parse_member
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from .guards import RedisServer
     from .spread_io import Call, SpreadIO
     from .spread_layout import Attempts, Keys
 
@@ -30,11 +32,16 @@ logger = logging.getLogger("scrapy_simhash.index.redis")
 _BATCH = 1000
 
 
-class SpreadMaintenance(RedisServer):
+class SpreadMaintenance:
     """The maintenance half of :class:`~scrapy_simhash.index.redis.spread.SpreadStore`."""
 
     if TYPE_CHECKING:
+        server: RedisServer
         keys: Keys
+        _client: Any
+
+        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
+
         lease: float
         _io: SpreadIO
         _attempts: Attempts
@@ -85,7 +92,7 @@ class SpreadMaintenance(RedisServer):
     @property
     def _audit(self) -> RedisAuditLog:
         """The audit log: ``DROP_STREAMS`` streams, each in a slot of its own."""
-        return RedisAuditLog(self, [self.keys.drops(n) for n in range(DROP_STREAMS)])
+        return RedisAuditLog(self.server, [self.keys.drops(n) for n in range(DROP_STREAMS)])
 
     # -- listing ---------------------------------------------------------------------------
 
