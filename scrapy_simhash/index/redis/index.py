@@ -107,7 +107,8 @@ class RedisStore:
         except BaseException:
             self.close()
             raise
-        # The audit log and maintenance are RedisMaintenance's.
+        # The parameters are RedisMeta's, the audit log and maintenance RedisMaintenance's.
+        self.read_parameters, self.create = self.meta.read_parameters, self.meta.create
         self.add_drop, self.drops, self.expire_drops = m.audit.add, m.audit.drops, m.audit.expire
         self.pages, self.find, self.add_pages, self.forget = m.pages, m.find, m.add_pages, m.forget
         self.expire, self.size, self.compact = m.expire, m.size, m.compact
@@ -116,12 +117,6 @@ class RedisStore:
     ttl = property(lambda self: self.slot.ttl)
     reconnect_pause = property(lambda self: self.server.reconnect_pause)
     bucket_bits = property(lambda self: self.meta.bucket_bits)
-
-    def read_parameters(self) -> IndexParameters | None:
-        return self.meta.read_parameters()
-
-    def create(self, parameters: IndexParameters) -> IndexParameters:
-        return self.meta.create(parameters)
 
     def opened(self, parameters: IndexParameters, max_distance: int) -> None:
         """Lay out the tables of the opened index's block plan and bucket bits (the

@@ -20,6 +20,7 @@ class Slot:
 
     def __init__(self, server: RedisServer, ttl: float | None) -> None:
         self.server = server
+        self.location = server.location
         self.ttl = ttl
         tag = server.tag
         self.meta_key = f"{tag}:meta"
@@ -42,10 +43,6 @@ class Slot:
     @property
     def client(self) -> Any:
         return self.server.client
-
-    @property
-    def location(self) -> str:
-        return self.server.location
 
     def lay_out(self, parameters: IndexParameters, bucket_bits: int) -> None:
         self.layouts = table_layouts(parameters, bucket_bits)
