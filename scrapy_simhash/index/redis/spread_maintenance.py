@@ -39,7 +39,8 @@ class SpreadMaintenance:
         self.cluster = cluster
         self.calls = calls
         self.anchors = anchors
-        #: The audit log: ``DROP_STREAMS`` streams, each in a slot of its own.
+        #: The audit log: ``DROP_STREAMS`` streams, each in a slot of its own (named by
+        #: the prefix alone, so the homes that the parameters set later do not matter).
         self.audit = RedisAuditLog(
             cluster.server, [cluster.keys.drops(n) for n in range(DROP_STREAMS)]
         )
