@@ -162,7 +162,7 @@ def main() -> None:
                 named = [(fp, f"{k}#{name}", p) for fp, k, p in probes]
                 results[name] = run_checks(index, named, args.anchors)
                 if name == "spread":
-                    io = index._io
+                    io = index.store.cluster.io
                     io.settle()  # the clean-up written after the last checks
                     commands = [
                         n.info("stats")["total_commands_processed"] - b

@@ -190,7 +190,7 @@ def test_a_recovery_that_fails_is_counted_logged_and_tried_again(
     index, keeper = runner.dedup.index, runner.journal_keeper
     dead = crawl_that_died(index, [])
     # Another program wrote under the prefix: the dead crawl's journal cannot be read.
-    index.store._client.set(dead._key(f"pending:{dead.crawl}"), "not a set")
+    index.store.server.client.set(dead._key(f"pending:{dead.crawl}"), "not a set")
     try:
         deadline = time.monotonic() + 30
         while runner.stats.get_value("simhash/errors/journal", 0) < 2:

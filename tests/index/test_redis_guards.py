@@ -199,7 +199,9 @@ def test_expired_exact_entries_are_replaced(redis_server, prefix):
     with open_index(uri) as index:
         index.add_pages([StoredPage("old", 77, time.time() - 3600, exact=True)])
     with open_index(uri + "&ttl=60") as index:
-        index.store._next_sweep = float("inf")  # no sweep: the check alone must see the expiry
+        index.store.maintenance._next_sweep = float(
+            "inf"
+        )  # no sweep: the check alone must see the expiry
         assert index.check_and_add_exact(77, "new").match is None
         assert index.check_and_add_exact(77, "again").match.key == "new"
         assert [(p.key, p.exact) for p in index.pages()] == [("new", True)]

@@ -192,7 +192,7 @@ def test_clients_killed_at_random_points_lose_nothing_acknowledged(uri, tmp_path
 def _dead_reservation(index, fingerprint: int, key: str, txn: str) -> list[str]:
     """What a client killed right after reserving leaves: its pending entries."""
     tail = record_tail(key, time.time())
-    calls = index.store._reserve_calls(fingerprint, False, txn, tail, True)
+    calls = index.store.calls.reserve_calls(fingerprint, False, txn, tail, True)
     _, reserved, _ = index.store._candidates(calls, False)
     return reserved
 
@@ -231,18 +231,18 @@ def _records(index, fingerprint: int) -> list[str]:
     import json
 
     found = []
-    for tag, *_ in index.store._group_calls(fingerprint):
-        value = index.store._client.hget(f"{tag}:fp", hex64(fingerprint))
+    for tag, *_ in index.store.calls.group_calls(fingerprint):
+        value = index.store.server.client.hget(f"{tag}:fp", hex64(fingerprint))
         found += [record[0] for record in json.loads(value or "[]")]
     return found
 
 
 def _commit(index, fingerprint: int, key: str, txn: str) -> bool:
     """Phase 2 of a check that reserved *fingerprint* under the attempt *txn*."""
-    reply = index.store._io.call(
+    reply = index.store.cluster.io.call(
         index.keys.home_of(key),
-        index.store._sha["commit"],
-        index.store._home_keys(key, txn),
+        index.store.cluster.sha["commit"],
+        index.store.calls.home_keys(key, txn),
         [key, f"f:{txn}:{hex64(fingerprint)}", repr(time.time()), txn[:16], 600, 86400],
         wait=True,
     )
@@ -267,7 +267,7 @@ def test_a_slow_check_aborted_by_an_older_one_cannot_commit_afterwards(patient_u
 
 def test_a_client_dead_after_its_commit_is_kept_and_found(patient_uri):
     with open_index(patient_uri) as index:
-        txn = index.store._attempts.new()
+        txn = index.store.cluster.attempts.new()
         _dead_reservation(index, FP, "committed", txn)
         assert _commit(index, FP, "committed", txn)
         # Killed before marking its entries committed: readers ask its home.
@@ -336,9 +336,10 @@ def test_keys_and_commands_spread_over_every_master(redis_cluster, uri):
         masters: dict[str, int] = {}
         for page in index.pages():
             for tag in [index.keys.home_of(page.key)] + [
-                index.keys.group(g.block, g.value(page.fingerprint)) for g in index.store._groups
+                index.keys.group(g.block, g.value(page.fingerprint))
+                for g in index.store.cluster.groups
             ]:
-                name = index.store._io.master_of(tag)
+                name = index.store.cluster.io.master_of(tag)
                 masters[name] = masters.get(name, 0) + 1
     assert len(masters) == 3
     assert min(masters.values()) > 0.2 * sum(masters.values())
@@ -358,7 +359,9 @@ def test_checks_go_on_after_a_master_forgets_the_scripts(redis_cluster, uri):
 
     with open_index(uri) as index:
         assert index.check_and_add(FP, "a").status == "new"
-        for name in {index.store._io.master_of(tag) for tag, *_ in index.store._group_calls(FP)}:
+        for name in {
+            index.store.cluster.io.master_of(tag) for tag, *_ in index.store.calls.group_calls(FP)
+        }:
             host, port = name.rsplit(":", 1)
             redis.Redis(host=host, port=int(port)).script_flush()
         assert index.check_and_add(flip(FP, 7), "b").match.key == "a"
@@ -378,18 +381,18 @@ def test_a_copy_met_in_the_slot_of_one_shared_anchor_is_decided_there(uri):
     far = FP ^ ((1 << 64) - 1)
     with open_index(uri) as index:
         for n, (txn, commit) in enumerate(
-            [(index.store._attempts.new(), True), (f"{0:016d}{0:08x}{0:06d}", False)]
+            [(index.store.cluster.attempts.new(), True), (f"{0:016d}{0:08x}{0:06d}", False)]
         ):
             key, value = f"original-{n}", flip(FP, 20 * n)
             original = _anchors(*range(10 * n, 10 * n + 10))
             copy = _anchors(*range(10 * n, 10 * n + 8))
             tail = record_tail(key, time.time())
-            calls = index.store._anchor_calls(original, txn, tail, hex64(value), True)
+            calls = index.store.anchors.calls(original, txn, tail, hex64(value), True)
             assert len(calls) > 1
             # Reserved in the slot of one anchor it shares with the copy, and no other:
             mine = {str(h) for h in copy.hashes}
             met = next(call for call in calls if mine & set(call[3][8:]))
-            index.store._io.batch([met])
+            index.store.cluster.io.batch([met])
             if commit:  # ... then committed at its home (its client died before the rest)
                 assert _commit(index, value, key, txn)
             started = time.monotonic()
@@ -402,18 +405,20 @@ def test_a_copy_met_in_the_slot_of_one_shared_anchor_is_decided_there(uri):
                 assert time.monotonic() - started >= index.lease
         assert sorted(p.key for p in index.pages()) == ["copy-1", "original-0"]
         dead = f"{0:016d}"
-        held = index.store._client.hgetall(f"{met[0]}:anchors").values()
+        held = index.store.server.client.hgetall(f"{met[0]}:anchors").values()
         assert not any(dead in value for value in held), "the check removed what it aborted"
         # What a dead client left where no check met it goes at the next vacuum.
         alone = _anchors(*range(100, 110))
-        calls = index.store._anchor_calls(
+        calls = index.store.anchors.calls(
             alone, f"{dead}{0:08x}{1:06d}", '"gone","1.0"', "0" * 16, True
         )
-        index.store._io.batch(calls)
+        index.store.cluster.io.batch(calls)
         slots = [f"{call[0]}:anchors" for call in calls]
-        assert all(dead in "".join(index.store._client.hgetall(s).values()) for s in slots)
+        assert all(dead in "".join(index.store.server.client.hgetall(s).values()) for s in slots)
         index.compact()
-        assert not any(dead in "".join(index.store._client.hgetall(s).values()) for s in slots)
+        assert not any(
+            dead in "".join(index.store.server.client.hgetall(s).values()) for s in slots
+        )
 
 
 def test_an_index_written_before_sketches_is_upgraded_by_the_command_only(redis_cluster, uri):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any
 
 from ..stored import DropRecord
+from .guards import RedisServer
 from .spread_layout import crc
 
 #: Entries read or removed per command.
@@ -22,18 +22,10 @@ _BATCH = 1000
 _SKEW = 600
 
 
-class _Server(Protocol):
-    """What the log needs of its store: the client, and its errors translated."""
-
-    _client: Any
-
-    def _errors(self, doing: str) -> AbstractContextManager[None]: ...
-
-
 class RedisAuditLog:
     """The audit log in *streams* (names of stream keys), written through *server*."""
 
-    def __init__(self, server: _Server, streams: Sequence[str]) -> None:
+    def __init__(self, server: RedisServer, streams: Sequence[str]) -> None:
         self.server = server
         self.streams = list(streams)
 
@@ -52,13 +44,13 @@ class RedisAuditLog:
         if record.share is not None:
             fields["share"] = repr(float(record.share))
         stream = self.streams[crc(record.key) % len(self.streams)]
-        with self.server._errors("record a drop"):
-            self.server._client.xadd(stream, fields)
+        with self.server.errors("record a drop"):
+            self.server.client.xadd(stream, fields)
 
     def _entries(self, stream: str, start: str, end: str = "+") -> Iterator[tuple[str, dict]]:
         while True:
-            with self.server._errors("read the drops"):
-                batch = self.server._client.xrange(stream, min=start, max=end, count=_BATCH)
+            with self.server.errors("read the drops"):
+                batch = self.server.client.xrange(stream, min=start, max=end, count=_BATCH)
             yield from batch
             if len(batch) < _BATCH:
                 return
@@ -89,8 +81,8 @@ class RedisAuditLog:
                 if float(fields["at"]) < older_than
             ]
             for first in range(0, len(doomed), _BATCH):
-                with self.server._errors("remove audit-log entries"):
-                    removed += self.server._client.xdel(stream, *doomed[first : first + _BATCH])
+                with self.server.errors("remove audit-log entries"):
+                    removed += self.server.client.xdel(stream, *doomed[first : first + _BATCH])
         return removed
 
 

@@ -19,17 +19,22 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...anchors import Anchors
 from ...exceptions import IndexCorrupt, IndexUnavailable
+from ..analysed import Analysed
+from ..base import nearest
 from ..rule import Candidate, Decision, Probe, anchor_candidates, boilerplate, by_anchors, sighting
 from ..store import Checked, Decide, Page
-from .layout import hex64, parse_member, record_tail
+from .layout import hex64, parse_member, record_tail, records, with_layouts
 from .page_values import analysed_args, packed_sketch, page_anchors, stored_sketch
+from .scripts import ADD_EXACT_IF_NEW, CHECK
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
+    from collections.abc import Callable
+
+    from .slot import Slot
 
 #: Runs of the check script at most for one check (each after another client changed
 #: what it read, or the entries under its key).
@@ -89,28 +94,23 @@ class _Read:
 
 
 class RedisCheck:
-    """The check-and-insert half of :class:`~scrapy_simhash.index.redis.index.RedisStore`."""
+    """The check-and-insert part of :class:`~scrapy_simhash.index.redis.index.RedisStore`:
+    the check script written for *slot*'s tables, run within *max_distance*; *sweep* is
+    called before each check (the ttl's sweep, see :mod:`.maintenance`)."""
 
-    if TYPE_CHECKING:
-        location: str
-        ttl: float | None
-        max_distance: int
-        min_share: float
-        _fp_key: str
-        _meta_key: str
-        _keys_key: str
-        _exact_key: str
-        _key_masks: list[int]
-        _check_script: Any
+    def __init__(self, slot: Slot, max_distance: int, sweep: Callable[[], None]) -> None:
+        self.slot = slot
+        self.max_distance = max_distance
+        self._sweep = sweep
+        self._last_seq = 0
+        self._check_script = slot.client.register_script(with_layouts(CHECK, slot.layouts))
+        self._add_exact = slot.client.register_script(ADD_EXACT_IF_NEW)
 
-        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
-        def _table_keys(self, fingerprint: int) -> tuple[list[str], list[int]]: ...
-        def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]: ...
-        def _cutoff(self) -> str: ...
-        def _check_seq(self, seq: int) -> None: ...
-        def _vanished(self) -> IndexCorrupt: ...
-        def _recheck_eviction(self) -> None: ...
-        def _sweep_if_due(self) -> None: ...
+    def _check_seq(self, seq: int) -> None:
+        """A sequence number never goes back unless the counters were deleted."""
+        if seq <= self._last_seq:
+            raise self.slot.vanished()
+        self._last_seq = seq
 
     # -- the script ----------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ class RedisCheck:
         keys: list[str] = []
         args: list[object] = [len(fingerprints)]
         for value in fingerprints:
-            table_keys, members = self._table_keys(int(value, 16))
+            table_keys, members = self.slot.table_keys(int(value, 16))
             keys += table_keys
             args += [value, *members]
         return keys, args
@@ -131,15 +131,15 @@ class RedisCheck:
     def _checked(self, script, keys, args, after, expected: str):
         """One run of a check script; raises on the replies that say the index is broken."""
         old_keys, old_args = self._old_fingerprints(expected) if expected else ([], [0])
-        with self._errors("add"):
+        with self.slot.server.errors("add"):
             reply = script(keys=[*keys, *old_keys], args=[*args, expected, *after, *old_args])
         status = int(reply[0])
         if status == -1:
-            raise self._vanished()
+            raise self.slot.vanished()
         if status == -2:
             raise IndexCorrupt(
-                f"The index at {self.location} lists fingerprint {reply[1]} but not in "
-                f"{self._fp_key}; another program changed its keys. Restore it from a "
+                f"The index at {self.slot.location} lists fingerprint {reply[1]} but not in "
+                f"{self.slot.fp_key}; another program changed its keys. Restore it from a "
                 "backup (scrapy-simhash export/import) or choose another prefix"
             )
         return reply
@@ -157,21 +157,21 @@ class RedisCheck:
 
     def _busy(self) -> IndexUnavailable:
         return IndexUnavailable(
-            f"The index at {self.location}: what a check read kept changing while it was "
+            f"The index at {self.slot.location}: what a check read kept changing while it was "
             f"checked ({MAX_RUNS} attempts); another client is rewriting it"
         )
 
     def _check_args(
         self, fingerprint: int, key: str, added_at: str, anchors: Anchors | None
     ) -> tuple[list[str], list[object], str]:
-        keys, members = self._script_keys(fingerprint)
+        keys, members = self.slot.script_keys(fingerprint)
         args: list[object] = [self.max_distance]
-        for member, mask in zip(members, self._key_masks, strict=True):
+        for member, mask in zip(members, self.slot.key_masks, strict=True):
             key_part = fingerprint & mask
             args += (member, key_part >> 32, key_part & 0xFFFF_FFFF)
-        cutoff = self._cutoff()
+        cutoff = self.slot.cutoff()
         args += [hex64(fingerprint), record_tail(key, float(added_at)), added_at, cutoff, key]
-        keys += [self._meta_key, self._keys_key, self._exact_key]
+        keys += [self.slot.meta_key, self.slot.keys_key, self.slot.exact_key]
         probe = ""
         if anchors:
             hashes, sizes = list(anchors.hashes), list(anchors.sizes)
@@ -188,8 +188,8 @@ class RedisCheck:
         by the run that finds what the verdict was made on (see the module's text)."""
         probe = page.probe
         fingerprint = probe.fingerprint
-        self._recheck_eviction()
-        self._sweep_if_due()
+        self.slot.server.recheck_eviction()
+        self._sweep()
         added_at = repr(time.time())
         keys, args, anchor_arg = self._check_args(fingerprint, probe.key, added_at, probe.anchors)
         after = [anchor_arg, packed_sketch(probe.sketch), "", *analysed_args(page.analysed)]
@@ -226,3 +226,49 @@ class RedisCheck:
         )
         reply = self._checked(self._check_script, keys, args, [anchor_arg, "", "-", "", ""], "")
         return decide(self._reading(reply, str(args[-2])))
+
+    def check_exact(
+        self, digest: int, key: str, analysed: Analysed | None
+    ) -> tuple[str, float] | int:
+        """The stored ``(key, added_at)`` under *digest*, or how many entries its key
+        stored before, replaced in the same script run that stored it."""
+        self.slot.server.recheck_eviction()
+        self._sweep()
+        added_at = repr(time.time())
+        args = [hex64(digest), record_tail(key, float(added_at)), added_at, self.slot.cutoff(), key]
+        after = [len(self.slot.layouts), *analysed_args(analysed)]
+        reply = self._run_check(self._add_exact, self.slot.exact_keys(), args, after)
+        if int(reply[0]) == 0:
+            return int(reply[1])
+        _, stored_key, stored_at = json.loads(reply[1])
+        if stored_key == key and float(stored_at) == float(added_at):
+            return 0  # a retried call found its own insert
+        return stored_key, float(stored_at)
+
+    def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
+        """The records within *max_distance* of *fingerprint* (unexpired), nearest first,
+        then in the order stored: read by a pipeline of the table sets, then the records."""
+        slot = self.slot
+        cutoff = None if slot.ttl is None else time.time() - slot.ttl
+        table_keys, _ = slot.table_keys(fingerprint)
+        with slot.server.errors("query"):
+            pipe = slot.server.pipeline()
+            for name in table_keys:
+                pipe.smembers(name)
+            replies = pipe.execute()
+            candidates = []
+            for table, (name, members) in enumerate(zip(table_keys, replies, strict=True)):
+                bucket = int(name.rpartition(":")[2])
+                for member in members:
+                    found = slot.layouts[table].join(bucket, int(member))
+                    candidates.append((found, found))
+            found = nearest(fingerprint, candidates, max_distance)
+            if not found:
+                return []
+            values = slot.client.hmget(slot.fp_key, [hex64(fp) for _, fp in found])
+        near = []
+        for (distance, fp), value in zip(found, values, strict=True):
+            for seq, stored_key, at in sorted(records(value)) if value is not None else ():
+                if cutoff is None or at >= cutoff:
+                    near.append(Candidate(seq, stored_key, fp, at, seq, distance))
+        return sorted(near, key=lambda c: (c.distance, c.order))

@@ -1,6 +1,9 @@
-"""What a Redis server says about an index: whether it may evict the index's keys or lose
-them on a restart (checked at open, the eviction policy again during a crawl), and its
-errors, translated into ours with the server named and the password never shown."""
+"""The connection side of a Redis index, either layout: its client and hash tag, what the
+server says about the index (whether it may evict the index's keys or lose them on a
+restart: checked at open, the eviction policy again during a crawl), and its errors,
+translated into ours with the server named and the password never shown. Each part of a
+store is handed the store's :class:`RedisServer`, as a SQLite store's parts are its
+``Database``."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import redis
 
@@ -23,37 +26,52 @@ _OUT_OF_MEMORY = getattr(redis.exceptions, "OutOfMemoryError", ())
 
 
 class RedisServer:
-    """The server-facing part of a Redis store, either layout."""
+    """The server of the index under ``{prefix}:`` at *location* through *client*
+    (``decode_responses=True``): its errors as ours (*driver_errors*, the password
+    scrubbed), failing at once for *reconnect_pause* seconds once it could not be
+    reached, and its guards. A client of its own is never shared with another index."""
 
-    if TYPE_CHECKING:
-        location: str
-        _client: Any
-        _tag: str
-        _password: str | None
-        _unreachable: tuple[float, str] | None
-        reconnect_pause: float
+    def __init__(
+        self,
+        client: Any,
+        *,
+        prefix: str,
+        location: str,
+        password: str | None = None,
+        reconnect_pause: float = 0.0,
+        driver_errors: tuple[type[BaseException], ...] = (redis.RedisError,),
+    ) -> None:
+        self.client = client
+        self.prefix = prefix
+        #: The hash tag every key of the index starts with: one slot in a cluster.
+        self.tag = "{" + prefix + "}"
+        self.location = location
+        self.reconnect_pause = reconnect_pause
+        self._password = password
+        self._driver_errors = driver_errors
+        self._unreachable: tuple[float, str] | None = None
+        self._allow_eviction = False
+        self._next_policy_check = float("inf")
 
-    # -- the server's guards ----------------------------------------------------------
-
-    def _has_keys(self) -> bool:
+    def has_keys(self) -> bool:
         """Whether any key starts with this index's ``{prefix}:``."""
-        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._tag) + ":*"
-        return any(True for _ in self._client.scan_iter(match=pattern, count=1000))
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self.tag) + ":*"
+        return any(True for _ in self.client.scan_iter(match=pattern, count=1000))
 
-    def _check_eviction(self, allowed: bool) -> None:
+    def check_eviction(self, allowed: bool) -> None:
         """Refuse a server that may evict our keys to make room: an evicted table or meta
         key makes the index forget pages silently (1-bit variants of stored pages kept)."""
         self._allow_eviction = allowed
         self._next_policy_check = time.monotonic() + POLICY_RECHECK
         try:
-            config = self._client.config_get("maxmemory-policy")
+            config = self.client.config_get("maxmemory-policy")
         except redis.RedisError as e:
             self._next_policy_check = float("inf")  # it will not be readable later either
             logger.warning(
                 "Could not read the maxmemory-policy of %s (%s); make sure it is noeviction: "
                 "a server that evicts keys to make room loses pages of the index silently",
                 self.location,
-                self._scrub(str(e)),
+                self.scrub(str(e)),
             )
             return
         message = self._evicting(config)
@@ -79,27 +97,27 @@ class RedisServer:
             "crawl counts them as index errors"
         )
 
-    def _recheck_eviction(self) -> None:
+    def recheck_eviction(self) -> None:
         """The policy may be changed on a running server: read it again every
         ``POLICY_RECHECK`` seconds, and fail the checks while it evicts."""
         if self._allow_eviction or time.monotonic() < self._next_policy_check:
             return
         self._next_policy_check = time.monotonic() + POLICY_RECHECK
-        with self._errors("read maxmemory-policy"):
-            message = self._evicting(self._client.config_get("maxmemory-policy"))
+        with self.errors("read maxmemory-policy"):
+            message = self._evicting(self.client.config_get("maxmemory-policy"))
         if message is not None:
             self._next_policy_check = 0.0  # until it is fixed
             raise IndexUnavailable(message + "; checks fail until it is noeviction again")
 
-    def _check_persistence(self) -> None:
+    def check_persistence(self) -> None:
         try:
-            config = self._client.config_get("appendonly")
+            config = self.client.config_get("appendonly")
         except redis.RedisError as e:
             logger.debug(
                 "Could not read the appendonly setting of %s (%s); make sure the server "
                 "persists its data, or a restart loses the index",
                 self.location,
-                self._scrub(str(e)),
+                self.scrub(str(e)),
             )
             return
         values = list(config.values()) if isinstance(config, dict) else []
@@ -113,17 +131,14 @@ class RedisServer:
 
     # -- errors ------------------------------------------------------------------------
 
-    def _scrub(self, message: str) -> str:
+    def scrub(self, message: str) -> str:
         if self._password:
             message = message.replace(self._password, "***")
         return message
 
-    #: The driver's errors that :meth:`_errors` translates.
-    _driver_errors: tuple[type[BaseException], ...] = (redis.RedisError,)
-
     @contextlib.contextmanager
-    def _errors(self, doing: str) -> Iterator[None]:
-        """redis-py's errors as ours (see :meth:`_translate`), failing at once for a
+    def errors(self, doing: str) -> Iterator[None]:
+        """redis-py's errors as ours (see :meth:`translate`), failing at once for a
         moment after the server could not be reached rather than waiting for timeouts
         on every item."""
         if self._unreachable is not None:
@@ -135,28 +150,25 @@ class RedisServer:
         try:
             yield
         except self._driver_errors as e:
-            raise self._translate(e, doing) from None
+            raise self.translate(e, doing) from None
 
-    #: :meth:`_errors` by the name the store Protocol gives it.
-    errors = _errors
-
-    def _translate(self, e: BaseException, doing: str) -> SimhashIndexError:
+    def translate(self, e: BaseException, doing: str) -> SimhashIndexError:
         """redis-py's errors as ours, naming the server (never the password)."""
         if isinstance(e, redis.AuthenticationError):
             return IndexUnavailable(
                 f"Redis at {self.location} refused the credentials ({doing}: "
-                f"{self._scrub(str(e))}); check the user and password in SIMHASH_INDEX_URI"
+                f"{self.scrub(str(e))}); check the user and password in SIMHASH_INDEX_URI"
             )
         if isinstance(e, redis.ConnectionError | redis.TimeoutError):
             message = (
-                f"Cannot reach Redis at {self.location} ({doing}: {self._scrub(str(e))}); "
+                f"Cannot reach Redis at {self.location} ({doing}: {self.scrub(str(e))}); "
                 "start the server or fix SIMHASH_INDEX_URI. The index reconnects when it is back"
             )
             # Fail at once for a moment rather than wait for timeouts on every item.
             self._unreachable = (time.monotonic() + self.reconnect_pause, message)
             return IndexUnavailable(message)
         if isinstance(e, redis.ResponseError):
-            message = self._scrub(str(e))
+            message = self.scrub(str(e))
             if "WRONGTYPE" in message:
                 return IndexCorrupt(
                     f"A key of the index at {self.location} has the wrong type ({doing}: "
@@ -169,4 +181,21 @@ class RedisServer:
                     "its maxmemory, use a ttl, or use another server"
                 )
             return IndexUnavailable(f"Redis at {self.location} failed ({doing}: {message})")
-        return IndexUnavailable(f"Redis at {self.location} failed ({doing}: {self._scrub(str(e))})")
+        return IndexUnavailable(f"Redis at {self.location} failed ({doing}: {self.scrub(str(e))})")
+
+    def pipeline(self) -> Any:
+        """A pipeline (not a transaction) to the node holding the index's slot: Redis
+        Cluster's own pipelines refuse scripts, and all keys under the tag are on one
+        node."""
+        client = self.client
+        if isinstance(client, redis.RedisCluster):
+            node = client.get_node_from_key(f"{self.tag}:meta")
+            client = client.get_redis_connection(node)
+        return client.pipeline(transaction=False)
+
+    def close(self) -> None:
+        """Close the connections. Idempotent."""
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(*self._driver_errors):
+                client.close()

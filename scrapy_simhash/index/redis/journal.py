@@ -62,7 +62,7 @@ _CHUNK = 1000
 
 class RedisJournal(Journal):
     def _key(self, what: str) -> str:
-        return f"{self.index._tag}:journal:{what}"
+        return f"{self.index.server.tag}:journal:{what}"
 
     def _lease_key(self, crawl: str) -> str:
         return self._key(f"lease:{crawl}")
@@ -70,7 +70,7 @@ class RedisJournal(Journal):
     def _script(self, name: str, source: str):
         scripts = self.__dict__.setdefault("_scripts", {})
         if name not in scripts:
-            scripts[name] = self.index._client.register_script(source)
+            scripts[name] = self.index.server.client.register_script(source)
         return scripts[name]
 
     def _value(self, record: CrawlRecord) -> str:
@@ -80,7 +80,7 @@ class RedisJournal(Journal):
         return max(1, int(self.lease * 1000))
 
     def _renew(self, record: CrawlRecord) -> bool:
-        with self.index._errors("renew the crawl's lease"):
+        with self.index.server.errors("renew the crawl's lease"):
             return bool(
                 self._script("renew", RENEW)(
                     keys=[self._key("crawls"), self._lease_key(record.crawl)],
@@ -89,11 +89,11 @@ class RedisJournal(Journal):
             )
 
     def _records(self) -> list[CrawlRecord]:
-        with self.index._errors("read the crawl journal"):
-            stored = self.index._client.hgetall(self._key("crawls"))
+        with self.index.server.errors("read the crawl journal"):
+            stored = self.index.server.client.hgetall(self._key("crawls"))
             crawls = sorted(stored)
             if crawls:
-                pipe = self.index._client.pipeline(transaction=False)
+                pipe = self.index.server.client.pipeline(transaction=False)
                 for crawl in crawls:
                     pipe.exists(self._lease_key(crawl))
                 held = [bool(n) for n in pipe.execute()]
@@ -118,7 +118,7 @@ class RedisJournal(Journal):
         return records
 
     def _add_pending(self, key: str) -> bool:
-        with self.index._errors("write the crawl journal"):
+        with self.index.server.errors("write the crawl journal"):
             return bool(
                 self._script("pending", PENDING)(
                     keys=[
@@ -134,22 +134,22 @@ class RedisJournal(Journal):
         return self._record(time.time())
 
     def _readd_pending(self, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"):
+        with self.index.server.errors("write the crawl journal"):
             for first in range(0, len(keys), _CHUNK):
-                self.index._client.sadd(
+                self.index.server.client.sadd(
                     self._key(f"pending:{self.crawl}"), *keys[first : first + _CHUNK]
                 )
 
     def _remove_pending(self, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"):
-            self.index._client.srem(self._key(f"pending:{self.crawl}"), *keys)
+        with self.index.server.errors("write the crawl journal"):
+            self.index.server.client.srem(self._key(f"pending:{self.crawl}"), *keys)
 
     def _pending(self, crawl: str) -> list[str]:
-        with self.index._errors("read the crawl journal"):
-            return sorted(self.index._client.smembers(self._key(f"pending:{crawl}")))
+        with self.index.server.errors("read the crawl journal"):
+            return sorted(self.index.server.client.smembers(self._key(f"pending:{crawl}")))
 
     def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"):
+        with self.index.server.errors("write the crawl journal"):
             self._script("drop_dead", DROP_DEAD)(
                 keys=[
                     self._key("crawls"),
@@ -160,11 +160,11 @@ class RedisJournal(Journal):
             )
 
     def _end_lease(self, crawl: str) -> None:
-        with self.index._errors("write the crawl journal"):
-            self.index._client.delete(self._lease_key(crawl))
+        with self.index.server.errors("write the crawl journal"):
+            self.index.server.client.delete(self._lease_key(crawl))
 
     def _drop(self, crawl: str) -> None:
-        with self.index._errors("write the crawl journal"):
-            self.index._client.delete(self._key(f"pending:{crawl}"))
-            self.index._client.hdel(self._key("crawls"), crawl)
-            self.index._client.delete(self._lease_key(crawl))
+        with self.index.server.errors("write the crawl journal"):
+            self.index.server.client.delete(self._key(f"pending:{crawl}"))
+            self.index.server.client.hdel(self._key("crawls"), crawl)
+            self.index.server.client.delete(self._lease_key(crawl))

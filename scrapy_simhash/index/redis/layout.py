@@ -139,6 +139,11 @@ def table_layouts(parameters: IndexParameters, bucket_bits: int) -> list[TableLa
     return layouts
 
 
+def with_layouts(script: str, layouts: list[TableLayout]) -> str:
+    """*script* with its ``--LAYOUTS--`` written as the Lua table of *layouts*."""
+    return script.replace("--LAYOUTS--", "{" + ", ".join(t.lua() for t in layouts) + "}")
+
+
 def blocks_advice(max_distance: int) -> str:
     """Which numbers of blocks give keys long enough for Redis members (at most 52 bits)."""
     usable = []

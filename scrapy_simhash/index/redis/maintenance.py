@@ -9,7 +9,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..rule import sighting
 from ..stored import DropRecord, StoredPage, storable_key, storable_pages
@@ -22,11 +22,10 @@ from .page_values import (
     stored_analysed,
     stored_sketch,
 )
+from .scripts import ADD_EXACT_IF_NEW, REMOVE, REMOVE_EXACT, STORE
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
-    from ...exceptions import IndexCorrupt
+    from .slot import Slot
 
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
@@ -36,41 +35,26 @@ SWEEP_BATCH = 100
 
 
 class RedisMaintenance:
-    """The maintenance half of :class:`~scrapy_simhash.index.redis.index.RedisStore`."""
+    """The audit log and maintenance part of
+    :class:`~scrapy_simhash.index.redis.index.RedisStore`: the pages in *slot*, and the
+    ttl's sweep that checks run (:meth:`sweep_if_due`)."""
 
-    if TYPE_CHECKING:
-        location: str
-        ttl: float | None
-        _client: Any
-        _drops_key: str
-        _fp_key: str
-        _exact_key: str
-        _order_key: str
-        _keys_key: str
-        _page_anchors_key: str
-        _sketches_key: str
-        _analysed_key: str
-        _hows_key: str
-        _meta_key: str
-        _counters_key: str
-        _next_sweep: float
-        _expired_left: bool
-        _store: Any
-        _remove: Any
-        _add_exact: Any
-        _remove_exact: Any
-
-        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
-        def _pipeline(self) -> Any: ...
-        def _script_keys(self, fingerprint: int) -> tuple[list[str], list[int]]: ...
-        def _exact_keys(self) -> list[str]: ...
-        def _vanished(self) -> IndexCorrupt: ...
+    def __init__(self, slot: Slot) -> None:
+        self.slot = slot
+        self.audit = RedisAuditLog(slot.server, [slot.drops_key])
+        client = slot.client
+        self._store = client.register_script(STORE)
+        self._remove = client.register_script(REMOVE)
+        self._add_exact = client.register_script(ADD_EXACT_IF_NEW)
+        self._remove_exact = client.register_script(REMOVE_EXACT)
+        self._next_sweep = 0.0
+        self._expired_left = False
 
     def add_drop(self, record: DropRecord) -> None:
-        RedisAuditLog(self, [self._drops_key]).add(record)
+        self.audit.add(record)
 
     def drops(self, since: float | None) -> Iterator[DropRecord]:
-        return RedisAuditLog(self, [self._drops_key]).drops(since)
+        return self.audit.drops(since)
 
     def _ordered(self, low: str = "-inf", high: str = "+inf") -> Iterator[tuple[int, StoredPage]]:
         """``(seq, page)`` for the pages stored from *low* to *high* (epoch times; ``(``
@@ -78,9 +62,9 @@ class RedisMaintenance:
         after: tuple[float, str] | None = None
         count = _BATCH
         while True:
-            with self._errors("list pages"):
-                batch = self._client.zrangebyscore(
-                    self._order_key, low, high, start=0, num=count, withscores=True
+            with self.slot.server.errors("list pages"):
+                batch = self.slot.client.zrangebyscore(
+                    self.slot.order_key, low, high, start=0, num=count, withscores=True
                 )
             fresh = batch if after is None else [m for m in batch if (m[1], m[0]) > after]
             if not fresh and len(batch) == count:
@@ -103,16 +87,16 @@ class RedisMaintenance:
         parsed = [(seq, exact, value) for exact, seq, value in map(parse_member, members)]
         seqs = [str(seq) for seq, exact, _ in parsed if not exact] if with_anchors else []
         every = [str(seq) for seq, _, _ in parsed] if with_anchors else []
-        with self._errors("list pages"):
-            pipe = self._pipeline()
+        with self.slot.server.errors("list pages"):
+            pipe = self.slot.server.pipeline()
             for _, exact, value in parsed:
-                pipe.hget(self._exact_key if exact else self._fp_key, value)
+                pipe.hget(self.slot.exact_key if exact else self.slot.fp_key, value)
             if seqs:
-                pipe.hmget(self._page_anchors_key, seqs)  # one command for the batch
-                pipe.hmget(self._sketches_key, seqs)
+                pipe.hmget(self.slot.page_anchors_key, seqs)  # one command for the batch
+                pipe.hmget(self.slot.sketches_key, seqs)
             if every:
-                pipe.hmget(self._analysed_key, every)
-                pipe.hgetall(self._hows_key)
+                pipe.hmget(self.slot.analysed_key, every)
+                pipe.hgetall(self.slot.hows_key)
             values = pipe.execute()
         held, sketched = values[len(parsed) : len(parsed) + 2] if seqs else ([], [])
         noted, hows = values[-2:] if every else ([], {})
@@ -140,14 +124,14 @@ class RedisMaintenance:
                     )  # fmt: skip
 
     def pages(self) -> Iterator[StoredPage]:
-        low = "-inf" if self.ttl is None else repr(time.time() - self.ttl)
+        low = "-inf" if self.slot.ttl is None else repr(time.time() - self.slot.ttl)
         for _, page in self._ordered(low):
             yield page
 
     def _under(self, key: str) -> list[tuple[int, StoredPage]]:
         """``(seq, page)`` of the entries stored under *key*, oldest first."""
-        with self._errors("find"):
-            listed = self._client.hget(self._keys_key, key)
+        with self.slot.server.errors("find"):
+            listed = self.slot.client.hget(self.slot.keys_key, key)
         found = list(self._resolve(json.loads(listed) if listed else []))
         return sorted(found, key=lambda item: (item[1].added_at, item[1].exact, item[0]))
 
@@ -167,13 +151,13 @@ class RedisMaintenance:
         return added
 
     def _add_batch(self, batch: list[StoredPage]) -> int:
-        with self._errors("add pages"):
-            pipe = self._pipeline()
+        with self.slot.server.errors("add pages"):
+            pipe = self.slot.server.pipeline()
             for page in batch:
                 tail = record_tail(page.key, page.added_at)
                 if page.exact:
                     self._add_exact(
-                        keys=self._exact_keys(),
+                        keys=self.slot.exact_keys(),
                         args=[
                             hex64(page.fingerprint),
                             tail,
@@ -188,7 +172,7 @@ class RedisMaintenance:
                         client=pipe,
                     )
                 else:
-                    keys, members = self._script_keys(page.fingerprint)
+                    keys, members = self.slot.script_keys(page.fingerprint)
                     args = [len(members), *members, hex64(page.fingerprint), tail, page.key]
                     args.append(repr(float(page.added_at)))
                     a = page.anchors
@@ -200,11 +184,11 @@ class RedisMaintenance:
                     args.append(packed_sketch(page.sketch))
                     args += analysed_args(page.analysed)
                     self._store(
-                        keys=[*keys, self._meta_key, self._keys_key], args=args, client=pipe
+                        keys=[*keys, self.slot.meta_key, self.slot.keys_key], args=args, client=pipe
                     )
             replies = pipe.execute()
         if -1 in replies or [-1] in replies:
-            raise self._vanished()
+            raise self.slot.vanished()
         added = 0
         for page, reply in zip(batch, replies, strict=True):
             added += int(reply[0]) == 0 if page.exact else int(reply)
@@ -223,24 +207,24 @@ class RedisMaintenance:
         calls += [(True, digest, [seq]) for digest, seq in exact]
         removed = 0
         for start in range(0, len(calls), _BATCH):
-            with self._errors("remove pages"):
-                pipe = self._pipeline()
+            with self.slot.server.errors("remove pages"):
+                pipe = self.slot.server.pipeline()
                 for is_exact, value, seqs in calls[start : start + _BATCH]:
                     if is_exact:
                         self._remove_exact(
                             keys=[
-                                self._exact_key,
-                                self._counters_key,
-                                self._order_key,
-                                self._keys_key,
+                                self.slot.exact_key,
+                                self.slot.counters_key,
+                                self.slot.order_key,
+                                self.slot.keys_key,
                             ],
                             args=[hex64(value), seqs[0]],
                             client=pipe,
                         )
                     else:
-                        keys, members = self._script_keys(value)
+                        keys, members = self.slot.script_keys(value)
                         self._remove(
-                            keys=[*keys, self._keys_key],
+                            keys=[*keys, self.slot.keys_key],
                             args=[len(members), *members, hex64(value), *seqs],
                             client=pipe,
                         )
@@ -260,9 +244,9 @@ class RedisMaintenance:
     def _expire_batch(self, older_than: float, count: int) -> int:
         """Remove up to *count* of the oldest pages stored before *older_than*; set
         ``_expired_left`` to whether there may be more."""
-        with self._errors("expire"):
-            members = self._client.zrangebyscore(
-                self._order_key, "-inf", f"({older_than!r}", start=0, num=count
+        with self.slot.server.errors("expire"):
+            members = self.slot.client.zrangebyscore(
+                self.slot.order_key, "-inf", f"({older_than!r}", start=0, num=count
             )
         pages = list(self._resolve(members, with_anchors=False))
         removed = self._delete(pages)
@@ -271,13 +255,13 @@ class RedisMaintenance:
         found = {seq for seq, _ in pages}
         orphans = [m for m in members if parse_member(m)[1] not in found]
         if orphans:
-            with self._errors("expire"):
-                self._client.zrem(self._order_key, *orphans)
+            with self.slot.server.errors("expire"):
+                self.slot.client.zrem(self.slot.order_key, *orphans)
         self._expired_left = len(members) == count
         return removed
 
     def expire_drops(self, older_than: float) -> int:
-        return RedisAuditLog(self, [self._drops_key]).expire(older_than)
+        return self.audit.expire(older_than)
 
     def size(self) -> int | None:
         """``None``: the keys of one index are spread over thousands of table sets, and
@@ -287,35 +271,35 @@ class RedisMaintenance:
     def compact(self) -> bool:
         """Redis frees a removed page's memory at once: with a ttl, remove the expired
         pages the sweep has not reached yet; without, nothing to do."""
-        if self.ttl is None:
+        if self.slot.ttl is None:
             return False
-        self.expire(time.time() - self.ttl)
+        self.expire(time.time() - self.slot.ttl)
         return True
 
     # -- time to live ----------------------------------------------------------------
 
-    def _sweep_if_due(self) -> None:
+    def sweep_if_due(self) -> None:
         """Remove up to ``SWEEP_BATCH`` expired pages, at most every ``min(ttl / 24, 60 s)``,
         and again at the next call while there were more: bounded work for each check,
         whatever the size of the index. Expired pages are never matched meanwhile."""
-        if self.ttl is None or time.monotonic() < self._next_sweep:
+        if self.slot.ttl is None or time.monotonic() < self._next_sweep:
             return
         now = time.time()
-        removed = self._expire_batch(now - self.ttl, SWEEP_BATCH)
-        with self._errors("expire"):
+        removed = self._expire_batch(now - self.slot.ttl, SWEEP_BATCH)
+        with self.slot.server.errors("expire"):
             # Whole stream nodes only, at most a batch's worth: bounded too.
-            self._client.xtrim(
-                self._drops_key,
-                minid=int((now - self.ttl) * 1000),
+            self.slot.client.xtrim(
+                self.slot.drops_key,
+                minid=int((now - self.slot.ttl) * 1000),
                 approximate=True,
                 limit=SWEEP_BATCH,
             )
         more = self._expired_left
-        self._next_sweep = 0.0 if more else time.monotonic() + min(self.ttl / 24, 60.0)
+        self._next_sweep = 0.0 if more else time.monotonic() + min(self.slot.ttl / 24, 60.0)
         if removed:
             logger.debug(
                 "Removed %d pages older than the ttl of %g s from %s",
                 removed,
-                self.ttl,
-                self.location,
+                self.slot.ttl,
+                self.slot.location,
             )

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...url_rules import MAX_RULES_PER_SITE, Evidence, SkippedRequest
+
+if TYPE_CHECKING:
+    from .guards import RedisServer
 
 
 class RedisSkipRules:
@@ -16,15 +19,16 @@ class RedisSkipRules:
 
     _SEP = "\x1f"
 
-    def __init__(self, index: Any) -> None:
-        self.index = index
-        self._rules_key = f"{index._tag}:skip:rules"
-        self._requests_key = f"{index._tag}:skip:requests"
-        self._copies_key = f"{index._tag}:skip:copies"
+    def __init__(self, store: Any) -> None:
+        self.server: RedisServer = store.server
+        tag = self.server.tag
+        self._rules_key = f"{tag}:skip:rules"
+        self._requests_key = f"{tag}:skip:requests"
+        self._copies_key = f"{tag}:skip:copies"
 
     @property
     def _client(self) -> Any:
-        return self.index._client
+        return self.server.client
 
     def add(
         self, site: str, rules: Iterable[str], *, observations: int = 0, distinct: int = 0
@@ -32,7 +36,7 @@ class RedisSkipRules:
         rules = list(rules)
         if not rules:
             return
-        with self.index._errors("record URL rule evidence"):
+        with self.server.errors("record URL rule evidence"):
             known = self.rules(site)
             room = MAX_RULES_PER_SITE - len(known)
             pipe = self._client.pipeline(transaction=False)
@@ -49,7 +53,7 @@ class RedisSkipRules:
             pipe.execute()
 
     def rules(self, site: str | None = None) -> dict[tuple[str, str], Evidence]:
-        with self.index._errors("read the URL rules"):
+        with self.server.errors("read the URL rules"):
             stored = self._client.hgetall(self._rules_key)
         counts: dict[tuple[str, str], dict[str, int]] = {}
         for field, value in stored.items():
@@ -62,7 +66,7 @@ class RedisSkipRules:
     def remove(self, rule: str, site: str | None = None) -> int:
         gone = [k for k in self.rules(site) if k[1] == rule]
         if gone:
-            with self.index._errors("remove a URL rule"):
+            with self.server.errors("remove a URL rule"):
                 self._client.hdel(
                     self._rules_key,
                     *(f"{s}{self._SEP}{r}{self._SEP}{w}" for s, r in gone for w in "odk"),
@@ -71,7 +75,7 @@ class RedisSkipRules:
 
     def record_skip(self, skipped: SkippedRequest) -> None:
         s = skipped
-        with self.index._errors("record a skipped request"):
+        with self.server.errors("record a skipped request"):
             pipe = self._client.pipeline(transaction=False)
             pipe.hset(
                 self._requests_key,
@@ -83,7 +87,7 @@ class RedisSkipRules:
             pipe.execute()
 
     def skipped(self) -> list[SkippedRequest]:
-        with self.index._errors("read the skipped requests"):
+        with self.server.errors("read the skipped requests"):
             stored = self._client.hgetall(self._requests_key)
         found = []
         for url, value in stored.items():
@@ -95,19 +99,19 @@ class RedisSkipRules:
         return sorted(found, key=lambda s: s.at)
 
     def record_copy(self, url: str, kept: str, rule: str = "") -> None:
-        with self.index._errors("record a copy"):
+        with self.server.errors("record a copy"):
             self._client.hset(self._copies_key, url, f"{kept}{self._SEP}{rule}")
 
     def predict_copies(self, kept: str, targets: dict[str, str]) -> None:
         if targets:
-            with self.index._errors("record predicted copies"):
+            with self.server.errors("record predicted copies"):
                 pipe = self._client.pipeline(transaction=False)
                 for rule, url in targets.items():
                     pipe.hsetnx(self._copies_key, url, f"{kept}{self._SEP}{rule}")
                 pipe.execute()
 
     def copy_of(self, url: str) -> tuple[str, str] | None:
-        with self.index._errors("read the copies"):
+        with self.server.errors("read the copies"):
             value = self._client.hget(self._copies_key, url)
         if value is None:
             return None
@@ -116,7 +120,7 @@ class RedisSkipRules:
         return kept, rule
 
     def forget_url(self, url: str | None = None) -> int:
-        with self.index._errors("forget skipped requests"):
+        with self.server.errors("forget skipped requests"):
             if url is not None:
                 self._client.hdel(self._copies_key, url)
                 return int(self._client.hdel(self._requests_key, url))

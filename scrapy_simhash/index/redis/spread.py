@@ -1,6 +1,7 @@
 """One index spread over the masters of a Redis Cluster (``?cluster=true&spread=true``).
 
-The layout is in :mod:`~.spread_layout`, the scripts in :mod:`~.spread_scripts`.
+The layout is in :mod:`~.spread_layout`, the scripts in :mod:`~.spread_scripts`, what
+the store's parts share in :mod:`~.cluster`.
 A check touches the ``k + 1`` groups of its fingerprint (one for an exact digest) and the
 home of its key, so no single script can make it atomic. The protocol:
 
@@ -42,36 +43,18 @@ from ...exceptions import ConfigurationError, IndexUnavailable
 from ..analysed import Analysed
 from ..parameters import IndexParameters, RequestedParameters
 from ..policy import Index
-from ..rule import Candidate, Probe
+from ..rule import Candidate, Decision, Probe
 from ..store import Checked, Decide, Page
+from .cluster import Cluster
+from .guards import RedisServer
 from .layout import hex64, record_tail
 from .spread_anchors import SpreadAnchors
 from .spread_calls import SpreadCalls
-from .spread_decide import SpreadDecide, exact_match
-from .spread_io import Call, NotReplicated, SpreadIO
-from .spread_layout import (
-    DEFAULT_HOMES,
-    Attempts,
-    Found,
-    Keys,
-    groups,
-    member,
-)
+from .spread_decide import SpreadDecide, candidate, exact_match
+from .spread_io import Call
+from .spread_layout import Found, member
 from .spread_maintenance import SpreadMaintenance
 from .spread_meta import SpreadMeta
-from .spread_scripts import (
-    CHECK,
-    CHECK_ANCHORS,
-    CHECK_EXACT,
-    COMMIT,
-    FINALIZE,
-    RELEASE,
-    RESOLVE,
-    SETTLE_ANCHORS,
-    STORE,
-    STORE_HOME,
-    UNLIST,
-)
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -80,15 +63,21 @@ logger = logging.getLogger("scrapy_simhash.index.redis")
 
 #: Seconds a pending attempt's owner may stay silent before waiting checks abort it.
 DEFAULT_LEASE = 5.0
+#: The driver's errors that the server's ``errors`` translates.
+_DRIVER_ERRORS = (redis.RedisError, RedisClusterException)
 #: Attempts of one check before it fails (each restart follows an abort by an older one).
 MAX_ATTEMPTS = 50
 
 
-class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMaintenance):
-    """The store of a spread Redis index (see :mod:`~scrapy_simhash.index.store`); the
-    arguments are :class:`RedisSpreadIndex`'s."""
-
-    _driver_errors = (redis.RedisError, RedisClusterException)
+class SpreadStore:
+    """The store of a spread Redis index (see :mod:`~scrapy_simhash.index.store`): a
+    :class:`~.cluster.Cluster` (its server, keys, connections to each master and
+    scripts) handed to each part: the parameters (:class:`~.spread_meta.SpreadMeta`),
+    the calls of the protocol (:class:`~.spread_calls.SpreadCalls`) and of the anchors
+    (:class:`~.spread_anchors.SpreadAnchors`), the verdict's candidates
+    (:class:`~.spread_decide.SpreadDecide`), the audit log and maintenance
+    (:class:`~.spread_maintenance.SpreadMaintenance`). The check itself, the protocol's
+    rounds, is here. The arguments are :class:`RedisSpreadIndex`'s."""
 
     def __init__(
         self,
@@ -106,77 +95,53 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         retry_for: float = 1.0,
         upgrade: bool = False,
     ) -> None:
-        self._upgrade = upgrade and not read_only
-        self._unreachable = None
-        self.reconnect_pause = 0.0
-        self._client = client
-        self._client_kwargs = client_kwargs
-        self._password = password
-        self.prefix = prefix
-        self.location = location
-        self.read_only = read_only
-        self.ttl = None
-        self.lease = lease
-        self._replicas, self._retry_for = replicas, retry_for
-        self._tag = "{" + prefix + "}"
-        self._attempts = Attempts()
-        self._requested_bucket_bits = bucket_bits
-        self._io: SpreadIO | None = None
+        self.server = RedisServer(
+            client,
+            prefix=prefix,
+            location=location,
+            password=password,
+            driver_errors=_DRIVER_ERRORS,
+        )
+        self.location, self.read_only, self.ttl = location, read_only, None
+        self.errors = self.server.errors
+        self.cluster = cluster = Cluster(
+            self.server, client_kwargs, lease=lease, replicas=replicas, retry_for=retry_for
+        )
         if lease <= 0:
             raise ConfigurationError(f"lease={lease} must be a positive number of seconds")
         try:
-            with self._errors("open"):
+            with self.errors("open"):
                 client.ping()
-                self._check_eviction(allow_eviction)
-            self.keys = Keys(prefix, DEFAULT_HOMES)
+                self.server.check_eviction(allow_eviction)
         except BaseException:
             self.close()
             raise
+        self.meta = SpreadMeta(cluster, upgrade=upgrade and not read_only, bucket_bits=bucket_bits)
+        self.anchors = SpreadAnchors(cluster)
+        self.calls = SpreadCalls(cluster, self.anchors)
+        self.decider = SpreadDecide(cluster)
+        self.maintenance = m = SpreadMaintenance(cluster, self.calls, self.anchors)
+        # The parameters are SpreadMeta's, the audit log and maintenance SpreadMaintenance's.
+        self.read_parameters, self.create = self.meta.read_parameters, self.meta.create
+        self.add_drop, self.drops, self.expire_drops = m.audit.add, m.audit.drops, m.audit.expire
+        self.pages, self.find, self.add_pages, self.forget = m.pages, m.find, m.add_pages, m.forget
+        self.expire, self.size, self.compact, self.count = m.expire, m.size, m.compact, m.count
+
+    prefix = property(lambda self: self.server.prefix)
+    keys = property(lambda self: self.cluster.keys, doc="The names of the index's keys.")
+    lease = property(lambda self: self.cluster.lease)
+    reconnect_pause = property(lambda self: self.server.reconnect_pause)
+    bucket_bits = property(lambda self: self.meta.bucket_bits)
 
     def opened(self, parameters: IndexParameters, max_distance: int) -> None:
-        """Connect to each master and register the scripts, once the block plan (and with
-        it the groups) is known."""
+        """Connect to each master and load the scripts (see :meth:`~.cluster.Cluster.open`)."""
         self.parameters, self.max_distance = parameters, max_distance
         self.plan = parameters.plan
-        self._groups = groups(parameters, self.bucket_bits)
-        with self._errors("open"):
-            self._io = SpreadIO(
-                self._client,
-                self._client_kwargs,
-                replicas=self._replicas,
-                wait_ms=max(100, int(self.lease * 1000)),
-                retry_for=self._retry_for,
-            )
-        self._register_scripts(self._io)
-
-    def _register_scripts(self, io: SpreadIO) -> None:
-        """Register the scripts with *io*, by name in ``_sha``; the check script once per
-        group (``_check_sha``), with the group's table layouts written in."""
-        self._sha = {
-            name: io.script(lua)
-            for name, lua in (
-                ("exact", CHECK_EXACT), ("commit", COMMIT), ("finalize", FINALIZE),
-                ("release", RELEASE), ("resolve", RESOLVE), ("store", STORE),
-                ("store_home", STORE_HOME), ("unlist", UNLIST),
-                ("check_anchors", CHECK_ANCHORS), ("settle_anchors", SETTLE_ANCHORS),
-            )
-        }  # fmt: skip
-        self._check_sha = [
-            io.script(CHECK.replace("--LAYOUTS--", self._lua_layouts(g))) for g in self._groups
-        ]
-
-    @staticmethod
-    def _lua_layouts(group) -> str:
-        return "{" + ", ".join(layout.lua() for layout in group.layouts) + "}"
+        self.cluster.open(parameters, self.bucket_bits, max_distance)
 
     def close(self) -> None:
         """Wait for the last clean-up and close the connections. Idempotent."""
-        io, self._io = getattr(self, "_io", None), None
-        if io is not None:
-            io.close()
-        client, self._client = getattr(self, "_client", None), None
-        if client is not None:
-            client.close()
+        self.cluster.close()
 
     def journal(self, crawl: str | None = None, **kwargs: Any) -> Journal:
         """The crawl journal, its pending keys spread like the index."""
@@ -193,11 +158,12 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         states: dict[str, str] = {}
         started, delay = time.monotonic(), 0.002
         while todo:
-            overdue = time.monotonic() - started >= self.lease
+            overdue = time.monotonic() - started >= self.cluster.lease
             calls = [
-                self._resolve_call(f, own is not None and (f.txn > own or overdue)) for f in todo
+                self.calls.resolve_call(f, own is not None and (f.txn > own or overdue))
+                for f in todo
             ]
-            replies = self._io.batch(calls, wait=True)
+            replies = self.cluster.io.batch(calls, wait=True)
             for found, state in zip(todo, replies, strict=True):
                 states[found.txn] = state
             todo = [f for f in todo if states[f.txn] == "p"]
@@ -211,7 +177,7 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         self, calls: list[Call], exact: bool, wait: bool = True
     ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
         """Run the reserving calls: see :meth:`_found`."""
-        return self._found(calls, self._io.batch(calls, wait=wait), exact)
+        return self.calls.found(calls, self.cluster.io.batch(calls, wait=wait), exact)
 
     # -- the check -------------------------------------------------------------------------
 
@@ -228,15 +194,15 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         :meth:`check_exact` returns for an *exact* digest."""
         hex_value = hex64(value)
         probe = page.probe if page is not None else Probe(key, value)
-        anchors = probe.anchors
-        decision = None
+        anchors, decision = probe.anchors, None
+        io, protocol = self.cluster.io, self.calls
         for _ in range(MAX_ATTEMPTS):
-            txn = self._attempts.new()
+            txn = self.cluster.attempts.new()
             added_at = repr(time.time())
             tail = record_tail(key, float(added_at))
-            calls = self._reserve_calls(value, exact, txn, tail, True)
-            anchor_calls = self._anchor_calls(anchors, txn, tail, hex_value, True, key=key)
-            own_anchors = self._own_anchors(anchor_calls)
+            calls = protocol.reserve_calls(value, exact, txn, tail, True)
+            anchor_calls = self.anchors.calls(anchors, txn, tail, hex_value, True, key=key)
+            own = self.anchors.own(anchor_calls)
             try:
                 committed, inside, reserved, after = self._reserve(
                     calls, anchor_calls, exact, txn, anchors, key, value
@@ -245,26 +211,26 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
                     matched = exact_match(committed, key) if committed else None
                 else:
                     assert page is not None and decide is not None
-                    decision = self._verdict(page.shares, committed, inside, decide)
+                    decision = self.decider.verdict(page.shares, committed, inside, decide)
                     matched = None if decision.candidate is None else Checked(decision, None)
                 if matched is not None:  # a duplicate: it never commits, so abort and release
-                    if reserved or own_anchors:
-                        after += self._withdraw(exact, hex_value, txn, key, reserved, own_anchors)
-                    self._io.later(after)
+                    if reserved or own:
+                        after += protocol.withdraw(exact, hex_value, txn, key, reserved, own)
+                    io.later(after)
                     return matched
                 listed = member(exact, txn, hex_value)
-                commit = self._commit_call(key, listed, added_at, txn, anchors, probe, analysed)
-                reply = self._io.call(*commit, wait=True)
+                commit = protocol.commit_call(key, listed, added_at, txn, anchors, probe, analysed)
+                reply = io.call(*commit, wait=True)
             except BaseException:
-                self._abort(value, exact, key, txn, [call[0] for call in calls], own_anchors)
+                self._abort(value, exact, key, txn, [call[0] for call in calls], own)
                 raise
             if not int(reply[0]):  # aborted by an older check: start again
-                after += self._release(exact, hex_value, [txn], set(reserved))
-                self._io.later(after + self._settle_anchors(txn, own_anchors, False))
+                after += protocol.release(exact, hex_value, [txn], set(reserved))
+                io.later(after + self.anchors.settle(txn, own, False))
                 continue
             old = json.loads(reply[1]) or []
-            after += self._after_commit(exact, hex_value, txn, reserved, own_anchors, old, reply[2])
-            self._io.later(after)
+            after += protocol.after_commit(exact, hex_value, txn, reserved, own, old, reply[2])
+            io.later(after)
             return len(old) if exact else Checked(decision, len(old))
         raise IndexUnavailable(
             f"The index at {self.location}: a check was aborted by older ones {MAX_ATTEMPTS} "
@@ -285,17 +251,17 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         and *anchor_calls*, and resolve the pending entries they found. Returns the
         committed entries near the page, those that contain it (by its anchors), the tags
         where the page is reserved, and the clean-up calls of what was resolved."""
-        replies = self._io.batch(calls + anchor_calls, wait=True)
-        found, reserved, where = self._found(calls, replies[: len(calls)], exact)
+        replies = self.cluster.io.batch(calls + anchor_calls, wait=True)
+        found, reserved, where = self.calls.found(calls, replies[: len(calls)], exact)
         contains, places = ([], [])
         if anchor_calls:
-            contains, places = self._contained(
+            contains, places = self.anchors.contained(
                 anchor_calls, replies[len(calls) :], anchors, key, value
             )
         pending = [f for f in found + contains if not f.committed]
         states = self._resolve(pending, txn) if pending else {}
-        after = self._cleanup([(t, f) for t, f in where if not f.committed], states)
-        after += self._anchor_cleanup(places, states)
+        after = self.calls.cleanup([(t, f) for t, f in where if not f.committed], states)
+        after += self.anchors.cleanup(places, states)
         committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
         inside = [f for f in contains if f.committed or states.get(f.txn) == "c"]
         return committed, inside, reserved, after
@@ -312,46 +278,52 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
         hex_value = hex64(value)
         own = Found(0, hex_value, txn, key, 0.0, False, exact)
         try:
-            state = self._io.batch([self._resolve_call(own, True)])[0]
+            state = self.cluster.io.batch([self.calls.resolve_call(own, True)])[0]
             if state in ("a", "c"):
                 commit = state == "c"
-                calls = self._settle_anchors(txn, anchors, commit)
+                calls = self.anchors.settle(txn, anchors, commit)
                 if commit:
-                    calls += self._finalize(exact, hex_value, txn, reserved)
+                    calls += self.calls.finalize(exact, hex_value, txn, reserved)
                 else:
-                    calls += self._release(exact, hex_value, [txn], set(reserved))
-                self._io.later(calls)
-        except (*self._driver_errors, OSError) as e:
+                    calls += self.calls.release(exact, hex_value, [txn], set(reserved))
+                self.cluster.io.later(calls)
+        except (*_DRIVER_ERRORS, OSError) as e:
             logger.debug("A failed check of %s was not cleaned up: %s", self.location, e)
 
-    def _run(self, doing: str, function, *args):
-        if self._io is None:
-            raise IndexUnavailable(f"The index at {self.location} is closed")
-        with self._errors(doing):
-            try:
-                return function(*args)
-            except NotReplicated as e:
-                raise IndexUnavailable(
-                    f"The index at {self.location} could not confirm a write on a replica "
-                    f"({e}); the page was not acknowledged"
-                ) from None
-
     def check(self, page: Page, decide: Decide) -> Checked:
-        self._recheck_eviction()
+        self.server.recheck_eviction()
         probe = page.probe
-        return self._run(
+        return self.cluster.run(
             "add", self._check, probe.fingerprint, probe.key, False, page, decide, page.analysed
         )
 
     def check_exact(
         self, digest: int, key: str, analysed: Analysed | None
     ) -> tuple[str, float] | int:
-        self._recheck_eviction()
-        return self._run("add", self._check, digest, key, True, None, None, analysed)
+        self.server.recheck_eviction()
+        return self.cluster.run("add", self._check, digest, key, True, None, None, analysed)
+
+    def read(self, page: Page, decide: Decide) -> Decision:
+        """As the check's containment test, read without it (nothing is stored)."""
+        probe = page.probe
+        assert probe.anchors is not None
+
+        def read() -> Decision:
+            calls = self.anchors.calls(probe.anchors, "-", '"",""', "0" * 16, False)
+            replies = self.cluster.io.batch(calls)
+            found, _ = self.anchors.contained(
+                calls, replies, probe.anchors, "\0", probe.fingerprint
+            )
+            pending = [f for f in found if not f.committed]
+            states = self._resolve(pending, None) if pending else {}
+            committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
+            return self.decider.verdict(page.shares, [], committed, decide)
+
+        return self.cluster.run("query", read)
 
     def near(self, fingerprint: int, max_distance: int) -> list[Candidate]:
         def read() -> list[Candidate]:
-            calls = self._reserve_calls(fingerprint, False, "-", '"",""', False, max_distance)
+            calls = self.calls.reserve_calls(fingerprint, False, "-", '"",""', False, max_distance)
             found, _, _ = self._candidates(calls, False, wait=False)
             pending = [f for f in found if not f.committed]
             states = self._resolve(pending, None) if pending else {}
@@ -361,9 +333,9 @@ class SpreadStore(SpreadMeta, SpreadCalls, SpreadDecide, SpreadAnchors, SpreadMa
                 if f.distance <= max_distance and (f.committed or states.get(f.txn) == "c")
             }
             ordered = sorted(unique.values(), key=lambda f: (f.distance, f.txn))
-            return [self._candidate(f, {}) for f in ordered]
+            return [candidate(f, {}) for f in ordered]
 
-        return self._run("query", read)
+        return self.cluster.run("query", read)
 
 
 class RedisSpreadIndex(Index):

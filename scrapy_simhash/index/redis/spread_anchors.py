@@ -21,10 +21,7 @@ from .spread_io import Call
 from .spread_layout import Found
 
 if TYPE_CHECKING:
-    from ..rule import Decision
-    from ..store import Decide, Page
-    from .spread_io import SpreadIO
-    from .spread_layout import Keys
+    from .cluster import Cluster
 
 
 def stored_anchors(anchors: Anchors | None) -> str:
@@ -43,20 +40,13 @@ def read_anchors(value: str | None) -> Anchors | None:
 
 
 class SpreadAnchors:
-    """The anchor half of :class:`~.spread.SpreadStore`."""
+    """The calls of a page's anchors on *cluster*, and what they return: a part of
+    :class:`~.spread.SpreadStore`."""
 
-    if TYPE_CHECKING:
-        keys: Keys
-        _io: SpreadIO
-        _sha: dict[str, str]
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
 
-        def _resolve(self, pending: list[Found], own: str | None) -> dict[str, str]: ...
-        def _run(self, doing: str, function, *args): ...
-        def _verdict(
-            self, shares: bool, near: list[Found], inside: list[Found], decide: Decide
-        ) -> Decision: ...
-
-    def _anchor_calls(
+    def calls(
         self,
         anchors: Anchors | None,
         txn: str,
@@ -72,40 +62,40 @@ class SpreadAnchors:
             return []
         by_tag: dict[str, list[str]] = {}
         for anchor in anchors.hashes:
-            by_tag.setdefault(self.keys.anchor(anchor), []).append(str(anchor))
+            by_tag.setdefault(self.cluster.keys.anchor(anchor), []).append(str(anchor))
         head = [txn, tail, hex_value, anchors.words, anchors.cover, json.dumps(anchors.hashes)]
         head += ["1" if reserve else "0", "1" if committed else "0", sighting(key)]
-        sha = self._sha["check_anchors"]
+        sha = self.cluster.sha["check_anchors"]
         return [
             (tag, sha, [f"{tag}:anchors", f"{tag}:seen"], [*head, *mine])
             for tag, mine in by_tag.items()
         ]
 
-    def _settle_anchors(self, txn: str, where: dict[str, list[str]], commit: bool) -> list[Call]:
+    def settle(self, txn: str, where: dict[str, list[str]], commit: bool) -> list[Call]:
         """Calls marking committed (or removing) the records of *txn* under the anchors of
         ``where`` (anchor slot -> anchors)."""
-        sha, flag = self._sha["settle_anchors"], "1" if commit else "0"
+        sha, flag = self.cluster.sha["settle_anchors"], "1" if commit else "0"
         return [
             (tag, sha, [f"{tag}:anchors"], [txn, flag, *hashes])
             for tag, hashes in where.items()
             if hashes
         ]
 
-    def _own_anchors(self, calls: list[Call]) -> dict[str, list[str]]:
+    def own(self, calls: list[Call]) -> dict[str, list[str]]:
         """Anchor slot -> the page's anchors there, from its :meth:`_anchor_calls`."""
         return {tag: list(args[9:]) for tag, _, _, args in calls}
 
-    def _release_page_anchors(self, txn: str, value: str) -> list[Call]:
+    def release_page(self, txn: str, value: str) -> list[Call]:
         """Calls removing the records of a page whose anchors the home stored as *value*."""
         anchors = read_anchors(value)
         if anchors is None:
             return []
         where: dict[str, list[str]] = {}
         for anchor in anchors.hashes:
-            where.setdefault(self.keys.anchor(anchor), []).append(str(anchor))
-        return self._settle_anchors(txn, where, False)
+            where.setdefault(self.cluster.keys.anchor(anchor), []).append(str(anchor))
+        return self.settle(txn, where, False)
 
-    def _contained(
+    def contained(
         self, calls: list[Call], replies: list[str], anchors: Anchors, key: str, value: int
     ) -> tuple[list[Found], list[tuple[str, str, Found]]]:
         """The pages the anchor replies show sharing at least ``MIN_SHARED`` of *anchors*
@@ -140,29 +130,11 @@ class SpreadAnchors:
             places += [(tag, anchor, entry) for tag, anchor in where[txn]]
         return found, places
 
-    def _anchor_cleanup(
-        self, places: list[tuple[str, str, Found]], states: dict[str, str]
-    ) -> list[Call]:
+    def cleanup(self, places: list[tuple[str, str, Found]], states: dict[str, str]) -> list[Call]:
         """Calls marking the records found committed as such and removing aborted ones."""
         calls = []
         for tag, anchor, found in places:
             state = states.get(found.txn)
             if state in ("c", "a") and not found.committed:
-                calls += self._settle_anchors(found.txn, {tag: [anchor]}, state == "c")
+                calls += self.settle(found.txn, {tag: [anchor]}, state == "c")
         return calls
-
-    def read(self, page: Page, decide: Decide) -> Decision:
-        """As the check's containment test, read without it (nothing is stored)."""
-        probe = page.probe
-        assert probe.anchors is not None
-
-        def read() -> Decision:
-            calls = self._anchor_calls(probe.anchors, "-", '"",""', "0" * 16, False)
-            replies = self._io.batch(calls)
-            found, _ = self._contained(calls, replies, probe.anchors, "\0", probe.fingerprint)
-            pending = [f for f in found if not f.committed]
-            states = self._resolve(pending, None) if pending else {}
-            committed = [f for f in found if f.committed or states.get(f.txn) == "c"]
-            return self._verdict(page.shares, [], committed, decide)
-
-        return self._run("query", read)

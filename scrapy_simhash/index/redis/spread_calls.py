@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .layout import hex64
 from .page_values import analysed_args, packed_sketch
-from .spread_anchors import stored_anchors
+from .spread_anchors import SpreadAnchors, stored_anchors
 from .spread_io import Call
 from .spread_layout import ABORT_TTL, MAX_ATTEMPT_AGE, Found, parse_member
 
@@ -18,27 +18,22 @@ if TYPE_CHECKING:
     from ...anchors import Anchors
     from ..analysed import Analysed
     from ..rule import Probe
-    from .spread_layout import Group, Keys
+    from .cluster import Cluster
 
 
 class SpreadCalls:
-    """Builds the calls of :class:`~.spread.RedisSpreadIndex`."""
+    """Builds the calls of :class:`~.spread.SpreadStore` on *cluster*, with the calls of
+    the page's *anchors*."""
 
-    if TYPE_CHECKING:
-        keys: Keys
-        max_distance: int
-        _groups: list[Group]
-        _sha: dict[str, str]
-        _check_sha: list[str]
+    def __init__(self, cluster: Cluster, anchors: SpreadAnchors) -> None:
+        self.cluster = cluster
+        self.anchors = anchors
 
-        def _settle_anchors(self, txn: str, where: dict, commit: bool) -> list[Call]: ...
-        def _release_page_anchors(self, txn: str, value: str) -> list[Call]: ...
-
-    def _group_calls(self, fingerprint: int):
+    def group_calls(self, fingerprint: int):
         """``(tag, set keys, members, per-table args)`` of each group of *fingerprint*."""
         calls = []
-        for group in self._groups:
-            tag = self.keys.group(group.block, group.value(fingerprint))
+        for group in self.cluster.groups:
+            tag = self.cluster.keys.group(group.block, group.value(fingerprint))
             sets, members, args = [], [], []
             for table, layout in zip(group.tables, group.layouts, strict=True):
                 bucket, m = layout.split(fingerprint)
@@ -49,47 +44,49 @@ class SpreadCalls:
             calls.append((tag, sets, members, args))
         return calls
 
-    def _reserve_calls(
+    def reserve_calls(
         self, value: int, exact: bool, txn: str, tail: str, reserve: bool, k: int | None = None
     ) -> list[Call]:
         hex_value, flag = hex64(value), "1" if reserve else "0"
         if exact:
-            tag = self.keys.exact(value)
-            return [(tag, self._sha["exact"], [f"{tag}:exact"], [hex_value, txn, tail, "", flag])]
-        k = self.max_distance if k is None else k
+            tag = self.cluster.keys.exact(value)
+            return [
+                (tag, self.cluster.sha["exact"], [f"{tag}:exact"], [hex_value, txn, tail, "", flag])
+            ]
+        k = self.cluster.max_distance if k is None else k
         return [
             (tag, sha, [*sets, f"{tag}:fp"], [k, *args, hex_value, txn, tail, "", flag])
             for sha, (tag, sets, _, args) in zip(
-                self._check_sha, self._group_calls(value), strict=True
+                self.cluster.check_sha, self.group_calls(value), strict=True
             )
         ]
 
-    def _release(self, exact: bool, hex_value: str, txns: list[str], tags=None) -> list[Call]:
+    def release(self, exact: bool, hex_value: str, txns: list[str], tags=None) -> list[Call]:
         """Calls removing the records of *txns* under a fingerprint (or digest) from its
         groups (only those in *tags*, when given)."""
-        sha = self._sha["release"]
+        sha = self.cluster.sha["release"]
         if exact:
-            tag = self.keys.exact(int(hex_value, 16))
+            tag = self.cluster.keys.exact(int(hex_value, 16))
             return [(tag, sha, [f"{tag}:exact"], [0, hex_value, *txns])]
         return [
             (tag, sha, [*sets, f"{tag}:fp"], [len(sets), *members, hex_value, *txns])
-            for tag, sets, members, _ in self._group_calls(int(hex_value, 16))
+            for tag, sets, members, _ in self.group_calls(int(hex_value, 16))
             if tags is None or tag in tags
         ]
 
-    def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list[Call]:
+    def finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list[Call]:
         suffix = "exact" if exact else "fp"
-        sha = self._sha["finalize"]
+        sha = self.cluster.sha["finalize"]
         return [(tag, sha, [f"{tag}:{suffix}"], [hex_value, txn]) for tag in tags]
 
-    def _home_keys(self, key: str, txn: str = "") -> list[str]:
-        home = self.keys.home_of(key)
+    def home_keys(self, key: str, txn: str = "") -> list[str]:
+        home = self.cluster.keys.home_of(key)
         return [
             f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:a:{txn}", f"{home}:pa",
             f"{home}:sk", f"{home}:an", f"{home}:how",
         ]  # fmt: skip
 
-    def _commit_call(
+    def commit_call(
         self,
         key: str,
         listed: str,
@@ -103,26 +100,26 @@ class SpreadCalls:
         home unless it was aborted: step 3 of the protocol. It returns 0 if aborted, else
         1, the members the key listed before and where their anchors are (JSON)."""
         return (
-            self.keys.home_of(key),
-            self._sha["commit"],
-            self._home_keys(key, txn),
+            self.cluster.keys.home_of(key),
+            self.cluster.sha["commit"],
+            self.home_keys(key, txn),
             [key, listed, added_at, txn[:16], MAX_ATTEMPT_AGE, ABORT_TTL,
              stored_anchors(anchors), packed_sketch(probe.sketch), *analysed_args(analysed)],
         )  # fmt: skip
 
-    def _withdraw(
+    def withdraw(
         self, exact: bool, hex_value: str, txn: str, key: str, reserved: list[str], anchors: dict
     ) -> list[Call]:
         """The calls that abort the attempt *txn* of a duplicate (it never commits) and
         release what it reserved: in its groups (*reserved*) and under its *anchors*."""
         own = Found(0, hex_value, txn, key, 0.0, False, exact)
         return [
-            self._resolve_call(own, True),
-            *self._release(exact, hex_value, [txn], set(reserved)),
-            *self._settle_anchors(txn, anchors, False),
+            self.resolve_call(own, True),
+            *self.release(exact, hex_value, [txn], set(reserved)),
+            *self.anchors.settle(txn, anchors, False),
         ]
 
-    def _after_commit(
+    def after_commit(
         self,
         exact: bool,
         hex_value: str,
@@ -136,26 +133,26 @@ class SpreadCalls:
         entries marked committed in its groups (*reserved*) and under its *anchors*; the
         entries of the pages its key listed before (*old*, their anchors *held*, as the
         commit returned them) removed."""
-        calls = self._finalize(exact, hex_value, txn, reserved)
-        calls += self._settle_anchors(txn, anchors, True)
+        calls = self.finalize(exact, hex_value, txn, reserved)
+        calls += self.anchors.settle(txn, anchors, True)
         for name, value in zip(old, json.loads(held) or [""] * len(old), strict=True):
             old_exact, old_txn, old_hex = parse_member(name)
-            calls += self._release(old_exact, old_hex, [old_txn])
-            calls += self._release_page_anchors(old_txn, value)
+            calls += self.release(old_exact, old_hex, [old_txn])
+            calls += self.anchors.release_page(old_txn, value)
         return calls
 
-    def _resolve_call(self, found: Found, wound: bool) -> Call:
+    def resolve_call(self, found: Found, wound: bool) -> Call:
         """The call that reads (*wound*: or aborts) the state of *found*'s attempt."""
-        home_keys = self._home_keys(found.key, found.txn)
+        home_keys = self.home_keys(found.key, found.txn)
         return (
-            self.keys.home_of(found.key),
-            self._sha["resolve"],
+            self.cluster.keys.home_of(found.key),
+            self.cluster.sha["resolve"],
             [home_keys[0], home_keys[3], home_keys[2]],
             [found.key, found.txn, "1" if wound else "0", ABORT_TTL],
         )
 
     @staticmethod
-    def _found(
+    def found(
         calls: list[Call], replies: list, exact: bool
     ) -> tuple[list[Found], list[str], list[tuple[str, Found]]]:
         """What the reserving calls returned: (the entries found, the tags where the page
@@ -170,13 +167,13 @@ class SpreadCalls:
                 where.append((tag, entry))
         return found, reserved, where
 
-    def _cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> list[Call]:
+    def cleanup(self, where: list[tuple[str, Found]], states: dict[str, str]) -> list[Call]:
         """The calls that mark entries found committed as such and remove aborted ones."""
         calls = []
         for tag, found in where:
             state = states.get(found.txn)
             if state == "c":
-                calls += self._finalize(found.exact, found.hex, found.txn, [tag])
+                calls += self.finalize(found.exact, found.hex, found.txn, [tag])
             elif state == "a":
-                calls += self._release(found.exact, found.hex, [found.txn], {tag})
+                calls += self.release(found.exact, found.hex, [found.txn], {tag})
         return calls

@@ -16,16 +16,15 @@ from .spread_layout import Found, member, txn_order
 if TYPE_CHECKING:
     from ..rule import Decision
     from ..store import Decide
-    from .spread_io import SpreadIO
-    from .spread_layout import Keys
+    from .cluster import Cluster
 
 
 class SpreadDecide:
-    """The decision half of :class:`~.spread.SpreadStore`: the candidates it hands the policy."""
+    """The candidates a check on *cluster* hands the policy: a part of
+    :class:`~.spread.SpreadStore`."""
 
-    if TYPE_CHECKING:
-        keys: Keys
-        _io: SpreadIO
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
 
     def _sketches(self, shares: bool, found: list[Found]) -> dict[str, Sketch]:
         """``txn -> sketch`` of the committed pages *found*, read at their homes (only
@@ -35,14 +34,14 @@ class SpreadDecide:
         unique = list({f.txn: f for f in found}.values())
         calls = [
             (
-                self.keys.home_of(f.key),
+                self.cluster.keys.home_of(f.key),
                 None,
                 [],
-                ["HGET", f"{self.keys.home_of(f.key)}:sk", member(False, f.txn, f.hex)],
+                ["HGET", f"{self.cluster.keys.home_of(f.key)}:sk", member(False, f.txn, f.hex)],
             )
             for f in unique
         ]
-        replies = self._io.batch(calls)
+        replies = self.cluster.io.batch(calls)
         sketches = {}
         for f, value in zip(unique, replies, strict=True):
             sketch = stored_sketch(value.decode() if isinstance(value, bytes) else value)
@@ -50,24 +49,24 @@ class SpreadDecide:
                 sketches[f.txn] = sketch
         return sketches
 
-    @staticmethod
-    def _candidate(f: Found, sketches: dict[str, Sketch]) -> Candidate:
-        """*f* as a candidate: its attempt id orders the pages as stored."""
-        return Candidate(
-            f.txn, f.key, int(f.hex, 16), f.added_at, txn_order(f.txn), f.distance,
-            found="contained" if f.shared else "near", shared=f.shared,
-            summary=f.summary, sketch=sketches.get(f.txn),
-        )  # fmt: skip
-
-    def _verdict(
+    def verdict(
         self, shares: bool, near: list[Found], inside: list[Found], decide: Decide
     ) -> Decision:
         """The policy's verdict (*decide*) on the committed entries *near* and *inside*
         (found by shared anchors), with their sketches when it measures *shares*."""
         sketches = self._sketches(shares, near + inside)
-        by_txn = {f.txn: self._candidate(f, sketches) for f in near}
-        held = {f.txn: self._candidate(f, sketches) for f in inside}
+        by_txn = {f.txn: candidate(f, sketches) for f in near}
+        held = {f.txn: candidate(f, sketches) for f in inside}
         return decide(_Found(list(by_txn.values()), list(held.values())))
+
+
+def candidate(f: Found, sketches: dict[str, Sketch]) -> Candidate:
+    """*f* as a candidate: its attempt id orders the pages as stored."""
+    return Candidate(
+        f.txn, f.key, int(f.hex, 16), f.added_at, txn_order(f.txn), f.distance,
+        found="contained" if f.shared else "near", shared=f.shared,
+        summary=f.summary, sketch=sketches.get(f.txn),
+    )  # fmt: skip
 
 
 class _Found:

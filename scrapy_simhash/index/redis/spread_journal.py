@@ -22,9 +22,9 @@ class SpreadJournal(RedisJournal):
         return f"{{{self.index.prefix}:j:{number}}}:pending:{crawl}"
 
     def _add_pending(self, key: str) -> bool:
-        with self.index._errors("write the crawl journal"):
+        with self.index.server.errors("write the crawl journal"):
             shard = self._shard(self.crawl, crc(key) % JOURNAL_SHARDS)
-            self.index._client.sadd(shard, key)
+            self.index.server.client.sadd(shard, key)
         return False
 
     def _by_shard(self, crawl: str, keys: list[str]) -> dict[str, list[str]]:
@@ -34,18 +34,18 @@ class SpreadJournal(RedisJournal):
         return by_shard
 
     def _readd_pending(self, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"):
+        with self.index.server.errors("write the crawl journal"):
             for shard, members in self._by_shard(self.crawl, keys).items():
-                self.index._client.sadd(shard, *members)
+                self.index.server.client.sadd(shard, *members)
 
     def _remove_pending(self, keys: list[str]) -> None:
-        with self.index._errors("write the crawl journal"):
+        with self.index.server.errors("write the crawl journal"):
             for shard, members in self._by_shard(self.crawl, keys).items():
-                self.index._client.srem(shard, *members)
+                self.index.server.client.srem(shard, *members)
 
     def _drop_dead(self, record: CrawlRecord, keys: list[str]) -> None:
-        client = self.index._client
-        with self.index._errors("write the crawl journal"):
+        client = self.index.server.client
+        with self.index.server.errors("write the crawl journal"):
             if client.exists(self._lease_key(record.crawl)):
                 return  # renewed meanwhile: alive, it keeps its record and keys
             for shard, members in self._by_shard(record.crawl, keys).items():
@@ -64,14 +64,14 @@ class SpreadJournal(RedisJournal):
 
     def _pending(self, crawl: str) -> list[str]:
         found: set[str] = set()
-        with self.index._errors("read the crawl journal"):
+        with self.index.server.errors("read the crawl journal"):
             for number in range(JOURNAL_SHARDS):
-                found |= self.index._client.smembers(self._shard(crawl, number))
+                found |= self.index.server.client.smembers(self._shard(crawl, number))
         return sorted(found)
 
     def _drop(self, crawl: str) -> None:
-        with self.index._errors("write the crawl journal"):
+        with self.index.server.errors("write the crawl journal"):
             for number in range(JOURNAL_SHARDS):
-                self.index._client.delete(self._shard(crawl, number))
-            self.index._client.hdel(self._key("crawls"), crawl)
-            self.index._client.delete(self._lease_key(crawl))
+                self.index.server.client.delete(self._shard(crawl, number))
+            self.index.server.client.hdel(self._key("crawls"), crawl)
+            self.index.server.client.delete(self._lease_key(crawl))

@@ -15,41 +15,35 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import DropRecord, StoredPage, storable_key, storable_pages
 from .audit import RedisAuditLog
-from .guards import RedisServer
 from .layout import hex64, record_tail
 from .page_values import analysed_args, packed_sketch, stored_analysed, stored_sketch
 from .spread_anchors import read_anchors, stored_anchors
 from .spread_layout import DROP_STREAMS, Found, member, parse_member
 
 if TYPE_CHECKING:
-    from .spread_io import Call, SpreadIO
-    from .spread_layout import Attempts, Keys
+    from .cluster import Cluster
+    from .spread_anchors import SpreadAnchors
+    from .spread_calls import SpreadCalls
+    from .spread_io import Call
 
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
 _BATCH = 1000
 
 
-class SpreadMaintenance(RedisServer):
-    """The maintenance half of :class:`~scrapy_simhash.index.redis.spread.SpreadStore`."""
+class SpreadMaintenance:
+    """The audit log and maintenance of the index on *cluster*, made of the *calls* and
+    *anchors* of the protocol: a part of :class:`~.spread.SpreadStore`."""
 
-    if TYPE_CHECKING:
-        keys: Keys
-        lease: float
-        _io: SpreadIO
-        _attempts: Attempts
-        _sha: dict[str, str]
-
-        def _release(self, exact: bool, hex_value: str, txns: list[str], tags=None) -> list: ...
-        def _group_calls(self, fingerprint: int) -> list: ...
-        def _finalize(self, exact: bool, hex_value: str, txn: str, tags) -> list: ...
-        def _resolve_call(self, found: Any, wound: bool) -> Any: ...
-        def _run(self, doing: str, function, *args) -> Any: ...
-        def _anchor_calls(
-            self, anchors, txn, tail, hex_value, reserve, committed=False, key=""
-        ): ...
-        def _release_page_anchors(self, txn: str, value: str) -> list: ...
-        def _settle_anchors(self, txn: str, where: dict, commit: bool) -> list: ...
+    def __init__(self, cluster: Cluster, calls: SpreadCalls, anchors: SpreadAnchors) -> None:
+        self.cluster = cluster
+        self.calls = calls
+        self.anchors = anchors
+        #: The audit log: ``DROP_STREAMS`` streams, each in a slot of its own (named by
+        #: the prefix alone, so the homes that the parameters set later do not matter).
+        self.audit = RedisAuditLog(
+            cluster.server, [cluster.keys.drops(n) for n in range(DROP_STREAMS)]
+        )
 
     #: Called with a count of homes (or streams) done, for commands that show progress.
     progress: Callable[[int, int], None] | None = None
@@ -57,10 +51,10 @@ class SpreadMaintenance(RedisServer):
     def _each_home(self, read: Callable[[Any, str], None]) -> list[Any]:
         """Pipeline ``read(pipe, home)`` for every home, home by home in batches."""
         results: list[Any] = []
-        homes = self.keys.all_homes()
+        homes = self.cluster.keys.all_homes()
         for first in range(0, len(homes), 256):
-            with self._errors("read the homes"):
-                pipe = self._client.pipeline()
+            with self.cluster.server.errors("read the homes"):
+                pipe = self.cluster.client.pipeline()
                 for home in homes[first : first + 256]:
                     read(pipe, home)
                 results += pipe.execute()
@@ -74,18 +68,13 @@ class SpreadMaintenance(RedisServer):
     # -- the audit log -------------------------------------------------------------------
 
     def add_drop(self, record: DropRecord) -> None:
-        self._audit.add(record)
+        self.audit.add(record)
 
     def drops(self, since: float | None) -> Iterator[DropRecord]:
-        return self._audit.drops(since)
+        return self.audit.drops(since)
 
     def expire_drops(self, older_than: float) -> int:
-        return self._audit.expire(older_than)
-
-    @property
-    def _audit(self) -> RedisAuditLog:
-        """The audit log: ``DROP_STREAMS`` streams, each in a slot of its own."""
-        return RedisAuditLog(self, [self.keys.drops(n) for n in range(DROP_STREAMS)])
+        return self.audit.expire(older_than)
 
     # -- listing ---------------------------------------------------------------------------
 
@@ -93,8 +82,8 @@ class SpreadMaintenance(RedisServer):
         """``(time, order member)`` of one home from *low* to *high*, in batches."""
         offset = 0
         while True:
-            with self._errors("list pages"):
-                batch = self._client.zrangebyscore(
+            with self.cluster.server.errors("list pages"):
+                batch = self.cluster.client.zrangebyscore(
                     f"{home}:order", low, high, start=offset, num=_BATCH, withscores=True
                 )
             for name, score in batch:
@@ -115,12 +104,12 @@ class SpreadMaintenance(RedisServer):
             fields = [":".join(name.split(":", 3)[:3]) for _, name in batch]
             if not fields:
                 return
-            with self._errors("list pages"):
-                held = self._client.hmget(f"{home}:pa", fields)
-                sketches = self._client.hmget(f"{home}:sk", fields)
-                noted = self._client.hmget(f"{home}:an", fields)
+            with self.cluster.server.errors("list pages"):
+                held = self.cluster.client.hmget(f"{home}:pa", fields)
+                sketches = self.cluster.client.hmget(f"{home}:sk", fields)
+                noted = self.cluster.client.hmget(f"{home}:an", fields)
                 if hows is None and any(noted):
-                    hows = self._client.hgetall(f"{home}:how")
+                    hows = self.cluster.client.hgetall(f"{home}:how")
             rows = zip(batch, held, sketches, noted, strict=True)
             for (score, name), value, sketch, record in rows:
                 analysed = stored_analysed(record, hows or {})
@@ -147,18 +136,18 @@ class SpreadMaintenance(RedisServer):
     def pages(self) -> Iterator[StoredPage]:
         orders = (
             self._with_anchors(home, self._order(home, "-inf", "+inf"))
-            for home in self.keys.all_homes()
+            for home in self.cluster.keys.all_homes()
         )
         for page in heapq.merge(*orders):
             yield self._page(*page)
 
     def find(self, key: str) -> list[StoredPage]:
         key = storable_key(key)
-        home = self.keys.home_of(key)
-        with self._errors("find"):
-            listed = self._client.hget(f"{home}:keys", key)
+        home = self.cluster.keys.home_of(key)
+        with self.cluster.server.errors("find"):
+            listed = self.cluster.client.hget(f"{home}:keys", key)
             names = [f"{m}:{key}" for m in (json.loads(listed) if listed else [])]
-            scores = self._client.zmscore(f"{home}:order", names) if names else []
+            scores = self.cluster.client.zmscore(f"{home}:order", names) if names else []
         found = [
             (score, name) for score, name in zip(scores, names, strict=True) if score is not None
         ]
@@ -176,20 +165,20 @@ class SpreadMaintenance(RedisServer):
             call, then = self._restore_calls(page)
             first.append(call)
             second.append(then)
-        stored = self._io.batch(first, wait=True)
+        stored = self.cluster.io.batch(first, wait=True)
         after = [
             call for done, calls in zip(stored, second, strict=True) if int(done) for call in calls
         ]
-        self._io.batch(after, wait=True)
+        self.cluster.io.batch(after, wait=True)
         return sum(int(done) for done in stored)
 
     def _restore_calls(self, page: StoredPage) -> tuple[Call, list[Call]]:
         """The calls restoring *page* (see :meth:`_store`): the one of the first round,
         and those of the second, run if it stored the page."""
-        sha = self._sha
-        txn, hex_value = self._attempts.new(), hex64(page.fingerprint)
+        sha = self.cluster.sha
+        txn, hex_value = self.cluster.attempts.new(), hex64(page.fingerprint)
         tail = record_tail(page.key, page.added_at)
-        home = self.keys.home_of(page.key)
+        home = self.cluster.keys.home_of(page.key)
         anchors = None if page.exact else page.anchors
         home_call = (
             home,
@@ -206,15 +195,15 @@ class SpreadMaintenance(RedisServer):
             ],
         )
         if page.exact:
-            tag = self.keys.exact(page.fingerprint)
+            tag = self.cluster.keys.exact(page.fingerprint)
             return (tag, sha["store"], [f"{tag}:exact"], [0, hex_value, txn, tail, "1"]), [
                 home_call
             ]
         groups = [
             (tag, sha["store"], [*sets, f"{tag}:fp"], [len(sets), *m, hex_value, txn, tail, "0"])
-            for tag, sets, m, _ in self._group_calls(page.fingerprint)
+            for tag, sets, m, _ in self.calls.group_calls(page.fingerprint)
         ]
-        return home_call, groups + self._anchor_calls(
+        return home_call, groups + self.anchors.calls(
             anchors, txn, tail, hex_value, True, committed=True, key=page.key
         )
 
@@ -224,10 +213,10 @@ class SpreadMaintenance(RedisServer):
         for page in storable_pages(pages):
             window.append(page)
             if len(window) >= _BATCH:
-                added += self._run("add pages", self._store, window)
+                added += self.cluster.run("add pages", self._store, window)
                 window = []
         if window:
-            added += self._run("add pages", self._store, window)
+            added += self.cluster.run("add pages", self._store, window)
         return added
 
     # -- removing --------------------------------------------------------------------------
@@ -237,32 +226,32 @@ class SpreadMaintenance(RedisServer):
         homes, then remove them from their groups; return how many were unlisted."""
         calls = []
         for key, names in entries:
-            home = self.keys.home_of(key)
+            home = self.cluster.keys.home_of(key)
             home_keys = [f"{home}:keys", f"{home}:order", f"{home}:n", f"{home}:pa", f"{home}:sk"]
             home_keys.append(f"{home}:an")
-            calls.append((home, self._sha["unlist"], home_keys, [key, *names]))
-        removed = [pair for pairs in self._io.batch(calls, wait=True) for pair in pairs]
+            calls.append((home, self.cluster.sha["unlist"], home_keys, [key, *names]))
+        removed = [pair for pairs in self.cluster.io.batch(calls, wait=True) for pair in pairs]
         releases = []
         for name, anchors in zip(removed[::2], removed[1::2], strict=True):
             exact, txn, hex_value = parse_member(name)
-            releases += self._release(exact, hex_value, [txn])
-            releases += self._release_page_anchors(txn, anchors)
-        self._io.batch(releases, wait=True)
+            releases += self.calls.release(exact, hex_value, [txn])
+            releases += self.anchors.release_page(txn, anchors)
+        self.cluster.io.batch(releases, wait=True)
         return len(removed) // 2
 
     def forget(self, key: str) -> int:
-        return self._run("forget", self._unlist, [(storable_key(key), ["*"])])
+        return self.cluster.run("forget", self._unlist, [(storable_key(key), ["*"])])
 
     def expire(self, older_than: float) -> int:
         removed = 0
-        for home in self.keys.all_homes():
+        for home in self.cluster.keys.all_homes():
             by_key: dict[str, list[str]] = {}
             for _, name in self._order(home, "-inf", f"({older_than!r}"):
                 kind, txn, hex_value, key = name.split(":", 3)
                 by_key.setdefault(key, []).append(f"{kind}:{txn}:{hex_value}")
             keys = list(by_key.items())
             for first in range(0, len(keys), _BATCH):
-                removed += self._run("expire", self._unlist, keys[first : first + _BATCH])
+                removed += self.cluster.run("expire", self._unlist, keys[first : first + _BATCH])
         return removed
 
     def size(self) -> int | None:
@@ -272,9 +261,11 @@ class SpreadMaintenance(RedisServer):
     # -- vacuum ----------------------------------------------------------------------------
 
     def _scan(self, pattern: str) -> Iterator[str]:
-        for node in self._client.get_primaries():
-            with self._errors("vacuum"):
-                yield from self._client.scan_iter(match=pattern, count=1000, target_nodes=node)
+        for node in self.cluster.client.get_primaries():
+            with self.cluster.server.errors("vacuum"):
+                yield from self.cluster.client.scan_iter(
+                    match=pattern, count=1000, target_nodes=node
+                )
 
     def compact(self) -> bool:
         """Clean up after clients that died mid-check (``vacuum``): entries still marked
@@ -282,20 +273,20 @@ class SpreadMaintenance(RedisServer):
         aborted) and marked committed or removed; entries whose page was replaced or
         removed meanwhile by a client that died before removing them go too. Returns
         True (there is always something to look at)."""
-        tag = self.keys.meta.split("}")[0][1:]
+        tag = self.cluster.keys.meta.split("}")[0][1:]
         pattern = "{" + tag.replace("*", r"\*").replace("?", r"\?")
         for suffix in (":g:*}:fp", ":x:*}:exact", ":a:*}:anchors"):
             for name in self._scan(pattern + suffix):
-                with self._errors("vacuum"):
-                    entries = self._client.hgetall(name)
-                self._run("vacuum", self._vacuum, name, entries)
+                with self.cluster.server.errors("vacuum"):
+                    entries = self.cluster.client.hgetall(name)
+                self.cluster.run("vacuum", self._vacuum, name, entries)
         return True
 
     def _vacuum(self, name: str, entries: dict[str, str]) -> None:
         kind = name.rsplit(":", 1)[1]
         exact = kind == "exact"
         tag = name.rsplit(":", 1)[0]
-        old = f"{int((time.time() - self.lease) * 1e6):016d}"
+        old = f"{int((time.time() - self.cluster.lease) * 1e6):016d}"
         found = []  # (the field, the entry)
         for field, value in entries.items():
             if value == "b":  # an anchor of too many pages: no records
@@ -308,8 +299,8 @@ class SpreadMaintenance(RedisServer):
 
         for first in range(0, len(found), _BATCH):
             chunk = found[first : first + _BATCH]
-            states = self._io.batch(
-                [self._resolve_call(e, not e.committed and e.txn < old) for _, e in chunk],
+            states = self.cluster.io.batch(
+                [self.calls.resolve_call(e, not e.committed and e.txn < old) for _, e in chunk],
                 wait=True,
             )
             calls = []
@@ -317,9 +308,9 @@ class SpreadMaintenance(RedisServer):
                 done = state == "c" and not entry.committed
                 doomed = state == "a" or (state == "p" and entry.committed)
                 if kind == "anchors" and (done or doomed):
-                    calls += self._settle_anchors(entry.txn, {tag: [field]}, done)
+                    calls += self.anchors.settle(entry.txn, {tag: [field]}, done)
                 elif done:
-                    calls += self._finalize(exact, entry.hex, entry.txn, [tag])
+                    calls += self.calls.finalize(exact, entry.hex, entry.txn, [tag])
                 elif doomed:
-                    calls += self._release(exact, entry.hex, [entry.txn], {tag})
-            self._io.batch(calls, wait=True)
+                    calls += self.calls.release(exact, entry.hex, [entry.txn], {tag})
+            self.cluster.io.batch(calls, wait=True)

@@ -1,12 +1,13 @@
 """The parameters of a spread Redis index in its meta hash: created, read and checked on
 every open (layout, version, the anchors' and the sketches' formats), and the upgrade of
-an index written before text sketches (by ``scrapy-simhash upgrade`` only)."""
+an index written before text sketches (by ``scrapy-simhash upgrade`` only). A part of
+:class:`~.spread.SpreadStore`, handed its :class:`~.cluster.Cluster`."""
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...anchors import ANCHORS_FORMAT
 from ...exceptions import ConfigurationError, IndexUnavailable, NotAnIndex
@@ -34,33 +35,35 @@ from .spread_scripts import CREATE_META
 from .upgrade import count_spread
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
+    from .cluster import Cluster
 
 logger = logging.getLogger("scrapy_simhash.index.redis")
 
 
 class SpreadMeta:
-    """The lifecycle half of :class:`~.spread.SpreadStore` (see Index._open)."""
+    """The parameters of the index on *cluster*: read (and the index upgraded, with
+    *upgrade*) on open, created with *bucket_bits* (the default when ``None``); the
+    index's bucket bits are :attr:`bucket_bits` then, and the cluster's keys have as
+    many homes as the parameters say."""
 
-    if TYPE_CHECKING:
-        keys: Keys
-        location: str
-        prefix: str
-        bucket_bits: int
-        _client: Any
-        _upgrade: bool
-        _requested_bucket_bits: int | None
+    def __init__(self, cluster: Cluster, *, upgrade: bool, bucket_bits: int | None) -> None:
+        self.cluster = cluster
+        self.bucket_bits = DEFAULT_BUCKET_BITS
+        self.requested_bucket_bits = bucket_bits
+        self._upgrade = upgrade
 
-        def _errors(self, doing: str) -> AbstractContextManager[None]: ...
+    @property
+    def location(self) -> str:
+        return self.cluster.location
 
     def read_parameters(self) -> IndexParameters | None:
-        meta = self._client.hgetall(self.keys.meta)
+        meta = self.cluster.client.hgetall(self.cluster.keys.meta)
         return self._parse_meta(meta) if meta else None
 
     def create(self, parameters: IndexParameters) -> IndexParameters:
-        bits = self._requested_bucket_bits or DEFAULT_BUCKET_BITS
+        bits = self.requested_bucket_bits or DEFAULT_BUCKET_BITS
         groups(parameters, bits)  # validates before anything is written
-        check_prefix_free(self.prefix, self.location)
+        check_prefix_free(self.cluster.server.prefix, self.location)
         fields = {
             "format": FORMAT,
             "layout": SPREAD,
@@ -76,14 +79,15 @@ class SpreadMeta:
             "created_at": repr(time.time()),
         }
         args = [x for item in fields.items() for x in item]
-        reply = self._client.eval(CREATE_META, 1, self.keys.meta, *args)
+        reply = self.cluster.client.eval(CREATE_META, 1, self.cluster.keys.meta, *args)
         return self._parse_meta(dict(zip(reply[::2], reply[1::2], strict=True)))
 
     def _parse_meta(self, meta: dict[str, str]) -> IndexParameters:
         if meta.get("format") != FORMAT:
             raise NotAnIndex(
-                f"{self.location} holds a key {self.keys.meta} that is not scrapy-simhash's; "
-                "it was left untouched. Choose another prefix in SIMHASH_INDEX_URI"
+                f"{self.location} holds a key {self.cluster.keys.meta} that is not "
+                "scrapy-simhash's; it was left untouched. Choose another prefix in "
+                "SIMHASH_INDEX_URI"
             )
         if meta.get("layout") != SPREAD:
             raise NotAnIndex(
@@ -98,14 +102,14 @@ class SpreadMeta:
         check_layout_version(version, SPREAD_VERSION, self.location, "layout version")
         check_anchors_format(meta.get("anchors"), self.location)
         check_sketch_format(meta.get("sketch"), self.location)
-        stored = stored_parameters(meta, self.location, self.keys.meta)
+        stored = stored_parameters(meta, self.location, self.cluster.keys.meta)
         self.bucket_bits = int(meta.get("bucket_bits", DEFAULT_BUCKET_BITS))
-        if self._requested_bucket_bits not in (None, self.bucket_bits):
+        if self.requested_bucket_bits not in (None, self.bucket_bits):
             raise ConfigurationError(
                 f"The index at {self.location} was built with bucket_bits={self.bucket_bits}, "
-                f"not {self._requested_bucket_bits}"
+                f"not {self.requested_bucket_bits}"
             )
-        self.keys = Keys(self.prefix, int(meta.get("homes", DEFAULT_HOMES)))
+        self.cluster.keys = Keys(self.cluster.server.prefix, int(meta.get("homes", DEFAULT_HOMES)))
         return stored
 
     def _add_sketches(self, meta: dict[str, str], version: int) -> dict[str, str]:
@@ -126,9 +130,13 @@ class SpreadMeta:
                 f"scrapy-simhash upgrade --index {self.location}"
             )
         added = {"version": str(SPREAD_VERSION), "sketch": SKETCH_FORMAT}
-        with self._errors("upgrade"):
-            count_spread(self._client, self.prefix, int(meta.get("homes", DEFAULT_HOMES)))
-            self._client.hset(self.keys.meta, mapping=added)
+        with self.cluster.server.errors("upgrade"):
+            count_spread(
+                self.cluster.client,
+                self.cluster.server.prefix,
+                int(meta.get("homes", DEFAULT_HOMES)),
+            )
+            self.cluster.client.hset(self.cluster.keys.meta, mapping=added)
         logger.warning(
             "Upgraded the index at %s to layout version %d (sketches %s)",
             self.location, SPREAD_VERSION, SKETCH_FORMAT,
