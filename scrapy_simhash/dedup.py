@@ -229,7 +229,7 @@ class Deduplicator:
         ``new``, whatever the key stored."""
         template = 0
         if analysis.kind == "simhash":
-            site = site_of(key) if analysis.text and analysis.sketch else None
+            site = site_read(analysis, key)
             if site is None:
                 outcome = self.index.check_and_add(
                     analysis.value, key, analysis.anchors, analysis.sketch, analysed=analysed
@@ -270,6 +270,16 @@ class Deduplicator:
         """Analyse *text* (as :func:`analyse_text`: an extractor's result says which
         text it is) and check it under *key*."""
         return self.check(analyse_text(self, text), key)
+
+
+def site_read(analysis: Analysis, key: str) -> str | None:
+    """The site whose template the page under *key* is read with (see
+    :mod:`scrapy_simhash.template`), by the crawl's check and the archive job alike;
+    ``None`` for a page read without one: no site, a text too short for a fingerprint,
+    no text kept (templates off) or no sketch."""
+    if analysis.kind != "simhash" or not analysis.text or analysis.sketch is None:
+        return None
+    return site_of(key)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,11 @@
 """The blocks of a text, as a site's template counts them (see :mod:`scrapy_simhash.template`):
 its lines in :func:`~scrapy_simhash.analysis.anchors.anchor_form`, hashed as anchors are,
-the text left when the template's blocks are taken out, and the anchors and sketch a page
+and the anchors and sketch a page
 is checked with, read with its site's template (:func:`read_with`: the crawl's check and
 the archive job share it)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -21,29 +20,31 @@ from .speedups import compiled
 _FORM = compiled("anchor_form") or anchor_form
 
 
+#: A line of a text, its block (``None``: a line of no words) and its length in anchor form.
+_Line = tuple[str, int | None, int]
+
+
+def _lines(text: str, seed: bytes | int | None) -> list[_Line]:
+    lines = []
+    for line in text.splitlines():
+        form = _FORM(line)
+        lines.append((line, anchor_of(form, seed) if form else None, len(form)))
+    return lines
+
+
+def _blocks(lines: list[_Line]) -> dict[int, int]:
+    blocks: dict[int, int] = {}
+    for _, block, chars in lines:
+        if block is not None and chars > blocks.get(block, 0):
+            blocks[block] = chars
+    return blocks
+
+
 def text_blocks(text: str, seed: bytes | int | None = None) -> dict[int, int]:
     """``block -> characters`` of *text*: each line's hash in anchor form (numbers read as
     ``0``, so a sidebar's counts and dates do not make it new), with its length there (a
     block repeated counts once, at its longest)."""
-    blocks: dict[int, int] = {}
-    for line in text.splitlines():
-        form = _FORM(line)
-        if form:
-            block = anchor_of(form, seed)
-            if len(form) > blocks.get(block, 0):
-                blocks[block] = len(form)
-    return blocks
-
-
-def own_text(text: str, template: Collection[int], seed: bytes | int | None = None) -> str:
-    """*text* without its lines whose block is in *template*."""
-    if not template:
-        return text
-    return "\n".join(
-        line
-        for line in text.splitlines()
-        if not (form := _FORM(line)) or anchor_of(form, seed) not in template
-    )
+    return _blocks(_lines(text, seed))
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,13 @@ def read_with(
     its own text (the template's long units would find candidates and fail the
     containment test), and its sketch keeps the own text's
     (:attr:`~scrapy_simhash.sketch.Sketch.own`)."""
-    text, anchors, sketch = analysis.text, analysis.anchors, analysis.sketch
-    blocks = text_blocks(text, seed)
+    anchors, sketch = analysis.anchors, analysis.sketch
+    lines = _lines(analysis.text, seed)  # each line's form and hash, made once
+    blocks = _blocks(lines)
     hidden = template_blocks(template, blocks, page)
     if not hidden or sketch is None:
         return OwnText(anchors, sketch, 0, blocks)
-    own = own_text(text, hidden, seed)
+    own = "\n".join(line for line, block, _ in lines if block not in hidden)
     if anchors is not None:
         anchors = text_anchors(own, seed, count=anchor_count) or anchors
     sketch = replace(sketch, own=text_sketch(own, seed))

@@ -21,8 +21,8 @@ def beside(index: Any, store: str) -> Any:
         if type(index).__module__.startswith(f"scrapy_simhash.index.{backend}"):
             name = backend.title() + store.title().replace("_", "")
             module = importlib.import_module(where + store, __package__)
-            # Handed the index's store, which holds the connection (an index is its store's).
-            found = getattr(module, name)(getattr(index, "store", index))
+            # Handed the index's store, which holds the connection.
+            found = getattr(module, name)(index.store)
             setattr(index, f"_{store}", found)
             return found
     raise TypeError(f"No {store.replace('_', ' ')} for {type(index).__name__}")

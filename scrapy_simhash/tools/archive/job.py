@@ -24,7 +24,7 @@ from ...sketch import DEFAULT_MIN_SHARE
 from .batch import KIND_CODES, Batch, Outcomes, decide_batch
 from .candidates import choose_plan
 from .records import Part, plan_parts, read_part, record_order
-from .templates import Learner, Learning, Sites, learners_of, read_record
+from .templates import Learner, Learning, Sites, learners_of, learnt, read_record
 from .texts import text_of
 
 #: Called with a stage's name and what it found, as each stage ends.
@@ -109,27 +109,34 @@ def fingerprint_part(part: Part, job: ArchiveJob, sites: Sites | None = None) ->
     return Batch.of(orders, kinds, values, keys, texts)
 
 
-def analysed_records(part: Part, job: ArchiveJob) -> Iterator[tuple[int, str, Analysis]]:
-    """``(position, key, analysis)`` of each record of *part*, in order."""
+def analysed_records(
+    part: Part, job: ArchiveJob, skip: Callable[[str], bool] | None = None
+) -> Iterator[tuple[int, str, Analysis]]:
+    """``(position, key, analysis)`` of each record of *part*, in order; with *skip*, the
+    records whose key it says to skip are left out, unanalysed."""
     fields = job.text_fields[:1] if part.fmt == "warc" else job.text_fields
     where = Path(part.path).name
     params, key_field = job.analysis, job.key_field
     for position, item in read_part(part, key_field=key_field, text_fields=fields):
         if not isinstance(item, dict):
             raise FeedError(f"{part.label(position)} is a {type(item).__name__}, not an object")
-        analysis = analyse_fields(params, [item.get(name) for name in fields])
         key = item.get(key_field)
         if not (isinstance(key, str) and key and key.isascii()):
             key = storable_key(item_key(key, position, key_field, where))
-        yield position, key, analysis
+        if skip is None or not skip(key):
+            yield position, key, analyse_fields(params, [item.get(name) for name in fields])
 
 
 def part_learners(part: Part, job: ArchiveJob) -> dict[str, list[Learner]]:
     """The records of *part* that teach their site's template first (see
-    :func:`.templates.learners_of`)."""
+    :func:`.templates.learners_of`). Only the records that may be one are analysed: not
+    those of no site, nor those of a site whose first learners are found."""
     first = record_order(part.file_index, 0)
-    records = ((first + p, key, a) for p, key, a in analysed_records(part, job))
-    return learners_of(records, job.analysis.seed)
+    found: dict[str, list[Learner]] = {}
+    records = (
+        (first + p, key, a) for p, key, a in analysed_records(part, job, lambda k: learnt(k, found))
+    )
+    return learners_of(records, job.analysis.seed, found)
 
 
 def stored_batch(pages: list[StoredPage] | None) -> Batch:

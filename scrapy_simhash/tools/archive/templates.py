@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Protocol
 
-from ...analysis.template import read_with
-from ...dedup import Analysis, AnalysisParams
+from ...analysis.template import read_with, text_blocks
+from ...dedup import Analysis, AnalysisParams, site_read
 from ...index.rule import sighting
 from ...template import LEARN_PAGES, Template, site_of
 
@@ -55,25 +55,31 @@ class Learned:
 
     def __init__(self, learners: dict[str, list[Learner]]) -> None:
         self.learners = learners
+        #: site -> its template made of all its learners, for the records after them
+        self._whole: dict[str, Template] = {}
 
     def template(self, site: str, order: int) -> Template:
-        template = Template()
-        for learner_order, page, blocks in self.learners.get(site, ()):
-            if learner_order >= order:
-                break
-            template.learned(blocks, page)
-        return template
+        learners = self.learners.get(site, [])
+        if learners and order <= learners[-1][0]:
+            return _made(learners, order)
+        # After every learner of the site (most of its records): made once.
+        whole = self._whole.get(site)
+        if whole is None:
+            whole = self._whole[site] = _made(learners, order)
+        return whole
 
     def learn(self, template: Template, blocks: dict[int, int], page: int) -> None:
         """Nothing: what the record teaches is in the learners already."""
 
 
-def site_read(analysis: Analysis, key: str) -> str | None:
-    """The site whose template the record under *key* is read with; ``None`` for a record
-    read without one (no site, too short for a sketch, a sketch not asked for)."""
-    if analysis.kind != "simhash" or not analysis.text or analysis.sketch is None:
-        return None
-    return site_of(key)
+def _made(learners: list[Learner], order: int) -> Template:
+    """The template *learners* (in order) teach the records before *order*."""
+    template = Template()
+    for learner_order, page, blocks in learners:
+        if learner_order >= order:
+            break
+        template.learned(blocks, page)
+    return template
 
 
 def read_record(
@@ -92,17 +98,26 @@ def read_record(
     return replace(analysis, anchors=read.anchors, sketch=read.sketch, text="")
 
 
-def learners_of(records: Iterable[tuple[int, str, Analysis]], seed) -> dict[str, list[Learner]]:
+def learners_of(
+    records: Iterable[tuple[int, str, Analysis]],
+    seed: bytes | int | None,
+    found: dict[str, list[Learner]] | None = None,
+) -> dict[str, list[Learner]]:
     """The first :data:`~scrapy_simhash.template.LEARN_PAGES` learners of each site among
-    *records* (``(order, key, analysis)``, in order)."""
-    from ...analysis.template import text_blocks
-
-    found: dict[str, list[Learner]] = {}
+    *records* (``(order, key, analysis)``, in order), added to *found* as they come."""
+    found = {} if found is None else found
     for order, key, analysis in records:
         site = site_read(analysis, key)
         if site is not None and len(found.setdefault(site, [])) < LEARN_PAGES:
             found[site].append((order, sighting(key), text_blocks(analysis.text, seed)))
     return found
+
+
+def learnt(key: str, found: dict[str, list[Learner]]) -> bool:
+    """Whether no record under *key* can be a learner beyond those *found*: it names no
+    site, or its site's first learners are all found."""
+    site = site_of(key)
+    return site is None or len(found.get(site, ())) >= LEARN_PAGES
 
 
 def first_learners(parts: Iterable[dict[str, list[Learner]]]) -> dict[str, list[Learner]]:
