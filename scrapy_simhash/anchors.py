@@ -19,8 +19,8 @@ times its words, and a partly translated page looks contained in the original.
 
 A single shared paragraph is no evidence (a disclaimer, a newsletter blurb, a site's
 standard note): a copy must share at least :data:`MIN_SHARED` anchors, they must make at
-least :data:`MIN_SHARE` of the contained page's anchors, counted and by size, and most of
-its text (:data:`MIN_COVER`). Anchors that the index holds for more than
+least :data:`MIN_SHARE` of the contained page's anchors and most of its text
+(:data:`MIN_COVER`). Anchors that the index holds for more than
 :data:`MAX_ANCHOR_PAGES` pages are boilerplate and ignored altogether.
 """
 
@@ -36,9 +36,12 @@ DEFAULT_ANCHORS = 8
 MIN_LINE_CHARS = 80
 #: A copy shares at least this many anchors with the page it is contained in.
 MIN_SHARED = 2
-#: ... and at least this share of the contained page's anchors, counted and by size. Not
-#: all of them: a page cut short or with a paragraph added ranks other paragraphs among
-#: its 8 largest than the whole page does (a quarter of them, for a page cut by 25%).
+#: ... and at least this share of the contained page's anchors, counted. Not all of them:
+#: a page cut short or with a paragraph added ranks other paragraphs among its 8 largest
+#: than the whole page does (a quarter of them, for a page cut by 25%). Counted, not by
+#: size: an edit to a digest of short lines changes the run it falls in and the next,
+#: which may be its two largest, and how much text the other page holds is the share
+#: check's to measure (:mod:`scrapy_simhash.sketch`), not the anchors'.
 MIN_SHARE = 0.75
 #: ... and they make at least this share of the contained page's text (see :func:`contained`).
 MIN_COVER = 0.6
@@ -103,8 +106,8 @@ def contained(shared: int, shared_words: int, mine: Summary, theirs: Summary) ->
     """Whether two pages sharing *shared* anchors (of *shared_words* words) are one
     contained in the other. *mine* and *theirs* are each page's :attr:`Anchors.summary`.
     A page is contained in the other when at least :data:`MIN_SHARED` anchors, and at
-    least :data:`MIN_SHARE` of its anchors and of its anchored words, are shared, and the
-    shared units make at least :data:`MIN_COVER` of its text, taking its long units as
+    least :data:`MIN_SHARE` of its anchors, are shared, and the shared units make at
+    least :data:`MIN_COVER` of its text, taking its long units as
     its anchors stand for them (:attr:`Anchors.cover`). Either page may be the one
     contained: two pages with the same anchors differ in what else they hold.
 
@@ -113,8 +116,6 @@ def contained(shared: int, shared_words: int, mine: Summary, theirs: Summary) ->
     if shared < MIN_SHARED:
         return False
     return any(
-        shared >= MIN_SHARE * count
-        and shared_words >= MIN_SHARE * words
-        and shared_words * cover >= MIN_COVER * 1000 * words
+        shared >= MIN_SHARE * count and shared_words * cover >= MIN_COVER * 1000 * words
         for count, words, cover in (mine, theirs)
     )
